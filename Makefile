@@ -1,0 +1,43 @@
+# eventrelay — run `make` for the list of targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO      ?= go
+TOOL    := $(GO) tool -modfile=tools/go.mod
+PKGS    ?= ./...
+TESTFLAGS ?= -count=1 -timeout 20m
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
+
+.PHONY: pg-start pg-stop
+pg-start: ## Start the private Postgres (idempotent) and print its env
+	@scripts/pg.sh start
+pg-stop: ## Stop the private Postgres
+	@scripts/pg.sh stop
+
+.PHONY: test
+test: ## Run all tests against a private Postgres (started if needed) and pstest
+	@eval "$$(scripts/pg.sh start)" && $(GO) test $(TESTFLAGS) $(PKGS)
+
+.PHONY: generate
+generate: ## Regenerate protobuf (buf), sqlc and wire output
+	$(TOOL) buf generate
+	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate
+	$(TOOL) wire gen ./cmd/... >/dev/null
+
+.PHONY: verify
+verify: generate ## Fail if generated code drifts from its sources; lint protos, vet, gofmt
+	@git add -N . >/dev/null 2>&1 || true
+	@git diff --exit-code --stat -- api internal cmd || { echo "generated code is out of date: run make generate and commit"; exit 1; }
+	$(TOOL) buf lint
+	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
+		$(TOOL) buf breaking --against '.git#branch=main'; \
+	else echo "buf breaking: no main branch with buf.yaml to compare against yet"; fi
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
+
+.PHONY: build
+build: ## Build all binaries into bin/
+	$(GO) build -o bin/ ./cmd/...

@@ -1,0 +1,104 @@
+package errclass
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Reason classifies a failure. Transient reasons are retried with backoff;
+// the others are deterministic: retrying cannot help, so the event fails
+// terminally (publisher) or is dead-lettered (projector).
+type Reason string
+
+// Transient reasons.
+const (
+	Unavailable Reason = "unavailable"
+	Timeout     Reason = "timeout"
+	RateLimited Reason = "rate_limited"
+	ServerError Reason = "server_error"
+)
+
+// Deterministic reasons.
+const (
+	PayloadInvalid    Reason = "payload_invalid"
+	MessageTooLarge   Reason = "message_too_large"
+	MappingError      Reason = "mapping_error"
+	TopicNotFound     Reason = "topic_not_found"
+	PermissionDenied  Reason = "permission_denied"
+	AttributesMissing Reason = "attributes_missing"
+	SchemaUnsupported Reason = "schema_unsupported"
+	EventTypeUnknown  Reason = "event_type_unknown"
+	MaxAttempts       Reason = "max_attempts_exceeded"
+)
+
+// Unknown is used for errors no adapter classified. It is treated as
+// transient: an unexplained error must not destroy data, and max_attempts
+// bounds the retries.
+const Unknown Reason = "unknown"
+
+var transient = map[Reason]bool{
+	Unavailable: true, Timeout: true, RateLimited: true, ServerError: true, Unknown: true,
+}
+
+// All lists every reason, transient first.
+var All = []Reason{
+	Unavailable, Timeout, RateLimited, ServerError, Unknown,
+	PayloadInvalid, MessageTooLarge, MappingError, TopicNotFound, PermissionDenied,
+	AttributesMissing, SchemaUnsupported, EventTypeUnknown, MaxAttempts,
+}
+
+// Transient reports whether retrying may succeed.
+func (r Reason) Transient() bool { return transient[r] }
+
+// Valid reports whether r is one of All.
+func (r Reason) Valid() bool {
+	for _, k := range All {
+		if k == r {
+			return true
+		}
+	}
+	return false
+}
+
+// Error is an error with a Reason. Wrap with New; read with Of.
+type Error struct {
+	Reason Reason
+	Err    error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %v", e.Reason, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// New attaches reason to err. A nil err yields nil.
+func New(reason Reason, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Reason: reason, Err: err}
+}
+
+// Newf is New with a formatted message.
+func Newf(reason Reason, format string, args ...any) error {
+	return &Error{Reason: reason, Err: fmt.Errorf(format, args...)}
+}
+
+// Of returns the reason of the outermost classified error in err's chain.
+// Context cancellation and deadline errors are Timeout; anything else
+// unclassified is Unknown.
+func Of(err error) Reason {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return Timeout
+	}
+	return Unknown
+}
+
+// IsTransient reports whether err is worth retrying.
+func IsTransient(err error) bool { return Of(err).Transient() }

@@ -1,0 +1,8 @@
+// Package postgres opens Postgres pools for eventrelay's daemons and tools,
+// applies the embedded migrations, and translates Postgres errors into
+// errclass reasons at the edge.
+//
+// Every connection runs with search_path set to the configured schema
+// (default "catalog"), so the sqlc queries, which use unqualified table
+// names, work against any service's schema.
+package postgres

@@ -1,0 +1,98 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultSchema is the schema of the reference domain.
+const DefaultSchema = "catalog"
+
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// Config says where and how to connect.
+type Config struct {
+	// URL is a libpq-style connection string or URL. Never logged; use
+	// Redact to print it.
+	URL string
+	// Schema is the search_path schema of the eventrelay tables.
+	Schema string
+	// MaxConns bounds the pool (0: pgxpool's default).
+	MaxConns int32
+	// ConnectTimeout bounds each dial (default 5s).
+	ConnectTimeout time.Duration
+}
+
+// Validate checks the configuration and fills defaults. Errors name the key
+// with the given prefix (e.g. "database.url").
+func (c *Config) Validate(prefix string) error {
+	if c.URL == "" {
+		return fmt.Errorf("%s.url (DATABASE_URL) is required", prefix)
+	}
+	if _, err := pgx.ParseConfig(c.URL); err != nil {
+		return fmt.Errorf("%s.url (DATABASE_URL) is not a valid connection string: %s", prefix, scrub(err))
+	}
+	if c.Schema == "" {
+		c.Schema = DefaultSchema
+	}
+	if !schemaName.MatchString(c.Schema) {
+		return fmt.Errorf("%s.schema %q must be a lower-case SQL identifier", prefix, c.Schema)
+	}
+	if c.MaxConns < 0 {
+		return fmt.Errorf("%s.max_conns must be >= 0, got %d", prefix, c.MaxConns)
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = 5 * time.Second
+	}
+	return nil
+}
+
+// Open returns a pool whose connections use c.Schema as search_path. It does
+// not wait for the server: daemons must start (and report not-ready) while
+// Postgres is down.
+func Open(ctx context.Context, c Config) (*pgxpool.Pool, error) {
+	if err := c.Validate("database"); err != nil {
+		return nil, err
+	}
+	pc, err := pgxpool.ParseConfig(c.URL)
+	if err != nil {
+		return nil, fmt.Errorf("parsing database url: %s", scrub(err))
+	}
+	pc.ConnConfig.RuntimeParams["search_path"] = c.Schema + ", public"
+	pc.ConnConfig.ConnectTimeout = c.ConnectTimeout
+	if c.MaxConns > 0 {
+		pc.MaxConns = c.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("creating pool: %s", scrub(err))
+	}
+	return pool, nil
+}
+
+// Redact returns the connection string with any password removed, for logs.
+func Redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return passwordKV.ReplaceAllString(dsn, "password=xxxxx")
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+var passwordInURL = regexp.MustCompile(`(?i)(://[^:/@\s]*:)[^@\s]*@`)
+var passwordKV = regexp.MustCompile(`(?i)password=\S+`)
+
+// scrub removes passwords from errors that quote the connection string.
+func scrub(err error) string {
+	s := passwordInURL.ReplaceAllString(err.Error(), "${1}xxxxx@")
+	return passwordKV.ReplaceAllString(s, "password=xxxxx")
+}

@@ -1,0 +1,245 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/propagation"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
+)
+
+// NotifyChannel is the LISTEN/NOTIFY channel publishers wait on.
+const NotifyChannel = "eventrelay_outbox"
+
+// Event is one domain event to append. Only the aggregate fields, EventType
+// and Payload are required.
+type Event struct {
+	AggregateType    string
+	AggregateID      string
+	AggregateVersion int64
+	EventType        string
+	// SchemaVersion of the payload for EventType (default 1).
+	SchemaVersion int32
+	// Payload is the domain message, e.g. a *catalogv1.VideoUpdated. The
+	// Writer's Encoder wraps it in the envelope.
+	Payload proto.Message
+
+	// Optional overrides.
+	EventID     uuid.UUID // default: a new UUIDv7
+	OccurredAt  time.Time // default: now
+	OrderingKey string    // default: AggregateID
+	Topic       string    // default: the Writer's routing
+	Headers     map[string]string
+}
+
+// Metadata is an event's identity after the Writer filled the defaults; the
+// Encoder puts it in the envelope.
+type Metadata struct {
+	EventID          uuid.UUID
+	EventType        string
+	AggregateType    string
+	AggregateID      string
+	AggregateVersion int64
+	SchemaVersion    int32
+	OccurredAt       time.Time
+	OrderingKey      string
+	Topic            string
+	Producer         Producer
+	// Headers include W3C trace context (traceparent, tracestate) taken from
+	// the context passed to InsertTx.
+	Headers map[string]string
+}
+
+// Producer identifies the emitting service in every envelope.
+type Producer struct {
+	Service  string
+	Instance string
+	Version  string
+}
+
+// Encoder serializes the envelope of one event (for the reference domain:
+// catalogv1.Event with the payload in its oneof).
+type Encoder func(meta Metadata, payload proto.Message) ([]byte, error)
+
+// Written reports a stored event.
+type Written struct {
+	Metadata
+	// ID is the outbox row id.
+	ID int64
+	// CreatedAt is the row's insert time (the transaction's now()).
+	CreatedAt time.Time
+}
+
+// Config configures a Writer.
+type Config struct {
+	// Encoder is required.
+	Encoder Encoder
+	// Producer is copied into every envelope.
+	Producer Producer
+	// Topics routes aggregate types to topics; DefaultTopic is used for
+	// aggregate types not listed. One of the two must name a topic.
+	Topics       map[string]string
+	DefaultTopic string
+	// Notify issues pg_notify(NotifyChannel) in the transaction so publishers
+	// wake on commit. NOTIFY takes a global lock at commit, which serializes
+	// committing transactions; turn it off for very high insert rates and
+	// let publishers poll.
+	Notify bool
+	// MaxPayloadBytes refuses larger envelopes at write time (0: no limit).
+	// Pub/Sub's limit is 10 MB; the publisher fails oversize rows terminally
+	// with message_too_large either way.
+	MaxPayloadBytes int
+}
+
+// Writer appends events to the outbox. It is safe for concurrent use.
+type Writer struct {
+	cfg Config
+}
+
+var topicName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$`)
+
+// ErrInvalidEvent is returned (wrapped) for events that cannot be written.
+var ErrInvalidEvent = errors.New("invalid outbox event")
+
+// NewWriter validates cfg.
+func NewWriter(cfg Config) (*Writer, error) {
+	if cfg.Encoder == nil {
+		return nil, errors.New("outbox: Config.Encoder is required")
+	}
+	if cfg.DefaultTopic != "" && !topicName.MatchString(cfg.DefaultTopic) {
+		return nil, fmt.Errorf("outbox: Config.DefaultTopic %q is not a valid Pub/Sub topic id", cfg.DefaultTopic)
+	}
+	for at, t := range cfg.Topics {
+		if !topicName.MatchString(t) {
+			return nil, fmt.Errorf("outbox: Config.Topics[%q] = %q is not a valid Pub/Sub topic id", at, t)
+		}
+	}
+	if cfg.DefaultTopic == "" && len(cfg.Topics) == 0 {
+		return nil, errors.New("outbox: Config.DefaultTopic or Config.Topics is required")
+	}
+	if cfg.MaxPayloadBytes < 0 {
+		return nil, errors.New("outbox: Config.MaxPayloadBytes must be >= 0")
+	}
+	return &Writer{cfg: cfg}, nil
+}
+
+// InsertTx appends events in tx, in order. It returns the stored metadata,
+// one entry per event. On error the caller must roll tx back.
+func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Written, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	q := outboxdb.New(tx)
+	out := make([]Written, 0, len(events))
+	for i := range events {
+		meta, err := w.metadata(ctx, &events[i])
+		if err != nil {
+			return nil, fmt.Errorf("outbox event %d: %w", i, err)
+		}
+		body, err := w.cfg.Encoder(meta, events[i].Payload)
+		if err != nil {
+			return nil, fmt.Errorf("outbox event %d: encoding envelope: %w: %w", i, ErrInvalidEvent, err)
+		}
+		if w.cfg.MaxPayloadBytes > 0 && len(body) > w.cfg.MaxPayloadBytes {
+			return nil, fmt.Errorf("outbox event %d: %w: envelope is %d bytes, limit %d", i, ErrInvalidEvent, len(body), w.cfg.MaxPayloadBytes)
+		}
+		headers, err := json.Marshal(meta.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("outbox event %d: encoding headers: %w", i, err)
+		}
+		row, err := q.InsertOutboxEvent(ctx, outboxdb.InsertOutboxEventParams{
+			EventID:          meta.EventID,
+			AggregateType:    meta.AggregateType,
+			AggregateID:      meta.AggregateID,
+			AggregateVersion: meta.AggregateVersion,
+			EventType:        meta.EventType,
+			SchemaVersion:    meta.SchemaVersion,
+			OrderingKey:      meta.OrderingKey,
+			Topic:            meta.Topic,
+			Headers:          headers,
+			Payload:          body,
+			OccurredAt:       meta.OccurredAt,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("inserting outbox event %s: %w", meta.EventID, err)
+		}
+		out = append(out, Written{Metadata: meta, ID: row.ID, CreatedAt: row.CreatedAt})
+	}
+	if w.cfg.Notify {
+		if err := q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{Channel: NotifyChannel, Payload: ""}); err != nil {
+			return nil, fmt.Errorf("notifying publishers: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func (w *Writer) metadata(ctx context.Context, e *Event) (Metadata, error) {
+	switch {
+	case e.AggregateType == "":
+		return Metadata{}, fmt.Errorf("%w: AggregateType is empty", ErrInvalidEvent)
+	case e.AggregateID == "":
+		return Metadata{}, fmt.Errorf("%w: AggregateID is empty", ErrInvalidEvent)
+	case e.AggregateVersion < 1:
+		return Metadata{}, fmt.Errorf("%w: AggregateVersion must be >= 1, got %d", ErrInvalidEvent, e.AggregateVersion)
+	case e.EventType == "":
+		return Metadata{}, fmt.Errorf("%w: EventType is empty", ErrInvalidEvent)
+	case e.Payload == nil:
+		return Metadata{}, fmt.Errorf("%w: Payload is nil", ErrInvalidEvent)
+	case e.SchemaVersion < 0:
+		return Metadata{}, fmt.Errorf("%w: SchemaVersion must be >= 1, got %d", ErrInvalidEvent, e.SchemaVersion)
+	}
+	m := Metadata{
+		EventID:          e.EventID,
+		EventType:        e.EventType,
+		AggregateType:    e.AggregateType,
+		AggregateID:      e.AggregateID,
+		AggregateVersion: e.AggregateVersion,
+		SchemaVersion:    e.SchemaVersion,
+		OccurredAt:       e.OccurredAt,
+		OrderingKey:      e.OrderingKey,
+		Topic:            e.Topic,
+		Producer:         w.cfg.Producer,
+		Headers:          map[string]string{},
+	}
+	if m.EventID == uuid.Nil {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return Metadata{}, fmt.Errorf("generating event id: %w", err)
+		}
+		m.EventID = id
+	}
+	if m.SchemaVersion == 0 {
+		m.SchemaVersion = 1
+	}
+	if m.OccurredAt.IsZero() {
+		m.OccurredAt = time.Now()
+	}
+	m.OccurredAt = m.OccurredAt.UTC().Truncate(time.Microsecond) // Postgres precision
+	if m.OrderingKey == "" {
+		m.OrderingKey = e.AggregateID
+	}
+	if m.Topic == "" {
+		m.Topic = w.cfg.Topics[e.AggregateType]
+		if m.Topic == "" {
+			m.Topic = w.cfg.DefaultTopic
+		}
+		if m.Topic == "" {
+			return Metadata{}, fmt.Errorf("%w: no topic routes aggregate type %q", ErrInvalidEvent, e.AggregateType)
+		}
+	} else if !topicName.MatchString(m.Topic) {
+		return Metadata{}, fmt.Errorf("%w: Topic %q is not a valid Pub/Sub topic id", ErrInvalidEvent, m.Topic)
+	}
+	for k, v := range e.Headers {
+		m.Headers[k] = v
+	}
+	propagation.TraceContext{}.Inject(ctx, propagation.MapCarrier(m.Headers))
+	return m, nil
+}

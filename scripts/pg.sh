@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Private PostgreSQL instance for development, tests and the demo.
+#
+#   scripts/pg.sh start   # idempotent; prints the env vars to use
+#   scripts/pg.sh stop
+#   scripts/pg.sh restart
+#   scripts/pg.sh status
+#   scripts/pg.sh env     # prints DATABASE_URL etc. without starting anything
+#
+# Uses the installed server binaries (no system cluster, no Docker). When run
+# as root it drops to the "postgres" user for initdb/pg_ctl. Data lives in
+# $EVENTRELAY_PG_DIR (default: <repo>/.run/postgres), port $EVENTRELAY_PG_PORT
+# (default 55432), listening on 127.0.0.1 only, trust auth (local dev only).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+dir=${EVENTRELAY_PG_DIR:-$repo/.run/postgres}
+port=${EVENTRELAY_PG_PORT:-55432}
+db=${EVENTRELAY_PG_DB:-eventrelay}
+
+bindir=${PG_BINDIR:-}
+if [ -z "$bindir" ]; then
+  if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
+    bindir=$(pg_config --bindir)
+  else
+    bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  fi
+fi
+if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
+  echo "pg.sh: PostgreSQL server binaries not found (looked in /usr/lib/postgresql/*/bin; set PG_BINDIR)" >&2
+  exit 1
+fi
+
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+url="postgres://postgres@127.0.0.1:${port}/${db}?sslmode=disable"
+
+print_env() {
+  echo "export DATABASE_URL='${url}'"
+  echo "export TEST_DATABASE_URL='${url}'"
+  echo "export PGHOST=127.0.0.1 PGPORT=${port} PGUSER=postgres PGDATABASE=${db}"
+}
+
+is_running() {
+  [ -f "$dir/data/postmaster.pid" ] && as_pg "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
+}
+
+start() {
+  mkdir -p "$dir"
+  if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
+  if [ ! -f "$dir/data/PG_VERSION" ]; then
+    as_pg "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --no-instructions >"$dir/initdb.log" 2>&1 \
+      || { cat "$dir/initdb.log" >&2; exit 1; }
+    cat >>"$dir/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = ${port}
+unix_socket_directories = '${dir}'
+max_connections = 300
+shared_buffers = 256MB
+fsync = ${EVENTRELAY_PG_FSYNC:-on}
+synchronous_commit = ${EVENTRELAY_PG_SYNC_COMMIT:-on}
+log_min_messages = warning
+CONF
+  fi
+  if ! is_running; then
+    as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+      || { tail -n 30 "$dir/server.log" >&2; exit 1; }
+  fi
+  for _ in $(seq 1 50); do
+    "$bindir/pg_isready" -h 127.0.0.1 -p "$port" -q && break
+    sleep 0.2
+  done
+  if ! "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='${db}'" | grep -q 1; then
+    "$bindir/createdb" -h 127.0.0.1 -p "$port" -U postgres "$db"
+  fi
+  print_env
+}
+
+stop() {
+  if is_running; then
+    as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+  fi
+}
+
+case "${1:-start}" in
+  start) start ;;
+  stop) stop ;;
+  restart) stop; start ;;
+  status) if is_running; then echo "running on 127.0.0.1:${port} (data: $dir/data)"; else echo "stopped"; exit 1; fi ;;
+  env) print_env ;;
+  *) echo "usage: $0 start|stop|restart|status|env" >&2; exit 2 ;;
+esac
