@@ -1,0 +1,172 @@
+package conf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Validator is implemented by configuration structs; Load calls it last.
+// Validate fills defaults and returns an error naming the offending key.
+type Validator interface {
+	Validate() error
+}
+
+// Load fills dst (a pointer to a struct) from the YAML file at path (skipped
+// when path is empty), then from environment variables named by `env`
+// struct tags, then calls dst.Validate() if dst implements Validator.
+//
+// Unknown YAML keys are errors (a typo must not silently keep a default).
+// Environment values are parsed by field type: string, bool, ints, floats,
+// []string (comma-separated) and time.Duration ("250ms", "2s", or a bare
+// number of seconds, so OUTBOX_LEASE_SECONDS=30 works).
+func Load(path string, dst any) error {
+	return LoadWithEnv(path, dst, os.LookupEnv)
+}
+
+// LoadWithEnv is Load with an explicit environment (for tests).
+func LoadWithEnv(path string, dst any, lookup func(string) (string, bool)) error {
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		return errors.New("conf: Load needs a pointer to a struct")
+	}
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("reading config file: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(dst); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
+			return fmt.Errorf("parsing config file %s: %w", path, err)
+		}
+	}
+	if err := applyEnv(rv.Elem(), "", lookup); err != nil {
+		return err
+	}
+	if v, ok := dst.(Validator); ok {
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("invalid configuration: %w", err)
+		}
+	}
+	return nil
+}
+
+func applyEnv(v reflect.Value, prefix string, lookup func(string) (string, bool)) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		key := KeyOf(f)
+		if prefix != "" {
+			key = prefix + "." + key
+		}
+		fv := v.Field(i)
+		if name := f.Tag.Get("env"); name != "" {
+			if raw, ok := lookup(name); ok {
+				if err := setValue(fv, raw); err != nil {
+					return fmt.Errorf("invalid configuration: %s (env %s=%q): %w", key, name, raw, err)
+				}
+			}
+			continue
+		}
+		if fv.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{}) {
+			if err := applyEnv(fv, key, lookup); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// KeyOf is the YAML key of a struct field.
+func KeyOf(f reflect.StructField) string {
+	if tag := f.Tag.Get("yaml"); tag != "" {
+		if name := strings.Split(tag, ",")[0]; name != "" && name != "-" {
+			return name
+		}
+	}
+	return strings.ToLower(f.Name)
+}
+
+var (
+	durationType     = reflect.TypeOf(time.Duration(0))
+	confDurationType = reflect.TypeOf(Duration(0))
+)
+
+func setValue(fv reflect.Value, raw string) error {
+	raw = strings.TrimSpace(raw)
+	if fv.Type() == durationType || fv.Type() == confDurationType {
+		d, err := ParseDuration(raw)
+		if err != nil {
+			return err
+		}
+		fv.SetInt(int64(d))
+		return nil
+	}
+	switch fv.Kind() {
+	case reflect.String:
+		fv.SetString(raw)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return errors.New("want true or false")
+		}
+		fv.SetBool(b)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(raw, 10, fv.Type().Bits())
+		if err != nil {
+			return errors.New("want an integer")
+		}
+		fv.SetInt(n)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(raw, 10, fv.Type().Bits())
+		if err != nil {
+			return errors.New("want a non-negative integer")
+		}
+		fv.SetUint(n)
+	case reflect.Float32, reflect.Float64:
+		n, err := strconv.ParseFloat(raw, fv.Type().Bits())
+		if err != nil {
+			return errors.New("want a number")
+		}
+		fv.SetFloat(n)
+	case reflect.Slice:
+		if fv.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("unsupported type %s", fv.Type())
+		}
+		var parts []string
+		for _, p := range strings.Split(raw, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+		fv.Set(reflect.ValueOf(parts))
+	default:
+		return fmt.Errorf("unsupported type %s", fv.Type())
+	}
+	return nil
+}
+
+// ParseDuration accepts Go durations ("250ms", "1m") and bare numbers of
+// seconds ("30", "0.5").
+func ParseDuration(s string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New(`want a duration like "250ms" or a number of seconds`)
+	}
+	return d, nil
+}

@@ -1,0 +1,80 @@
+package conf
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+type sample struct {
+	Outbox struct {
+		Concurrency int      `yaml:"concurrency" env:"OUTBOX_CONCURRENCY"`
+		Lease       Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
+		Topics      []string `yaml:"topics" env:"OUTBOX_TOPICS"`
+	} `yaml:"outbox"`
+	Debug bool `yaml:"debug" env:"DEBUG"`
+}
+
+func (s *sample) Validate() error {
+	if s.Outbox.Concurrency < 1 {
+		return fmt.Errorf("outbox.concurrency (OUTBOX_CONCURRENCY) must be >= 1, got %d", s.Outbox.Concurrency)
+	}
+	return nil
+}
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoadFileThenEnv(t *testing.T) {
+	p := write(t, "outbox:\n  concurrency: 2\n  lease: 15s\n  topics: [a]\n")
+	var c sample
+	err := LoadWithEnv(p, &c, env(map[string]string{"OUTBOX_LEASE_SECONDS": "30", "OUTBOX_TOPICS": "x, y", "DEBUG": "true"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Outbox.Concurrency != 2 || c.Outbox.Lease.D() != 30*time.Second || !c.Debug ||
+		len(c.Outbox.Topics) != 2 || c.Outbox.Topics[1] != "y" {
+		t.Fatalf("got %+v", c)
+	}
+}
+
+func TestLoadErrorsNameTheKey(t *testing.T) {
+	cases := []struct {
+		name, file string
+		env        map[string]string
+		want       []string
+	}{
+		{"bad env int", "outbox: {concurrency: 1}", map[string]string{"OUTBOX_CONCURRENCY": "many"}, []string{"outbox.concurrency", "OUTBOX_CONCURRENCY"}},
+		{"bad env duration", "outbox: {concurrency: 1}", map[string]string{"OUTBOX_LEASE_SECONDS": "soon"}, []string{"outbox.lease", "OUTBOX_LEASE_SECONDS"}},
+		{"unknown yaml key", "outbox: {concurency: 1}", nil, []string{"concurency"}},
+		{"validation", "outbox: {concurrency: 0}", nil, []string{"outbox.concurrency"}},
+		{"bad yaml duration", "outbox: {concurrency: 1, lease: soon}", nil, []string{"line 1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var c sample
+			err := LoadWithEnv(write(t, tc.file), &c, env(tc.env))
+			if err == nil {
+				t.Fatal("want error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
