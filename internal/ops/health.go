@@ -1,0 +1,138 @@
+package ops
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Check probes one dependency; nil means reachable.
+type Check func(ctx context.Context) error
+
+// Health tracks loop liveness, dependency readiness and draining. It is
+// safe for concurrent use.
+type Health struct {
+	mu       sync.Mutex
+	loops    map[string]*loop
+	checks   map[string]Check
+	draining atomic.Bool
+	timeout  time.Duration
+}
+
+type loop struct {
+	maxSilence time.Duration
+	last       atomic.Int64 // unix nanos
+}
+
+// NewHealth returns an empty Health whose checks each get checkTimeout
+// (default 2s).
+func NewHealth(checkTimeout time.Duration) *Health {
+	if checkTimeout <= 0 {
+		checkTimeout = 2 * time.Second
+	}
+	return &Health{loops: map[string]*loop{}, checks: map[string]Check{}, timeout: checkTimeout}
+}
+
+// RegisterLoop declares a loop that must Tick at least every maxSilence for
+// /healthz to pass. The loop counts as ticking from registration.
+func (h *Health) RegisterLoop(name string, maxSilence time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l := &loop{maxSilence: maxSilence}
+	l.last.Store(time.Now().UnixNano())
+	h.loops[name] = l
+}
+
+// Tick records that the named loop made progress.
+func (h *Health) Tick(name string) {
+	h.mu.Lock()
+	l := h.loops[name]
+	h.mu.Unlock()
+	if l != nil {
+		l.last.Store(time.Now().UnixNano())
+	}
+}
+
+// AddCheck registers a readiness check (e.g. "postgres", "pubsub").
+func (h *Health) AddCheck(name string, c Check) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.checks[name] = c
+}
+
+// SetDraining marks the process as shutting down: /readyz fails from now on.
+func (h *Health) SetDraining() { h.draining.Store(true) }
+
+// Draining reports whether SetDraining was called.
+func (h *Health) Draining() bool { return h.draining.Load() }
+
+// Report is the body of /healthz and /readyz.
+type Report struct {
+	OK       bool              `json:"ok"`
+	Draining bool              `json:"draining,omitempty"`
+	Failures map[string]string `json:"failures,omitempty"`
+}
+
+// Live reports whether every loop ticked recently enough.
+func (h *Health) Live() Report {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := Report{OK: true}
+	now := time.Now()
+	for name, l := range h.loops {
+		silent := now.Sub(time.Unix(0, l.last.Load()))
+		if silent > l.maxSilence {
+			r.fail(name, "no tick for "+silent.Truncate(time.Millisecond).String())
+		}
+	}
+	return r
+}
+
+// Ready runs every check concurrently (each bounded by the check timeout)
+// and reports draining.
+func (h *Health) Ready(ctx context.Context) Report {
+	h.mu.Lock()
+	names := make([]string, 0, len(h.checks))
+	for n := range h.checks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	checks := make([]Check, len(names))
+	for i, n := range names {
+		checks[i] = h.checks[n]
+	}
+	h.mu.Unlock()
+
+	r := Report{OK: true, Draining: h.Draining()}
+	if r.Draining {
+		r.fail("draining", "shutting down")
+	}
+	errs := make([]error, len(checks))
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, h.timeout)
+			defer cancel()
+			errs[i] = c(cctx)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			r.fail(names[i], err.Error())
+		}
+	}
+	return r
+}
+
+func (r *Report) fail(name, why string) {
+	r.OK = false
+	if r.Failures == nil {
+		r.Failures = map[string]string{}
+	}
+	r.Failures[name] = why
+}

@@ -1,0 +1,68 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestHealthEndpoints(t *testing.T) {
+	h := NewHealth(time.Second)
+	reg := NewRegistry()
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_processed_total", Help: "x"})
+	reg.MustRegister(c)
+	c.Inc()
+	var pgDown bool
+	h.AddCheck("postgres", func(context.Context) error {
+		if pgDown {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	h.RegisterLoop("relay", 50*time.Millisecond)
+	srv := httptest.NewServer(Handler(h, reg))
+	defer srv.Close()
+
+	if code, _ := get(t, srv, "/readyz"); code != 200 {
+		t.Fatalf("readyz = %d, want 200", code)
+	}
+	pgDown = true
+	if code, body := get(t, srv, "/readyz"); code != 503 || !strings.Contains(body, "connection refused") {
+		t.Fatalf("readyz with postgres down = %d %s", code, body)
+	}
+	pgDown = false
+	h.SetDraining()
+	if code, body := get(t, srv, "/readyz"); code != 503 || !strings.Contains(body, "draining") {
+		t.Fatalf("readyz while draining = %d %s", code, body)
+	}
+
+	h.Tick("relay")
+	if code, _ := get(t, srv, "/healthz"); code != 200 {
+		t.Fatalf("healthz right after tick = %d", code)
+	}
+	time.Sleep(80 * time.Millisecond)
+	if code, body := get(t, srv, "/healthz"); code != 503 || !strings.Contains(body, "relay") {
+		t.Fatalf("healthz with a silent loop = %d %s", code, body)
+	}
+	if code, body := get(t, srv, "/metrics"); code != 200 || !strings.Contains(body, "outbox_processed_total 1") {
+		t.Fatalf("metrics = %d, missing counter", code)
+	}
+}

@@ -1,0 +1,48 @@
+package ops
+
+import (
+	"encoding/json"
+	"net/http"
+
+	khttp "github.com/go-kratos/kratos/v2/transport/http"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// NewRegistry returns a Prometheus registry with the Go runtime and process
+// collectors registered.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// Handler serves /healthz, /readyz and /metrics.
+func Handler(h *Health, reg prometheus.Gatherer) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeReport(w, h.Live())
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		writeReport(w, h.Ready(r.Context()))
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// NewServer returns a Kratos HTTP server (a transport.Server) on addr
+// serving Handler.
+func NewServer(addr string, h *Health, reg prometheus.Gatherer) *khttp.Server {
+	srv := khttp.NewServer(khttp.Address(addr))
+	srv.HandlePrefix("/", Handler(h, reg))
+	return srv
+}
+
+func writeReport(w http.ResponseWriter, r Report) {
+	w.Header().Set("Content-Type", "application/json")
+	if !r.OK {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(r)
+}
