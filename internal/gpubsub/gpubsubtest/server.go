@@ -1,0 +1,90 @@
+package gpubsubtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+)
+
+// Project is the project id used on the fake.
+const Project = "eventrelay-test"
+
+// Server is a pstest server with a client connected to it.
+type Server struct {
+	*pstest.Server
+	Client *pubsub.Client
+	// Config connects other clients (e.g. a daemon under test) to the fake.
+	Config gpubsub.Config
+}
+
+// New starts a pstest server and closes it when t ends.
+func New(t testing.TB, opts ...pstest.ServerReactorOption) *Server {
+	t.Helper()
+	srv := pstest.NewServer(opts...)
+	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: srv.Addr}
+	cl, err := gpubsub.NewClient(context.Background(), cfg)
+	if err != nil {
+		srv.Close()
+		t.Fatalf("gpubsubtest: %v", err)
+	}
+	t.Cleanup(func() {
+		cl.Close()
+		srv.Close()
+	})
+	return &Server{Server: srv, Client: cl, Config: cfg}
+}
+
+// Topic creates a topic.
+func (s *Server) Topic(t testing.TB, id string) {
+	t.Helper()
+	_, err := s.Client.TopicAdminClient.CreateTopic(context.Background(), &pb.Topic{Name: gpubsub.TopicName(Project, id)})
+	if err != nil {
+		t.Fatalf("gpubsubtest: creating topic %s: %v", id, err)
+	}
+}
+
+// SubscriptionOptions shape a test subscription.
+type SubscriptionOptions struct {
+	Ordered bool
+	// DeadLetterTopic with MaxDeliveryAttempts adds a dead-letter policy.
+	DeadLetterTopic     string
+	MaxDeliveryAttempts int32
+	AckDeadline         time.Duration
+	ExactlyOnce         bool
+	RetainAcked         bool
+}
+
+// Subscription creates a subscription to topic.
+func (s *Server) Subscription(t testing.TB, id, topic string, o SubscriptionOptions) {
+	t.Helper()
+	sub := &pb.Subscription{
+		Name:                      gpubsub.SubscriptionName(Project, id),
+		Topic:                     gpubsub.TopicName(Project, topic),
+		EnableMessageOrdering:     o.Ordered,
+		EnableExactlyOnceDelivery: o.ExactlyOnce,
+		RetainAckedMessages:       o.RetainAcked,
+		AckDeadlineSeconds:        10,
+	}
+	if o.AckDeadline > 0 {
+		sub.AckDeadlineSeconds = int32(o.AckDeadline / time.Second)
+	}
+	if o.RetainAcked {
+		sub.MessageRetentionDuration = durationpb.New(time.Hour)
+	}
+	if o.DeadLetterTopic != "" {
+		sub.DeadLetterPolicy = &pb.DeadLetterPolicy{
+			DeadLetterTopic:     gpubsub.TopicName(Project, o.DeadLetterTopic),
+			MaxDeliveryAttempts: o.MaxDeliveryAttempts,
+		}
+	}
+	if _, err := s.Client.SubscriptionAdminClient.CreateSubscription(context.Background(), sub); err != nil {
+		t.Fatalf("gpubsubtest: creating subscription %s: %v", id, err)
+	}
+}
