@@ -59,10 +59,16 @@ CREATE TABLE outbox_events (
     error_history     jsonb       NOT NULL DEFAULT '[]'::jsonb,
     failed_at         timestamptz,
     replay_count      integer     NOT NULL DEFAULT 0,
-
-    CONSTRAINT outbox_events_aggregate_version_key
-        UNIQUE (aggregate_type, aggregate_id, aggregate_version)
+    -- 'write': the event of a business change (one per aggregate version);
+    -- 'rebuild': a restatement of the current state emitted by relayctl
+    -- rebuild (new event id, same version) so projections can be rebuilt.
+    origin            text        NOT NULL DEFAULT 'write' CHECK (origin IN ('write', 'rebuild'))
 );
+
+-- One business event per aggregate version; restatements are exempt.
+CREATE UNIQUE INDEX outbox_events_aggregate_version_key
+    ON outbox_events (aggregate_type, aggregate_id, aggregate_version)
+    WHERE origin = 'write';
 
 -- Claim: walk ready rows oldest first (index-only for the candidate scan).
 CREATE INDEX outbox_events_pending_idx

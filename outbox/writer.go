@@ -38,6 +38,11 @@ type Event struct {
 	OrderingKey string    // default: AggregateID
 	Topic       string    // default: the Writer's routing
 	Headers     map[string]string
+	// Restatement marks an event that re-states the current state of an
+	// aggregate (rebuild) rather than recording a change: it gets a new
+	// event id at an existing version and is exempt from the one-event-per-
+	// version rule.
+	Restatement bool
 }
 
 // Metadata is an event's identity after the Writer filled the defaults; the
@@ -167,6 +172,7 @@ func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Wr
 			Headers:          headers,
 			Payload:          body,
 			OccurredAt:       meta.OccurredAt,
+			Origin:           origin(events[i].Restatement),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("inserting outbox event %s: %w", meta.EventID, err)
@@ -179,6 +185,13 @@ func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Wr
 		}
 	}
 	return out, nil
+}
+
+func origin(restatement bool) string {
+	if restatement {
+		return "rebuild"
+	}
+	return "write"
 }
 
 func (w *Writer) metadata(ctx context.Context, e *Event) (Metadata, error) {

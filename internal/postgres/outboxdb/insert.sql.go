@@ -16,10 +16,10 @@ import (
 const insertOutboxEvent = `-- name: InsertOutboxEvent :one
 INSERT INTO outbox_events (
     event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
-    schema_version, ordering_key, topic, headers, payload, occurred_at
+    schema_version, ordering_key, topic, headers, payload, occurred_at, origin
 ) VALUES (
     $1, $2, $3, $4, $5,
-    $6, $7, $8, $9, $10, $11
+    $6, $7, $8, $9, $10, $11, $12
 )
 RETURNING id, created_at
 `
@@ -36,6 +36,7 @@ type InsertOutboxEventParams struct {
 	Headers          json.RawMessage
 	Payload          []byte
 	OccurredAt       time.Time
+	Origin           string
 }
 
 type InsertOutboxEventRow struct {
@@ -56,6 +57,7 @@ func (q *Queries) InsertOutboxEvent(ctx context.Context, arg InsertOutboxEventPa
 		arg.Headers,
 		arg.Payload,
 		arg.OccurredAt,
+		arg.Origin,
 	)
 	var i InsertOutboxEventRow
 	err := row.Scan(&i.ID, &i.CreatedAt)

@@ -1,10 +1,10 @@
 -- name: InsertOutboxEvent :one
 INSERT INTO outbox_events (
     event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
-    schema_version, ordering_key, topic, headers, payload, occurred_at
+    schema_version, ordering_key, topic, headers, payload, occurred_at, origin
 ) VALUES (
     @event_id, @aggregate_type, @aggregate_id, @aggregate_version, @event_type,
-    @schema_version, @ordering_key, @topic, @headers, @payload, @occurred_at
+    @schema_version, @ordering_key, @topic, @headers, @payload, @occurred_at, @origin
 )
 RETURNING id, created_at;
 
