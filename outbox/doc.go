@@ -16,7 +16,8 @@
 //     default), unless the event names one.
 //   - (aggregate_type, aggregate_id, aggregate_version) is unique: writing the
 //     same version twice fails the transaction, which is what a caller that
-//     raced on the aggregate wants.
+//     raced on the aggregate wants. Restatements (Event.Restatement, used by
+//     rebuild) are exempt: they re-state the current version under a new id.
 //   - With Notify on, the commit wakes LISTENing publishers at once; without
 //     it they find the rows on their next poll.
 package outbox
