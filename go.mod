@@ -1,3 +1,6 @@
+// Pins: cloud.google.com/go/pubsub/v2 stays at v2.8.0, the newest version the
+// module proxy serves whose dependency graph resolves (v2.8.1 pulls a
+// refused genproto). Code-generation tools live in tools/go.mod.
 module github.com/eventrelay/eventrelay
 
 go 1.26.8
