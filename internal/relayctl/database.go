@@ -1,0 +1,108 @@
+package relayctl
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os/user"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
+)
+
+// dbFlags are the connection flags shared by every command that reads or
+// writes Postgres.
+type dbFlags struct {
+	url    string
+	schema string
+}
+
+func addDBFlags(c *cli, fs *flag.FlagSet) *dbFlags {
+	d := &dbFlags{}
+	fs.StringVar(&d.url, "database-url", c.env("DATABASE_URL", ""), "Postgres connection string (env DATABASE_URL); never printed")
+	fs.StringVar(&d.schema, "schema", c.env("EVENTRELAY_SCHEMA", postgres.DefaultSchema), "schema holding the eventrelay tables (env EVENTRELAY_SCHEMA)")
+	return d
+}
+
+func (d *dbFlags) config() (postgres.Config, error) {
+	cfg := postgres.Config{URL: d.url, Schema: d.schema, MaxConns: 4}
+	if err := cfg.Validate("database"); err != nil {
+		return cfg, &exitError{code: ExitUsage, err: fmt.Errorf("%w (set --database-url)", err)}
+	}
+	return cfg, nil
+}
+
+// open connects and pings, so an unreachable server is reported once, here.
+func (d *dbFlags) open(ctx context.Context) (*pgxpool.Pool, error) {
+	cfg, err := d.config()
+	if err != nil {
+		return nil, err
+	}
+	pool, err := postgres.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting to %s: %w", postgres.Redact(d.url), postgres.Classify(err))
+	}
+	return pool, nil
+}
+
+// auditFlags are --by and --why of mutating commands.
+type auditFlags struct {
+	by  string
+	why string
+}
+
+func addAuditFlags(fs *flag.FlagSet) *auditFlags {
+	a := &auditFlags{}
+	fs.StringVar(&a.by, "by", "", "who runs this (recorded in the audit table); required for a real run")
+	fs.StringVar(&a.why, "why", "", "why (ticket, incident; recorded in the audit table); required for a real run")
+	return a
+}
+
+// require refuses a mutating run without --by and --why.
+func (a *auditFlags) require(cmd string) error {
+	switch {
+	case a.by == "" && a.why == "":
+		return usageErr("%s changes state: --by and --why are required (who and why are recorded in the audit table); use --dry-run to preview", cmd)
+	case a.by == "":
+		return usageErr("%s changes state: --by is required (who runs this; recorded in the audit table)", cmd)
+	case a.why == "":
+		return usageErr("%s changes state: --why is required (ticket or incident; recorded in the audit table)", cmd)
+	}
+	return nil
+}
+
+// byOrUser is --by, or the OS user for commands where --by is optional.
+func (a *auditFlags) byOrUser() string {
+	if a.by != "" {
+		return a.by
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "unknown"
+}
+
+// writeAudit records a mutating command in admin_audit, in tx when given.
+func writeAudit(ctx context.Context, db outboxdb.DBTX, command, by, why string, details any) (int64, error) {
+	b, err := json.Marshal(details)
+	if err != nil {
+		return 0, fmt.Errorf("encoding audit details: %w", err)
+	}
+	row, err := outboxdb.New(db).InsertAdminAudit(ctx, outboxdb.InsertAdminAuditParams{
+		Command: command, RequestedBy: by, Reason: why, Details: b,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("writing admin_audit row: %w", postgres.Classify(err))
+	}
+	return row.ID, nil
+}
+
+var _ outboxdb.DBTX = (pgx.Tx)(nil)

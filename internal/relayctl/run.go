@@ -1,0 +1,166 @@
+package relayctl
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit codes of Run.
+const (
+	ExitOK      = 0
+	ExitProblem = 1
+	ExitUsage   = 2
+	ExitRuntime = 3
+)
+
+// exitError carries an exit code through the error chain.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr reports bad input (exit 2).
+func usageErr(format string, a ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// problemErr reports that the command worked and found a problem (exit 1).
+func problemErr(format string, a ...any) error {
+	return &exitError{code: ExitProblem, err: fmt.Errorf(format, a...)}
+}
+
+// io bundles the output streams and environment of one invocation.
+type cli struct {
+	stdout io.Writer
+	stderr io.Writer
+	lookup func(string) (string, bool)
+}
+
+func (c *cli) env(name, def string) string {
+	if v, ok := c.lookup(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// command is one top-level command (a group dispatches further itself).
+type command struct {
+	summary string
+	run     func(ctx context.Context, c *cli, args []string) error
+}
+
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"migrate": {"apply or inspect the embedded schema migrations (guarded)", runMigrate},
+	}
+}
+
+// Run executes relayctl with args (without the program name) and returns the
+// exit code. It never calls os.Exit.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return run(ctx, args, &cli{stdout: stdout, stderr: stderr, lookup: os.LookupEnv})
+}
+
+func run(ctx context.Context, args []string, c *cli) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		topUsage(c.stderr)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(c.stderr, "relayctl: unknown command %q\n\n", args[0])
+		topUsage(c.stderr)
+		return ExitUsage
+	}
+	err := cmd.run(ctx, c, args[1:])
+	return exitCode(c, err)
+}
+
+func exitCode(c *cli, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintf(c.stderr, "relayctl: %v\n", err)
+		return ee.code
+	}
+	fmt.Fprintf(c.stderr, "relayctl: %v\n", err)
+	return ExitRuntime
+}
+
+func topUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: relayctl <command> [subcommand] [flags]   (every command has --help)")
+	fmt.Fprintln(w, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nexit codes: 0 ok, 1 problem found (drift, failures), 2 usage/config error, 3 runtime failure")
+}
+
+// newFlags makes a flag set whose --help prints usage text first.
+func newFlags(c *cli, name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("relayctl "+name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(c.stderr, "usage: relayctl %s\n\n%s\n\nflags:\n", name, strings.TrimSpace(usage))
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags; a parse error becomes a usage error (exit 2), --help
+// returns flag.ErrHelp (exit 0). Positional arguments are refused unless
+// allowArgs.
+func parse(fs *flag.FlagSet, args []string, allowArgs bool) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitError{code: ExitUsage, err: err}
+	}
+	if !allowArgs && fs.NArg() > 0 {
+		return usageErr("%s: unexpected argument %q (flags go before nothing else; see --help)", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// group dispatches "relayctl <name> <sub> ..." to subcommands.
+func group(ctx context.Context, c *cli, name, usage string, subs map[string]func(context.Context, *cli, []string) error, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(c.stderr, "usage: relayctl %s\n\n%s\n", name, strings.TrimSpace(usage))
+		if len(args) == 0 {
+			return usageErr("%s: missing subcommand", name)
+		}
+		return flag.ErrHelp
+	}
+	sub, ok := subs[args[0]]
+	if !ok {
+		keys := make([]string, 0, len(subs))
+		for k := range subs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return usageErr("%s: unknown subcommand %q (want one of: %s)", name, args[0], strings.Join(keys, ", "))
+	}
+	return sub(ctx, c, args[1:])
+}
