@@ -12,12 +12,15 @@ import (
 )
 
 const deleteVideo = `-- name: DeleteVideo :one
-UPDATE videos
-SET deleted_at = now(), version = version + 1, updated_at = now()
-WHERE id = $1 AND deleted_at IS NULL
-RETURNING id, uploader_id, title, description, duration_micros, status, media_status, analysis_status, version, created_at, updated_at, deleted_at
+UPDATE videos AS v
+SET deleted_at = c.ts, version = v.version + 1, updated_at = c.ts
+FROM (SELECT clock_timestamp() AS ts) AS c
+WHERE v.id = $1 AND v.deleted_at IS NULL
+RETURNING v.id, v.uploader_id, v.title, v.description, v.duration_micros, v.status, v.media_status, v.analysis_status, v.version, v.created_at, v.updated_at, v.deleted_at
 `
 
+// DeleteVideo tombstones a locked, live video: deleted_at = updated_at =
+// the time of the change (see UpdateVideo).
 func (q *Queries) DeleteVideo(ctx context.Context, id uuid.UUID) (Video, error) {
 	row := q.db.QueryRow(ctx, deleteVideo, id)
 	var i Video
@@ -235,7 +238,7 @@ SET title = $1,
     media_status = $5,
     analysis_status = $6,
     version = version + 1,
-    updated_at = now()
+    updated_at = clock_timestamp()
 WHERE id = $7 AND deleted_at IS NULL
 RETURNING id, uploader_id, title, description, duration_micros, status, media_status, analysis_status, version, created_at, updated_at, deleted_at
 `
@@ -250,6 +253,9 @@ type UpdateVideoParams struct {
 	ID             uuid.UUID
 }
 
+// UpdateVideo writes the new state of a locked, live video. updated_at is
+// clock_timestamp(), not now(): writers of one video queue on its row lock,
+// and the time of the change must grow with the version.
 func (q *Queries) UpdateVideo(ctx context.Context, arg UpdateVideoParams) (Video, error) {
 	row := q.db.QueryRow(ctx, updateVideo,
 		arg.Title,

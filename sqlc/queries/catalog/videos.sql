@@ -11,6 +11,9 @@ SELECT * FROM videos WHERE id = @id;
 -- name: LockVideo :one
 SELECT * FROM videos WHERE id = @id FOR UPDATE;
 
+-- UpdateVideo writes the new state of a locked, live video. updated_at is
+-- clock_timestamp(), not now(): writers of one video queue on its row lock,
+-- and the time of the change must grow with the version.
 -- name: UpdateVideo :one
 UPDATE videos
 SET title = @title,
@@ -20,15 +23,18 @@ SET title = @title,
     media_status = @media_status,
     analysis_status = @analysis_status,
     version = version + 1,
-    updated_at = now()
+    updated_at = clock_timestamp()
 WHERE id = @id AND deleted_at IS NULL
 RETURNING *;
 
+-- DeleteVideo tombstones a locked, live video: deleted_at = updated_at =
+-- the time of the change (see UpdateVideo).
 -- name: DeleteVideo :one
-UPDATE videos
-SET deleted_at = now(), version = version + 1, updated_at = now()
-WHERE id = @id AND deleted_at IS NULL
-RETURNING *;
+UPDATE videos AS v
+SET deleted_at = c.ts, version = v.version + 1, updated_at = c.ts
+FROM (SELECT clock_timestamp() AS ts) AS c
+WHERE v.id = @id AND v.deleted_at IS NULL
+RETURNING v.*;
 
 -- name: ListVideos :many
 SELECT * FROM videos

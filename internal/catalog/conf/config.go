@@ -1,0 +1,118 @@
+package conf
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+)
+
+// Config is the whole catalog configuration.
+type Config struct {
+	Server   Server   `yaml:"server"`
+	Database Database `yaml:"database"`
+	Outbox   Outbox   `yaml:"outbox"`
+}
+
+// Server configures the API listeners.
+type Server struct {
+	// HTTPAddr serves the JSON API and /healthz, /readyz, /metrics.
+	HTTPAddr string `yaml:"http_addr" env:"CATALOG_HTTP_ADDR"`
+	// GRPCAddr serves catalog.v1.VideoService.
+	GRPCAddr string `yaml:"grpc_addr" env:"CATALOG_GRPC_ADDR"`
+	// Timeout bounds each request.
+	Timeout conf.Duration `yaml:"timeout" env:"CATALOG_REQUEST_TIMEOUT"`
+}
+
+// Database says where catalog.videos and the outbox live.
+type Database struct {
+	// URL is a libpq connection string or URL; never logged.
+	URL string `yaml:"url" env:"DATABASE_URL"`
+	// Schema is the search_path schema (default "catalog").
+	Schema string `yaml:"schema" env:"DATABASE_SCHEMA"`
+	// MaxConns bounds the pool (0: pgxpool's default).
+	MaxConns int32 `yaml:"max_conns" env:"DATABASE_MAX_CONNS"`
+	// ConnectTimeout bounds each dial.
+	ConnectTimeout conf.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
+}
+
+// Postgres returns the connection settings for internal/postgres.
+func (d Database) Postgres() postgres.Config {
+	return postgres.Config{URL: d.URL, Schema: d.Schema, MaxConns: d.MaxConns, ConnectTimeout: d.ConnectTimeout.D()}
+}
+
+// Outbox configures the outbox writer.
+type Outbox struct {
+	// Topic receives the catalog's events.
+	Topic string `yaml:"topic" env:"OUTBOX_TOPIC"`
+	// Notify wakes LISTENing publishers on commit (pg_notify in the write
+	// transaction). Turn off for very high write rates.
+	Notify bool `yaml:"notify" env:"OUTBOX_NOTIFY"`
+	// MaxPayloadBytes refuses larger envelopes at write time (0: no limit).
+	MaxPayloadBytes int `yaml:"max_payload_bytes" env:"OUTBOX_MAX_PAYLOAD_BYTES"`
+	// ServiceName and Instance identify the producer in every envelope.
+	ServiceName string `yaml:"service_name" env:"CATALOG_SERVICE_NAME"`
+	// Instance defaults to the host name.
+	Instance string `yaml:"instance" env:"CATALOG_INSTANCE"`
+}
+
+// Default returns the configuration used for keys the file and the
+// environment leave unset.
+func Default() Config {
+	return Config{
+		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: conf.Duration(10 * time.Second)},
+		Database: Database{
+			Schema:         postgres.DefaultSchema,
+			ConnectTimeout: conf.Duration(5 * time.Second),
+		},
+		Outbox: Outbox{
+			Topic:           events.Topic,
+			Notify:          true,
+			MaxPayloadBytes: 1 << 20,
+			ServiceName:     "catalog",
+		},
+	}
+}
+
+// Validate fills the instance name and checks every key.
+func (c *Config) Validate() error {
+	for _, a := range []struct{ key, addr string }{
+		{"server.http_addr (CATALOG_HTTP_ADDR)", c.Server.HTTPAddr},
+		{"server.grpc_addr (CATALOG_GRPC_ADDR)", c.Server.GRPCAddr},
+	} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return fmt.Errorf("%s %q must be host:port, e.g. \":8000\"", a.key, a.addr)
+		}
+	}
+	if c.Server.Timeout.D() <= 0 {
+		return fmt.Errorf("server.timeout must be > 0, got %s", c.Server.Timeout)
+	}
+	if c.Database.MaxConns < 0 {
+		return fmt.Errorf("database.max_conns must be >= 0, got %d", c.Database.MaxConns)
+	}
+	if c.Database.ConnectTimeout.D() < 0 {
+		return fmt.Errorf("database.connect_timeout must be >= 0, got %s", c.Database.ConnectTimeout)
+	}
+	pg := c.Database.Postgres()
+	if err := pg.Validate("database"); err != nil {
+		return err
+	}
+	c.Database.Schema = pg.Schema
+	if c.Outbox.Topic == "" {
+		return fmt.Errorf("outbox.topic (OUTBOX_TOPIC) is required")
+	}
+	if c.Outbox.MaxPayloadBytes < 0 {
+		return fmt.Errorf("outbox.max_payload_bytes must be >= 0, got %d", c.Outbox.MaxPayloadBytes)
+	}
+	if c.Outbox.ServiceName == "" {
+		return fmt.Errorf("outbox.service_name is required")
+	}
+	if c.Outbox.Instance == "" {
+		c.Outbox.Instance, _ = os.Hostname()
+	}
+	return nil
+}

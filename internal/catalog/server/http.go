@@ -1,0 +1,27 @@
+package server
+
+import (
+	"log/slog"
+
+	"github.com/go-kratos/kratos/v2/transport/http"
+
+	"github.com/eventrelay/eventrelay/internal/catalog/conf"
+	"github.com/eventrelay/eventrelay/internal/catalog/service"
+	"github.com/eventrelay/eventrelay/internal/ops"
+)
+
+// NewHTTPServer serves the JSON API on c.HTTPAddr, with /healthz, /readyz
+// and /metrics (Go runtime and process metrics) beside it.
+func NewHTTPServer(c *conf.Server, svc *service.VideoService, health *ops.Health, log *slog.Logger) *http.Server {
+	srv := http.NewServer(
+		http.Address(c.HTTPAddr),
+		http.Timeout(c.Timeout.D()),
+		http.Middleware(middlewares(log)...),
+	)
+	RegisterVideoServiceHTTPServer(srv, svc)
+	opsHandler := ops.Handler(health, ops.NewRegistry())
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+		srv.Handle(p, opsHandler)
+	}
+	return srv
+}

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/go-kratos/kratos/v2/errors"
+	khttp "github.com/go-kratos/kratos/v2/transport/http"
+
+	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+)
+
+// RegisterVideoServiceHTTPServer registers the HTTP routes of
+// catalog.v1.VideoService, exactly as the google.api.http annotations of
+// api/catalog/v1/video.proto declare them and as protoc-gen-go-http would
+// generate them: JSON bodies and responses through Kratos' protojson codec,
+// path variables and query parameters by proto field name, the gRPC method
+// name as the operation (so middleware selectors match both transports),
+// 200 on success and Kratos error bodies ({code, reason, message,
+// metadata}) otherwise.
+func RegisterVideoServiceHTTPServer(s *khttp.Server, srv catalogv1.VideoServiceServer) {
+	r := s.Route("/")
+	r.POST("/v1/videos", route(catalogv1.VideoService_CreateVideo_FullMethodName, bindBody, srv.CreateVideo))
+	r.PATCH("/v1/videos/{id}", route(catalogv1.VideoService_UpdateVideo_FullMethodName, bindBodyAndVars, srv.UpdateVideo))
+	r.DELETE("/v1/videos/{id}", route(catalogv1.VideoService_DeleteVideo_FullMethodName, bindQueryAndVars, srv.DeleteVideo))
+	r.GET("/v1/videos/{id}", route(catalogv1.VideoService_GetVideo_FullMethodName, bindQueryAndVars, srv.GetVideo))
+	r.GET("/v1/videos", route(catalogv1.VideoService_ListVideos_FullMethodName, bindQuery, srv.ListVideos))
+}
+
+// route is the handler protoc-gen-go-http generates for one method: bind
+// the request, then call the method through the server's middleware.
+func route[Req any, Resp any](operation string, bind func(khttp.Context, any) error, call func(context.Context, *Req) (Resp, error)) khttp.HandlerFunc {
+	return func(ctx khttp.Context) error {
+		in := new(Req)
+		if err := bind(ctx, in); err != nil {
+			return errors.BadRequest(catalogv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT.String(), "request: "+errors.FromError(err).GetMessage()).
+				WithCause(err)
+		}
+		khttp.SetOperation(ctx, operation)
+		h := ctx.Middleware(func(ctx context.Context, req any) (any, error) {
+			return call(ctx, req.(*Req))
+		})
+		out, err := h(ctx, in)
+		if err != nil {
+			return err
+		}
+		return ctx.Result(http.StatusOK, out)
+	}
+}
+
+func bindBody(ctx khttp.Context, in any) error { return ctx.Bind(in) }
+
+func bindQuery(ctx khttp.Context, in any) error { return ctx.BindQuery(in) }
+
+func bindBodyAndVars(ctx khttp.Context, in any) error {
+	if err := ctx.Bind(in); err != nil {
+		return err
+	}
+	return ctx.BindVars(in)
+}
+
+func bindQueryAndVars(ctx khttp.Context, in any) error {
+	if err := ctx.BindQuery(in); err != nil {
+		return err
+	}
+	return ctx.BindVars(in)
+}
