@@ -1,9 +1,22 @@
 package relayctl
 
 import (
+	"context"
 	"net/url"
 	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
+
+type testDB = relaytest.DB
+
+func newDB(t *testing.T) *testDB { return relaytest.NewDB(t) }
 
 func port(t *testing.T, dsn string) string {
 	t.Helper()
@@ -12,4 +25,48 @@ func port(t *testing.T, dsn string) string {
 		t.Fatalf("no port in test database url")
 	}
 	return u.Port()
+}
+
+// seedOutbox writes one VideoCreated event per aggregate (pending rows).
+func seedOutbox(t *testing.T, db *testDB, n int) []outbox.Written {
+	t.Helper()
+	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Encode, DefaultTopic: events.Topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := make([]outbox.Event, n)
+	for i := range evs {
+		id := uuid.NewString()
+		evs[i] = outbox.Event{
+			AggregateType: events.AggregateType, AggregateID: id, AggregateVersion: 1,
+			EventType: events.TypeVideoCreated,
+			Payload:   &catalogv1.VideoCreated{Video: &catalogv1.Video{Id: id, Version: 1, Title: "seeded"}},
+		}
+	}
+	var out []outbox.Written
+	err = pgx.BeginFunc(context.Background(), db.Pool, func(tx pgx.Tx) error {
+		out, err = w.InsertTx(context.Background(), tx, evs...)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("seeding outbox: %v", err)
+	}
+	return out
+}
+
+// exec runs test-arrangement SQL.
+func exec(t *testing.T, db *testDB, sql string, args ...any) {
+	t.Helper()
+	if _, err := db.Pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func count(t *testing.T, db *testDB, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
 }

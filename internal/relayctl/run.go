@@ -63,6 +63,8 @@ var commands map[string]command
 func init() {
 	commands = map[string]command{
 		"migrate": {"apply or inspect the embedded schema migrations (guarded)", runMigrate},
+		"failed":  {"list failed outbox rows with their errors", runFailed},
+		"replay":  {"move failed (or published) outbox rows back to pending, audited", runReplay},
 	}
 }
 

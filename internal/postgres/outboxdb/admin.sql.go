@@ -9,6 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const adminAuditExists = `-- name: AdminAuditExists :one
@@ -20,6 +23,104 @@ func (q *Queries) AdminAuditExists(ctx context.Context) (bool, error) {
 	var present bool
 	err := row.Scan(&present)
 	return present, err
+}
+
+const extendReplayAudit = `-- name: ExtendReplayAudit :exec
+UPDATE outbox_replays
+SET row_count = row_count + $1,
+    event_ids = event_ids || $2::uuid[]
+WHERE id = $3
+`
+
+type ExtendReplayAuditParams struct {
+	RowCount int32
+	EventIds []uuid.UUID
+	ID       int64
+}
+
+// ExtendReplayAudit adds the rows of a later batch to a throttled replay's
+// single audit row, in that batch's transaction.
+func (q *Queries) ExtendReplayAudit(ctx context.Context, arg ExtendReplayAuditParams) error {
+	_, err := q.db.Exec(ctx, extendReplayAudit, arg.RowCount, arg.EventIds, arg.ID)
+	return err
+}
+
+const failedByReason = `-- name: FailedByReason :many
+SELECT coalesce(error_reason, 'unknown')::text AS reason, count(*)::bigint AS n
+FROM outbox_events
+WHERE status = 'failed'
+GROUP BY 1
+ORDER BY n DESC, reason
+`
+
+type FailedByReasonRow struct {
+	Reason string
+	N      int64
+}
+
+func (q *Queries) FailedByReason(ctx context.Context) ([]FailedByReasonRow, error) {
+	rows, err := q.db.Query(ctx, failedByReason)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FailedByReasonRow
+	for rows.Next() {
+		var i FailedByReasonRow
+		if err := rows.Scan(&i.Reason, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inboxByConsumer = `-- name: InboxByConsumer :many
+SELECT consumer,
+       count(*)::bigint AS events,
+       count(*) FILTER (WHERE processed_at IS NULL)::bigint AS unprocessed,
+       count(*) FILTER (WHERE attempts > 1)::bigint AS retried,
+       max(received_at)::timestamptz AS last_received_at
+FROM inbox_events
+GROUP BY consumer
+ORDER BY consumer
+`
+
+type InboxByConsumerRow struct {
+	Consumer       string
+	Events         int64
+	Unprocessed    int64
+	Retried        int64
+	LastReceivedAt time.Time
+}
+
+func (q *Queries) InboxByConsumer(ctx context.Context) ([]InboxByConsumerRow, error) {
+	rows, err := q.db.Query(ctx, inboxByConsumer)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []InboxByConsumerRow
+	for rows.Next() {
+		var i InboxByConsumerRow
+		if err := rows.Scan(
+			&i.Consumer,
+			&i.Events,
+			&i.Unprocessed,
+			&i.Retried,
+			&i.LastReceivedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const insertAdminAudit = `-- name: InsertAdminAudit :one
@@ -52,6 +153,270 @@ func (q *Queries) InsertAdminAudit(ctx context.Context, arg InsertAdminAuditPara
 	return i, err
 }
 
+const insertReplayAudit = `-- name: InsertReplayAudit :one
+INSERT INTO outbox_replays (requested_by, reason, filter, from_status, row_count, event_ids)
+VALUES ($1, $2, $3, $4, $5, $6::uuid[])
+RETURNING id, created_at
+`
+
+type InsertReplayAuditParams struct {
+	RequestedBy string
+	Reason      string
+	Filter      json.RawMessage
+	FromStatus  string
+	RowCount    int32
+	EventIds    []uuid.UUID
+}
+
+type InsertReplayAuditRow struct {
+	ID        int64
+	CreatedAt time.Time
+}
+
+func (q *Queries) InsertReplayAudit(ctx context.Context, arg InsertReplayAuditParams) (InsertReplayAuditRow, error) {
+	row := q.db.QueryRow(ctx, insertReplayAudit,
+		arg.RequestedBy,
+		arg.Reason,
+		arg.Filter,
+		arg.FromStatus,
+		arg.RowCount,
+		arg.EventIds,
+	)
+	var i InsertReplayAuditRow
+	err := row.Scan(&i.ID, &i.CreatedAt)
+	return i, err
+}
+
+const outboxHealth = `-- name: OutboxHealth :one
+SELECT count(*)::bigint AS lag,
+       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at <= now())::bigint AS ready,
+       count(*) FILTER (WHERE status = 'pending' AND attempts > 0 AND next_attempt_at > now())::bigint AS retry_scheduled,
+       count(*) FILTER (WHERE status = 'publishing')::bigint AS inflight,
+       count(*) FILTER (WHERE status = 'publishing'
+                          AND (lease_until < now()
+                               OR claimed_at < now() - make_interval(secs => $1::float8)))::bigint AS stuck,
+       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_age_seconds
+FROM outbox_events
+WHERE status IN ('pending', 'publishing')
+`
+
+type OutboxHealthRow struct {
+	Lag              int64
+	Ready            int64
+	RetryScheduled   int64
+	Inflight         int64
+	Stuck            int64
+	OldestAgeSeconds float64
+}
+
+// OutboxHealth is `relayctl status`'s view of the unpublished rows: lag
+// (pending + publishing), rows ready now, retries waiting for their backoff,
+// stuck claims (expired lease or claimed longer than max_processing) and
+// the age of the oldest unpublished row.
+func (q *Queries) OutboxHealth(ctx context.Context, maxProcessingSeconds float64) (OutboxHealthRow, error) {
+	row := q.db.QueryRow(ctx, outboxHealth, maxProcessingSeconds)
+	var i OutboxHealthRow
+	err := row.Scan(
+		&i.Lag,
+		&i.Ready,
+		&i.RetryScheduled,
+		&i.Inflight,
+		&i.Stuck,
+		&i.OldestAgeSeconds,
+	)
+	return i, err
+}
+
+const outboxStatusCounts = `-- name: OutboxStatusCounts :many
+SELECT status, count(*)::bigint AS n
+FROM outbox_events
+GROUP BY status
+ORDER BY status
+`
+
+type OutboxStatusCountsRow struct {
+	Status string
+	N      int64
+}
+
+func (q *Queries) OutboxStatusCounts(ctx context.Context) ([]OutboxStatusCountsRow, error) {
+	rows, err := q.db.Query(ctx, outboxStatusCounts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OutboxStatusCountsRow
+	for rows.Next() {
+		var i OutboxStatusCountsRow
+		if err := rows.Scan(&i.Status, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const replayOutboxRows = `-- name: ReplayOutboxRows :many
+UPDATE outbox_events
+SET status          = 'pending',
+    next_attempt_at = now(),
+    attempts        = 0,
+    locked_by       = NULL,
+    lock_token      = NULL,
+    lease_until     = NULL,
+    claimed_at      = NULL,
+    failed_at       = NULL,
+    replay_count    = replay_count + 1
+WHERE id = ANY($1::bigint[]) AND status = ANY($2::text[])
+RETURNING id, event_id
+`
+
+type ReplayOutboxRowsParams struct {
+	Ids      []int64
+	Statuses []string
+}
+
+type ReplayOutboxRowsRow struct {
+	ID      int64
+	EventID uuid.UUID
+}
+
+// ReplayOutboxRows moves the rows still in one of the statuses back to
+// pending for an immediate attempt: attempts reset, claim cleared,
+// replay_count + 1. error_history, last_error and error_reason are kept.
+func (q *Queries) ReplayOutboxRows(ctx context.Context, arg ReplayOutboxRowsParams) ([]ReplayOutboxRowsRow, error) {
+	rows, err := q.db.Query(ctx, replayOutboxRows, arg.Ids, arg.Statuses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ReplayOutboxRowsRow
+	for rows.Next() {
+		var i ReplayOutboxRowsRow
+		if err := rows.Scan(&i.ID, &i.EventID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const selectOutboxRows = `-- name: SelectOutboxRows :many
+SELECT id, event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
+       topic, status, attempts, error_reason, last_error, error_history,
+       replay_count, origin, created_at, failed_at, published_at
+FROM outbox_events
+WHERE status = ANY($1::text[])
+  AND id > $2
+  AND ((cardinality($3::bigint[]) = 0 AND cardinality($4::uuid[]) = 0)
+       OR id = ANY($3::bigint[]) OR event_id = ANY($4::uuid[]))
+  AND ($5::text IS NULL OR error_reason = $5::text)
+  AND ($6::text IS NULL OR topic = $6::text)
+  AND ($7::text IS NULL OR aggregate_type = $7::text)
+  AND ($8::text IS NULL OR aggregate_id = $8::text)
+  AND ($9::timestamptz IS NULL
+       OR CASE WHEN status = 'failed' THEN failed_at ELSE published_at END >= $9::timestamptz)
+  AND ($10::timestamptz IS NULL
+       OR CASE WHEN status = 'failed' THEN failed_at ELSE published_at END < $10::timestamptz)
+ORDER BY id
+LIMIT $11
+`
+
+type SelectOutboxRowsParams struct {
+	Statuses      []string
+	AfterID       int64
+	RowIds        []int64
+	EventIds      []uuid.UUID
+	Reason        pgtype.Text
+	Topic         pgtype.Text
+	AggregateType pgtype.Text
+	AggregateID   pgtype.Text
+	Since         pgtype.Timestamptz
+	Until         pgtype.Timestamptz
+	RowLimit      int32
+}
+
+type SelectOutboxRowsRow struct {
+	ID               int64
+	EventID          uuid.UUID
+	AggregateType    string
+	AggregateID      string
+	AggregateVersion int64
+	EventType        string
+	Topic            string
+	Status           string
+	Attempts         int32
+	ErrorReason      pgtype.Text
+	LastError        pgtype.Text
+	ErrorHistory     json.RawMessage
+	ReplayCount      int32
+	Origin           string
+	CreatedAt        time.Time
+	FailedAt         pgtype.Timestamptz
+	PublishedAt      pgtype.Timestamptz
+}
+
+// SelectOutboxRows is the row filter of `relayctl failed list` and
+// `relayctl replay`: rows in one of the given statuses, after after_id,
+// matching every filter that is set (ids: outbox row ids or event ids; the
+// time window applies to failed_at of failed rows and published_at of
+// published ones).
+func (q *Queries) SelectOutboxRows(ctx context.Context, arg SelectOutboxRowsParams) ([]SelectOutboxRowsRow, error) {
+	rows, err := q.db.Query(ctx, selectOutboxRows,
+		arg.Statuses,
+		arg.AfterID,
+		arg.RowIds,
+		arg.EventIds,
+		arg.Reason,
+		arg.Topic,
+		arg.AggregateType,
+		arg.AggregateID,
+		arg.Since,
+		arg.Until,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SelectOutboxRowsRow
+	for rows.Next() {
+		var i SelectOutboxRowsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.AggregateType,
+			&i.AggregateID,
+			&i.AggregateVersion,
+			&i.EventType,
+			&i.Topic,
+			&i.Status,
+			&i.Attempts,
+			&i.ErrorReason,
+			&i.LastError,
+			&i.ErrorHistory,
+			&i.ReplayCount,
+			&i.Origin,
+			&i.CreatedAt,
+			&i.FailedAt,
+			&i.PublishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const serverIdentity = `-- name: ServerIdentity :one
 
 SELECT current_database()::text AS database,
@@ -74,4 +439,54 @@ func (q *Queries) ServerIdentity(ctx context.Context) (ServerIdentityRow, error)
 	var i ServerIdentityRow
 	err := row.Scan(&i.Database, &i.ServerAddr, &i.ServerPort)
 	return i, err
+}
+
+const stuckClaims = `-- name: StuckClaims :many
+SELECT id, event_id, aggregate_id, locked_by, claimed_at, lease_until
+FROM outbox_events
+WHERE status = 'publishing'
+  AND (lease_until < now() OR claimed_at < now() - make_interval(secs => $1::float8))
+ORDER BY id
+LIMIT $2
+`
+
+type StuckClaimsParams struct {
+	MaxProcessingSeconds float64
+	RowLimit             int32
+}
+
+type StuckClaimsRow struct {
+	ID          int64
+	EventID     uuid.UUID
+	AggregateID string
+	LockedBy    pgtype.Text
+	ClaimedAt   pgtype.Timestamptz
+	LeaseUntil  pgtype.Timestamptz
+}
+
+func (q *Queries) StuckClaims(ctx context.Context, arg StuckClaimsParams) ([]StuckClaimsRow, error) {
+	rows, err := q.db.Query(ctx, stuckClaims, arg.MaxProcessingSeconds, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []StuckClaimsRow
+	for rows.Next() {
+		var i StuckClaimsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.AggregateID,
+			&i.LockedBy,
+			&i.ClaimedAt,
+			&i.LeaseUntil,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -15,3 +15,105 @@ SELECT (to_regclass('admin_audit') IS NOT NULL)::boolean AS present;
 INSERT INTO admin_audit (command, requested_by, reason, details)
 VALUES (@command, @requested_by, @reason, @details)
 RETURNING id, created_at;
+
+-- name: OutboxStatusCounts :many
+SELECT status, count(*)::bigint AS n
+FROM outbox_events
+GROUP BY status
+ORDER BY status;
+
+-- OutboxHealth is `relayctl status`'s view of the unpublished rows: lag
+-- (pending + publishing), rows ready now, retries waiting for their backoff,
+-- stuck claims (expired lease or claimed longer than max_processing) and
+-- the age of the oldest unpublished row.
+-- name: OutboxHealth :one
+SELECT count(*)::bigint AS lag,
+       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at <= now())::bigint AS ready,
+       count(*) FILTER (WHERE status = 'pending' AND attempts > 0 AND next_attempt_at > now())::bigint AS retry_scheduled,
+       count(*) FILTER (WHERE status = 'publishing')::bigint AS inflight,
+       count(*) FILTER (WHERE status = 'publishing'
+                          AND (lease_until < now()
+                               OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8)))::bigint AS stuck,
+       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_age_seconds
+FROM outbox_events
+WHERE status IN ('pending', 'publishing');
+
+-- name: StuckClaims :many
+SELECT id, event_id, aggregate_id, locked_by, claimed_at, lease_until
+FROM outbox_events
+WHERE status = 'publishing'
+  AND (lease_until < now() OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8))
+ORDER BY id
+LIMIT @row_limit;
+
+-- name: FailedByReason :many
+SELECT coalesce(error_reason, 'unknown')::text AS reason, count(*)::bigint AS n
+FROM outbox_events
+WHERE status = 'failed'
+GROUP BY 1
+ORDER BY n DESC, reason;
+
+-- name: InboxByConsumer :many
+SELECT consumer,
+       count(*)::bigint AS events,
+       count(*) FILTER (WHERE processed_at IS NULL)::bigint AS unprocessed,
+       count(*) FILTER (WHERE attempts > 1)::bigint AS retried,
+       max(received_at)::timestamptz AS last_received_at
+FROM inbox_events
+GROUP BY consumer
+ORDER BY consumer;
+
+-- SelectOutboxRows is the row filter of `relayctl failed list` and
+-- `relayctl replay`: rows in one of the given statuses, after after_id,
+-- matching every filter that is set (ids: outbox row ids or event ids; the
+-- time window applies to failed_at of failed rows and published_at of
+-- published ones).
+-- name: SelectOutboxRows :many
+SELECT id, event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
+       topic, status, attempts, error_reason, last_error, error_history,
+       replay_count, origin, created_at, failed_at, published_at
+FROM outbox_events
+WHERE status = ANY(@statuses::text[])
+  AND id > @after_id
+  AND ((cardinality(@row_ids::bigint[]) = 0 AND cardinality(@event_ids::uuid[]) = 0)
+       OR id = ANY(@row_ids::bigint[]) OR event_id = ANY(@event_ids::uuid[]))
+  AND (sqlc.narg(reason)::text IS NULL OR error_reason = sqlc.narg(reason)::text)
+  AND (sqlc.narg(topic)::text IS NULL OR topic = sqlc.narg(topic)::text)
+  AND (sqlc.narg(aggregate_type)::text IS NULL OR aggregate_type = sqlc.narg(aggregate_type)::text)
+  AND (sqlc.narg(aggregate_id)::text IS NULL OR aggregate_id = sqlc.narg(aggregate_id)::text)
+  AND (sqlc.narg(since)::timestamptz IS NULL
+       OR CASE WHEN status = 'failed' THEN failed_at ELSE published_at END >= sqlc.narg(since)::timestamptz)
+  AND (sqlc.narg(until)::timestamptz IS NULL
+       OR CASE WHEN status = 'failed' THEN failed_at ELSE published_at END < sqlc.narg(until)::timestamptz)
+ORDER BY id
+LIMIT @row_limit;
+
+-- ReplayOutboxRows moves the rows still in one of the statuses back to
+-- pending for an immediate attempt: attempts reset, claim cleared,
+-- replay_count + 1. error_history, last_error and error_reason are kept.
+-- name: ReplayOutboxRows :many
+UPDATE outbox_events
+SET status          = 'pending',
+    next_attempt_at = now(),
+    attempts        = 0,
+    locked_by       = NULL,
+    lock_token      = NULL,
+    lease_until     = NULL,
+    claimed_at      = NULL,
+    failed_at       = NULL,
+    replay_count    = replay_count + 1
+WHERE id = ANY(@ids::bigint[]) AND status = ANY(@statuses::text[])
+RETURNING id, event_id;
+
+-- name: InsertReplayAudit :one
+INSERT INTO outbox_replays (requested_by, reason, filter, from_status, row_count, event_ids)
+VALUES (@requested_by, @reason, @filter, @from_status, @row_count, @event_ids::uuid[])
+RETURNING id, created_at;
+
+-- ExtendReplayAudit adds the rows of a later batch to a throttled replay's
+-- single audit row, in that batch's transaction.
+-- name: ExtendReplayAudit :exec
+UPDATE outbox_replays
+SET row_count = row_count + @row_count,
+    event_ids = event_ids || @event_ids::uuid[]
+WHERE id = @id;
