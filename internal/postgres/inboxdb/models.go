@@ -63,6 +63,7 @@ type OutboxEvent struct {
 	ErrorHistory     json.RawMessage
 	FailedAt         pgtype.Timestamptz
 	ReplayCount      int32
+	Origin           string
 }
 
 type OutboxReplay struct {

@@ -1,0 +1,187 @@
+package projection_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
+	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
+	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops"
+	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
+	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+const eventsTopic = "catalog.video.events"
+
+// harness is one projector pipeline on pstest and a private database.
+type harness struct {
+	t       *testing.T
+	ps      *gpubsubtest.Server
+	db      *relaytest.DB
+	reg     *prometheus.Registry
+	metrics *projector.Metrics
+	health  *ops.Health
+	log     *slog.Logger
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, eventsTopic)
+	reg := prometheus.NewRegistry()
+	m, err := projector.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w io.Writer = io.Discard
+	if os.Getenv("PROJECTOR_TEST_LOG") != "" {
+		w = os.Stderr
+	}
+	return &harness{
+		t: t, ps: ps, db: relaytest.NewDB(t), reg: reg, metrics: m,
+		health: ops.NewHealth(time.Second),
+		log:    slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+}
+
+func receiveConfig() projector.ReceiveConfig {
+	c := projector.ReceiveConfig{NumGoroutines: 4, MaxOutstandingMessages: 200}
+	if err := c.Validate("receive"); err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func batchConfig(size int) projector.BatchConfig {
+	return projector.BatchConfig{Size: size, Linger: conf.Duration(10 * time.Millisecond),
+		RetryBackoffMin: conf.Duration(20 * time.Millisecond), RetryBackoffMax: conf.Duration(200 * time.Millisecond)}
+}
+
+// pipeline creates the subscription, dead-letter topic (with a reading
+// subscription "<name>-dlq-read") and runs a receiver until the test ends.
+func (h *harness) pipeline(name string, build func(o projector.Options) (*projector.Engine, error), batch projector.BatchConfig) *projector.Receiver {
+	h.t.Helper()
+	h.ps.Subscription(h.t, name, eventsTopic, gpubsubtest.SubscriptionOptions{})
+	h.ps.Topic(h.t, name+"-dlq")
+	h.ps.Subscription(h.t, name+"-dlq-read", name+"-dlq", gpubsubtest.SubscriptionOptions{})
+	dl := projector.NewTopicDeadLetterer(h.ps.Client, name+"-dlq")
+	e, err := build(projector.Options{Name: name, Batch: batch, DeadLetter: dl, Metrics: h.metrics, Logger: h.log})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	r := projector.NewReceiver(h.ps.Client, name, e, receiveConfig(), h.health, h.log)
+	errc := make(chan error, 1)
+	go func() { errc <- r.Start(context.Background()) }()
+	h.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := r.Stop(ctx); err != nil {
+			h.t.Errorf("stopping receiver %s: %v", name, err)
+		}
+		if err := <-errc; err != nil {
+			h.t.Errorf("receiver %s: %v", name, err)
+		}
+		dl.Stop()
+	})
+	return r
+}
+
+// videos runs the Postgres read model on subscription "videos".
+func (h *harness) videos(batch projector.BatchConfig) {
+	h.t.Helper()
+	reg := projection.NewRegistry[projection.TxHandler]()
+	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
+		h.t.Fatal(err)
+	}
+	h.pipeline("videos", func(o projector.Options) (*projector.Engine, error) {
+		o.Consumer = catproj.VideosConsumer
+		return projector.NewTxEngine(h.db.Pool, reg, o)
+	}, batch)
+}
+
+func (h *harness) publish(msgs ...projectiontest.Msg) {
+	h.t.Helper()
+	projectiontest.Publish(h.t, h.ps.Client, eventsTopic, msgs...)
+}
+
+func (h *harness) metric(name, proj string, extra ...string) float64 {
+	l := map[string]string{"projection": proj}
+	for i := 0; i+1 < len(extra); i += 2 {
+		l[extra[i]] = extra[i+1]
+	}
+	return projectiontest.Metric(h.t, h.reg, name, l)
+}
+
+// eventually polls cond until it holds or timeout passes.
+func (h *harness) eventually(timeout time.Duration, what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// row reads video_projection; ok is false when there is no row.
+func (h *harness) row(id uuid.UUID) (inboxdb.VideoProjection, bool) {
+	h.t.Helper()
+	r, err := inboxdb.New(h.db.Pool).GetVideoProjection(context.Background(), id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false
+	}
+	if err != nil {
+		h.t.Fatalf("reading video_projection %s: %v", id, err)
+	}
+	return r, true
+}
+
+func (h *harness) inboxCount(consumer string) int64 {
+	h.t.Helper()
+	n, err := inboxdb.New(h.db.Pool).CountInboxEvents(context.Background(), consumer)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+// deadLetters reads n dead letters of pipeline name (failing after
+// timeout) and acks them.
+func (h *harness) deadLetters(name string, n int, timeout time.Duration) []*pubsub.Message {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	msgs := make(chan *pubsub.Message, 100)
+	go func() {
+		_ = h.ps.Client.Subscriber(name+"-dlq-read").Receive(ctx, func(_ context.Context, m *pubsub.Message) {
+			m.Ack()
+			msgs <- m
+		})
+	}()
+	var out []*pubsub.Message
+	for len(out) < n {
+		select {
+		case m := <-msgs:
+			out = append(out, m)
+		case <-ctx.Done():
+			h.t.Fatalf("got %d dead letters of %s, want %d", len(out), name, n)
+		}
+	}
+	cancel()
+	return out
+}

@@ -1,0 +1,176 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// NewBatchEngine returns an Engine for a non-transactional, idempotent sink
+// (a search index). Per batch it skips events the consumer's inbox already
+// holds, hands the rest to the BatchHandler(s), and records inbox rows for
+// the events the sink accepted.
+//
+// The inbox is accounting here, not the guard: the sink's own versioning
+// makes redelivery harmless. So Postgres being unreachable does not stop
+// the sink: the pre-check is skipped and the recording failure counted
+// (projector_inbox_record_failed_total), and the messages are still acked.
+func NewBatchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.BatchHandler], o Options) (*Engine, error) {
+	if pool == nil || reg == nil {
+		return nil, errors.New("projector: NewBatchEngine needs a pool and a registry")
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	resolve := func(ev *projection.Event) (any, error) { return reg.Resolve(ev) }
+	e := newEngine(o, resolve, nil)
+	e.sink = &batchSink{pool: pool, consumer: o.Consumer, log: e.log, pm: e.pm}
+	return e, nil
+}
+
+type batchSink struct {
+	pool     *pgxpool.Pool
+	consumer string
+	log      *slog.Logger
+	pm       *projectionMetrics
+}
+
+func (s *batchSink) apply(ctx context.Context, items []*item) {
+	todo := s.skipSeen(ctx, items)
+	for _, g := range groupByHandler(todo) {
+		s.handle(ctx, g)
+	}
+	s.record(ctx, items)
+}
+
+// skipSeen marks events the inbox already holds as duplicates and returns
+// the others.
+func (s *batchSink) skipSeen(ctx context.Context, items []*item) []*item {
+	ids := make([]uuid.UUID, len(items))
+	for i, it := range items {
+		ids[i] = it.ev.ID
+	}
+	seen, err := inboxdb.New(s.pool).SeenInboxEvents(ctx, inboxdb.SeenInboxEventsParams{Consumer: s.consumer, EventIds: ids})
+	if err != nil {
+		s.log.Warn("inbox pre-check failed; applying the whole batch (the sink is idempotent)",
+			"error", postgres.Classify(err).Error(), "batch", len(items))
+		return items
+	}
+	dup := make(map[uuid.UUID]bool, len(seen))
+	for _, id := range seen {
+		dup[id] = true
+	}
+	todo := items[:0:0]
+	for _, it := range items {
+		if dup[it.ev.ID] {
+			it.result = resultDuplicate
+		} else {
+			todo = append(todo, it)
+		}
+	}
+	return todo
+}
+
+func (s *batchSink) handle(ctx context.Context, g []*item) {
+	evs := make([]*projection.Event, len(g))
+	for i, it := range g {
+		evs[i] = &it.ev
+	}
+	h := g[0].handler.(projection.BatchHandler)
+	results, err := h.HandleBatch(ctx, evs)
+	if err == nil && len(results) != len(g) {
+		err = projection.Retry(fmt.Errorf("handler returned %d results for %d events", len(results), len(g)))
+	}
+	if err != nil {
+		failAll(g, fmt.Errorf("applying batch: %w", err))
+		return
+	}
+	for i, r := range results {
+		if r.Err != nil {
+			g[i].err = r.Err
+		} else {
+			g[i].result = resultOf(r.Outcome)
+		}
+	}
+}
+
+// record inserts inbox rows for the events the sink accepted. An event
+// whose row already exists was applied by a concurrent delivery: it becomes
+// a duplicate.
+func (s *batchSink) record(ctx context.Context, items []*item) {
+	p := inboxdb.InsertInboxEventsParams{Consumer: s.consumer}
+	var accepted []*item
+	for _, it := range items {
+		if it.err != nil || it.result == resultDuplicate || it.result == resultNone {
+			continue
+		}
+		accepted = append(accepted, it)
+		p.EventIds = append(p.EventIds, it.ev.ID)
+		p.AggregateTypes = append(p.AggregateTypes, it.ev.AggregateType)
+		p.AggregateIds = append(p.AggregateIds, it.ev.AggregateID)
+		p.AggregateVersions = append(p.AggregateVersions, it.ev.Version)
+		p.EventTypes = append(p.EventTypes, it.ev.Type)
+		p.MessageIds = append(p.MessageIds, it.ev.MessageID)
+	}
+	if len(accepted) == 0 {
+		return
+	}
+	fresh, err := inboxdb.New(s.pool).InsertInboxEvents(ctx, p)
+	if err != nil {
+		s.pm.inboxFailed.Add(float64(len(accepted)))
+		s.log.Warn("recording inbox rows failed; the sink already accepted the events",
+			"error", postgres.Classify(err).Error(), "events", len(accepted))
+		return
+	}
+	isNew := make(map[uuid.UUID]bool, len(fresh))
+	for _, id := range fresh {
+		isNew[id] = true
+	}
+	for _, it := range accepted {
+		if !isNew[it.ev.ID] {
+			it.result = resultDuplicate
+		}
+		delete(isNew, it.ev.ID) // the same event twice in one batch: the second is a duplicate
+	}
+}
+
+// groupByHandler splits items by handler, keeping order within a group, so
+// each handler gets one HandleBatch call per batch. Function adapters are
+// compared by code pointer.
+func groupByHandler(items []*item) [][]*item {
+	var groups [][]*item
+next:
+	for _, it := range items {
+		for i, g := range groups {
+			if sameHandler(g[0].handler, it.handler) {
+				groups[i] = append(g, it)
+				continue next
+			}
+		}
+		groups = append(groups, []*item{it})
+	}
+	return groups
+}
+
+func sameHandler(a, b any) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb {
+		return false
+	}
+	if ta.Comparable() {
+		return a == b
+	}
+	if ta.Kind() == reflect.Func {
+		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
+	}
+	return false
+}

@@ -1,0 +1,109 @@
+package projector
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/eventrelay/eventrelay/internal/conf"
+)
+
+// ReceiveConfig is the subscriber's flow control. Zero values take the
+// defaults noted on each field.
+type ReceiveConfig struct {
+	// MaxOutstandingMessages bounds unacked messages held (default 1000).
+	MaxOutstandingMessages int `yaml:"max_outstanding_messages" env:"PROJECTOR_MAX_OUTSTANDING_MESSAGES"`
+	// MaxOutstandingBytes bounds their size (default 100 MB).
+	MaxOutstandingBytes int `yaml:"max_outstanding_bytes" env:"PROJECTOR_MAX_OUTSTANDING_BYTES"`
+	// NumGoroutines is the number of StreamingPull streams (default 4).
+	NumGoroutines int `yaml:"num_goroutines" env:"PROJECTOR_NUM_GOROUTINES"`
+	// MaxExtension bounds automatic ack deadline extension (default 10m).
+	MaxExtension conf.Duration `yaml:"max_extension" env:"PROJECTOR_MAX_EXTENSION"`
+	// ExactlyOnce acks with AckWithResult and waits for the answer; set it
+	// when the subscription has exactly-once delivery enabled.
+	ExactlyOnce bool `yaml:"exactly_once" env:"PROJECTOR_EXACTLY_ONCE"`
+}
+
+// Validate fills defaults; errors name the key under prefix.
+func (c *ReceiveConfig) Validate(prefix string) error {
+	if c.MaxOutstandingMessages == 0 {
+		c.MaxOutstandingMessages = 1000
+	}
+	if c.MaxOutstandingBytes == 0 {
+		c.MaxOutstandingBytes = 100 << 20
+	}
+	if c.NumGoroutines == 0 {
+		c.NumGoroutines = 4
+	}
+	if c.MaxExtension == 0 {
+		c.MaxExtension = conf.Duration(10 * time.Minute)
+	}
+	switch {
+	case c.MaxOutstandingMessages < 1:
+		return fmt.Errorf("%s.max_outstanding_messages (PROJECTOR_MAX_OUTSTANDING_MESSAGES) must be >= 1, got %d", prefix, c.MaxOutstandingMessages)
+	case c.MaxOutstandingBytes < 1024:
+		return fmt.Errorf("%s.max_outstanding_bytes (PROJECTOR_MAX_OUTSTANDING_BYTES) must be >= 1024, got %d", prefix, c.MaxOutstandingBytes)
+	case c.NumGoroutines < 1 || c.NumGoroutines > 256:
+		return fmt.Errorf("%s.num_goroutines (PROJECTOR_NUM_GOROUTINES) must be 1..256, got %d", prefix, c.NumGoroutines)
+	case c.MaxExtension.D() < 10*time.Second:
+		return fmt.Errorf("%s.max_extension (PROJECTOR_MAX_EXTENSION) must be >= 10s, got %s", prefix, c.MaxExtension)
+	}
+	return nil
+}
+
+// BatchConfig shapes how messages are grouped into transactions (or bulk
+// requests) and how failures back off.
+type BatchConfig struct {
+	// Size is the most messages per batch (default 100; 1 = one transaction
+	// per message).
+	Size int `yaml:"size" env:"PROJECTOR_BATCH_SIZE"`
+	// Linger is how long a partial batch waits for more messages (default
+	// 20ms).
+	Linger conf.Duration `yaml:"linger" env:"PROJECTOR_BATCH_LINGER"`
+	// Workers is how many batches are applied concurrently (default 4).
+	Workers int `yaml:"workers" env:"PROJECTOR_WORKERS"`
+	// Timeout bounds one batch's apply (default 30s).
+	Timeout conf.Duration `yaml:"timeout" env:"PROJECTOR_BATCH_TIMEOUT"`
+	// RetryBackoffMin/Max bound the delay before a transiently failed
+	// message is nacked; it doubles while failures continue and resets on
+	// the first success, so an outage does not turn into a redelivery storm
+	// (defaults 100ms and 5s).
+	RetryBackoffMin conf.Duration `yaml:"retry_backoff_min" env:"PROJECTOR_RETRY_BACKOFF_MIN"`
+	RetryBackoffMax conf.Duration `yaml:"retry_backoff_max" env:"PROJECTOR_RETRY_BACKOFF_MAX"`
+}
+
+// Validate fills defaults; errors name the key under prefix.
+func (c *BatchConfig) Validate(prefix string) error {
+	if c.Size == 0 {
+		c.Size = 100
+	}
+	if c.Linger == 0 {
+		c.Linger = conf.Duration(20 * time.Millisecond)
+	}
+	if c.Workers == 0 {
+		c.Workers = 4
+	}
+	if c.Timeout == 0 {
+		c.Timeout = conf.Duration(30 * time.Second)
+	}
+	if c.RetryBackoffMin == 0 {
+		c.RetryBackoffMin = conf.Duration(100 * time.Millisecond)
+	}
+	if c.RetryBackoffMax == 0 {
+		c.RetryBackoffMax = conf.Duration(5 * time.Second)
+	}
+	switch {
+	case c.Size < 1 || c.Size > 10000:
+		return fmt.Errorf("%s.size (PROJECTOR_BATCH_SIZE) must be 1..10000, got %d", prefix, c.Size)
+	case c.Linger.D() < 0 || c.Linger.D() > 10*time.Second:
+		return fmt.Errorf("%s.linger (PROJECTOR_BATCH_LINGER) must be 0..10s, got %s", prefix, c.Linger)
+	case c.Workers < 1 || c.Workers > 256:
+		return fmt.Errorf("%s.workers (PROJECTOR_WORKERS) must be 1..256, got %d", prefix, c.Workers)
+	case c.Timeout.D() < time.Second:
+		return fmt.Errorf("%s.timeout (PROJECTOR_BATCH_TIMEOUT) must be >= 1s, got %s", prefix, c.Timeout)
+	case c.RetryBackoffMin.D() < 0:
+		return fmt.Errorf("%s.retry_backoff_min (PROJECTOR_RETRY_BACKOFF_MIN) must be >= 0, got %s", prefix, c.RetryBackoffMin)
+	case c.RetryBackoffMax.D() < c.RetryBackoffMin.D():
+		return fmt.Errorf("%s.retry_backoff_max (PROJECTOR_RETRY_BACKOFF_MAX) must be >= retry_backoff_min, got %s", prefix, c.RetryBackoffMax)
+	}
+	return nil
+}

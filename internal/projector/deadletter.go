@@ -1,0 +1,86 @@
+package projector
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"cloud.google.com/go/pubsub/v2"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// Attributes a dead letter carries on top of all the original attributes.
+const (
+	AttrErrorReason       = "error_reason"
+	AttrError             = "error"
+	AttrProjection        = "projection"
+	AttrDeliveryAttempt   = "delivery_attempt"
+	AttrOriginalMessageID = "original_message_id"
+	AttrDeadLetteredAt    = "dead_lettered_at"
+)
+
+// maxAttrValue is Pub/Sub's limit on an attribute value, in bytes.
+const maxAttrValue = 1024
+
+// DeadLetterer records a message that can never be applied. It returns nil
+// only once the record is durable; the engine acks the message after that.
+type DeadLetterer interface {
+	DeadLetter(ctx context.Context, m *Message, projection string, reason projection.Reason, cause error) error
+}
+
+// TopicDeadLetterer publishes dead letters to a Pub/Sub topic: the original
+// body and attributes, plus error_reason, error, projection,
+// delivery_attempt, original_message_id and dead_lettered_at.
+type TopicDeadLetterer struct {
+	pub   *pubsub.Publisher
+	topic string
+}
+
+// NewTopicDeadLetterer publishes to topic (an id or a full name). Call
+// Stop when done.
+func NewTopicDeadLetterer(client *pubsub.Client, topic string) *TopicDeadLetterer {
+	return &TopicDeadLetterer{pub: client.Publisher(topic), topic: topic}
+}
+
+// DeadLetter implements DeadLetterer.
+func (d *TopicDeadLetterer) DeadLetter(ctx context.Context, m *Message, proj string, reason projection.Reason, cause error) error {
+	res := d.pub.Publish(ctx, &pubsub.Message{Data: m.Data, Attributes: DeadLetterAttributes(m, proj, reason, cause)})
+	if _, err := res.Get(ctx); err != nil {
+		return fmt.Errorf("publishing dead letter to %s: %w", d.topic, gpubsub.Classify(err))
+	}
+	return nil
+}
+
+// Stop flushes and stops the publisher.
+func (d *TopicDeadLetterer) Stop() { d.pub.Stop() }
+
+// DeadLetterAttributes returns the attributes of m's dead letter.
+func DeadLetterAttributes(m *Message, proj string, reason projection.Reason, cause error) map[string]string {
+	attrs := make(map[string]string, len(m.Attributes)+6)
+	for k, v := range m.Attributes {
+		attrs[k] = v
+	}
+	attrs[AttrErrorReason] = string(reason)
+	attrs[AttrError] = truncate(cause.Error(), maxAttrValue)
+	attrs[AttrProjection] = proj
+	attrs[AttrDeliveryAttempt] = strconv.Itoa(m.DeliveryAttempt)
+	attrs[AttrOriginalMessageID] = m.ID
+	attrs[AttrDeadLetteredAt] = time.Now().UTC().Format(time.RFC3339Nano)
+	return attrs
+}
+
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}

@@ -1,0 +1,23 @@
+// Package projector is the engine of cmd/projector: it receives events from
+// a Pub/Sub subscription (StreamingPull with flow control), checks and
+// decodes them through a projection.Registry, applies them in batches to a
+// sink — a Postgres read model written in the transaction that records the
+// inbox row (TxSink), or an idempotent non-transactional sink such as a
+// search index (BatchSink) — and acks, nacks or dead-letters each message
+// by the classification of its outcome.
+//
+// Guarantees, per projection (one subscription, one inbox consumer name):
+//
+//   - A message is acked only after its outcome is durable: committed with
+//     its inbox row (applied, duplicate, stale) or published to the dead-
+//     letter topic (deterministic failure). Everything else is nacked and
+//     redelivered, after a backoff that grows while failures continue.
+//   - Within a batch each message succeeds or fails on its own: a failing
+//     message is isolated by a savepoint and does not nack the others.
+//   - On Stop, receiving stops, in-flight batches finish and every message
+//     is acked or nacked before Stop returns.
+//
+// The engine knows nothing about any domain: a service registers handlers
+// in a projection.Registry and builds an Engine with NewTxEngine or
+// NewBatchEngine, and a Receiver (a Kratos transport.Server) to feed it.
+package projector

@@ -1,0 +1,248 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Name is the projection's name: the metrics label, the dead letter's
+	// "projection" attribute and, unless Consumer is set, the inbox
+	// consumer name. Required.
+	Name string
+	// Consumer is the inbox consumer name (default Name). Two projections
+	// of the same events must use different consumers.
+	Consumer string
+	// Batch shapes batching and retry backoff; zero values take defaults.
+	Batch BatchConfig
+	// DeadLetter receives deterministic failures. Required: a message that
+	// can never be applied is acked only after it was dead-lettered.
+	DeadLetter DeadLetterer
+	// Classify decides permanent vs transient (default projection.Classify).
+	Classify projection.Classifier
+	// Metrics is required.
+	Metrics *Metrics
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) validate() error {
+	if o.Name == "" {
+		return errors.New("projector: Options.Name is required")
+	}
+	if o.Consumer == "" {
+		o.Consumer = o.Name
+	}
+	if o.DeadLetter == nil {
+		return fmt.Errorf("projector %s: Options.DeadLetter is required", o.Name)
+	}
+	if o.Metrics == nil {
+		return fmt.Errorf("projector %s: Options.Metrics is required", o.Name)
+	}
+	if o.Classify == nil {
+		o.Classify = projection.Classify
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if err := o.Batch.Validate("batch"); err != nil {
+		return fmt.Errorf("projector %s: %w", o.Name, err)
+	}
+	return nil
+}
+
+// sink applies a batch: it sets result or err on every item.
+type sink interface {
+	apply(ctx context.Context, items []*item)
+}
+
+// Engine turns messages into read model changes for one projection. Feed
+// it with Process from any number of goroutines; call Close once no
+// Process call is running any more.
+type Engine struct {
+	opts    Options
+	resolve func(*projection.Event) (any, error)
+	sink    sink
+	pm      *projectionMetrics
+	log     *slog.Logger
+
+	mu       sync.RWMutex // guards closed against sends on in
+	closed   bool
+	in       chan *item
+	batches  chan []*item
+	workers  sync.WaitGroup
+	stopping chan struct{}
+	stopOnce sync.Once
+
+	failStreak atomic.Int64 // consecutive batches that failed transiently
+}
+
+func newEngine(o Options, resolve func(*projection.Event) (any, error), s sink) *Engine {
+	e := &Engine{
+		opts:     o,
+		resolve:  resolve,
+		sink:     s,
+		pm:       o.Metrics.forProjection(o.Name),
+		log:      o.Logger.With("projection", o.Name),
+		in:       make(chan *item),
+		batches:  make(chan []*item),
+		stopping: make(chan struct{}),
+	}
+	go e.batcher()
+	for range o.Batch.Workers {
+		e.workers.Add(1)
+		go e.worker()
+	}
+	return e
+}
+
+// Name is the projection's name.
+func (e *Engine) Name() string { return e.opts.Name }
+
+// Process handles one delivery and returns once it is acked or nacked. ctx
+// is the delivery's context; its cancellation (shutdown) does not abort the
+// work: an in-flight message is always finished and settled.
+func (e *Engine) Process(ctx context.Context, m *Message) {
+	e.pm.inflight.Inc()
+	defer e.pm.inflight.Dec()
+	ctx = context.WithoutCancel(ctx)
+
+	it := &item{msg: m, done: make(chan struct{})}
+	ev, err := projection.ParseAttributes(m.Attributes)
+	ev.MessageID, ev.DeliveryAttempt, ev.Body = m.ID, m.DeliveryAttempt, m.Data
+	if ev.Attributes == nil {
+		ev.Attributes = m.Attributes
+	}
+	it.ev = ev
+	if err == nil {
+		it.handler, err = e.resolve(&it.ev)
+	}
+	if err != nil {
+		it.err = err
+		e.settle(ctx, it)
+		return
+	}
+	if !e.enqueue(it) {
+		it.err = projection.Retry(errors.New("projector is shutting down"))
+		e.settle(ctx, it)
+		return
+	}
+	<-it.done
+	e.settle(ctx, it)
+}
+
+func (e *Engine) enqueue(it *item) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return false
+	}
+	e.in <- it
+	return true
+}
+
+// Stopping cuts retry backoffs short: messages held after a transient
+// failure are nacked at once. Call it when shutdown begins.
+func (e *Engine) Stopping() {
+	e.stopOnce.Do(func() { close(e.stopping) })
+}
+
+// Close stops the batcher and workers after flushing what they hold. Call
+// it once no Process call is running; later Process calls nack.
+func (e *Engine) Close() {
+	e.Stopping()
+	e.mu.Lock()
+	if !e.closed {
+		e.closed = true
+		close(e.in)
+	}
+	e.mu.Unlock()
+	e.workers.Wait()
+}
+
+// batcher groups items into batches of up to Batch.Size, waiting at most
+// Batch.Linger after the first item of a batch.
+func (e *Engine) batcher() {
+	defer close(e.batches)
+	size, linger := e.opts.Batch.Size, e.opts.Batch.Linger.D()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var buf []*item
+	for {
+		select {
+		case it, ok := <-e.in:
+			if !ok {
+				if len(buf) > 0 {
+					e.batches <- buf
+				}
+				return
+			}
+			buf = append(buf, it)
+			if len(buf) >= size {
+				timer.Stop()
+				e.batches <- buf
+				buf = nil
+			} else if len(buf) == 1 {
+				timer.Reset(linger)
+			}
+		case <-timer.C:
+			if len(buf) > 0 {
+				e.batches <- buf
+				buf = nil
+			}
+		}
+	}
+}
+
+func (e *Engine) worker() {
+	defer e.workers.Done()
+	for b := range e.batches {
+		ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout.D())
+		e.sink.apply(ctx, b)
+		cancel()
+		e.pm.batchSize.Observe(float64(len(b)))
+		backoff := e.backoffAfter(b)
+		for _, it := range b {
+			if it.err != nil {
+				it.backoff = int64(backoff)
+			}
+			close(it.done)
+		}
+	}
+}
+
+// backoffAfter updates the failure streak from a finished batch and
+// returns how long its transiently failed messages are held before the
+// nack: nothing while the sink works, then Batch.RetryBackoffMin doubling
+// per failed batch up to Batch.RetryBackoffMax.
+func (e *Engine) backoffAfter(b []*item) time.Duration {
+	failed := 0
+	for _, it := range b {
+		if it.err != nil {
+			if _, permanent := e.opts.Classify(it.err); !permanent {
+				failed++
+			}
+		}
+	}
+	if failed == 0 {
+		e.failStreak.Store(0)
+		return 0
+	}
+	if failed < len(b) {
+		return e.opts.Batch.RetryBackoffMin.D()
+	}
+	n := e.failStreak.Add(1)
+	d, max := e.opts.Batch.RetryBackoffMin.D(), e.opts.Batch.RetryBackoffMax.D()
+	for i := int64(1); i < n && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}

@@ -1,0 +1,59 @@
+package projector
+
+import (
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// result is the engine's view of one message's fate.
+type result int
+
+const (
+	resultNone result = iota
+	resultApplied
+	resultStale
+	resultDuplicate
+)
+
+func resultOf(o projection.Outcome) result {
+	if o == projection.Stale {
+		return resultStale
+	}
+	return resultApplied
+}
+
+func (r result) String() string {
+	switch r {
+	case resultApplied:
+		return "applied"
+	case resultStale:
+		return "stale"
+	case resultDuplicate:
+		return "duplicate"
+	}
+	return "none"
+}
+
+// item is a message on its way through a batch. The worker that owns the
+// batch sets result or err, then closes done.
+type item struct {
+	msg     *Message
+	ev      projection.Event
+	handler any
+	result  result
+	err     error
+	// backoff is how long to hold a transiently failed message before the
+	// nack (set by the worker from the engine's failure streak).
+	backoff int64
+	done    chan struct{}
+}
+
+// fail sets err on every item that has no error yet and clears results
+// that were pending the commit.
+func failAll(items []*item, err error) {
+	for _, it := range items {
+		if it.err == nil {
+			it.err = err
+			it.result = resultNone
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package projector
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the projector's Prometheus series, labelled by projection.
+// One Metrics serves every engine of a process.
+type Metrics struct {
+	applied      *prometheus.CounterVec
+	duplicate    *prometheus.CounterVec
+	stale        *prometheus.CounterVec
+	failed       *prometheus.CounterVec
+	deadLettered *prometheus.CounterVec
+	ackFailed    *prometheus.CounterVec
+	inboxFailed  *prometheus.CounterVec
+	inflight     *prometheus.GaugeVec
+	latency      *prometheus.HistogramVec
+	batchSize    *prometheus.HistogramVec
+}
+
+// NewMetrics creates the series and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	byProjection := []string{"projection"}
+	byReason := []string{"projection", "reason"}
+	m := &Metrics{
+		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_applied_total", Help: "Events applied to the read model.",
+		}, byProjection),
+		duplicate: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_duplicate_total", Help: "Deliveries of events the consumer had already applied (absorbed by the inbox).",
+		}, byProjection),
+		stale: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_stale_skipped_total", Help: "Events older than the read model's version, skipped.",
+		}, byProjection),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_failed_total", Help: "Failed deliveries by reason (transient ones are redelivered).",
+		}, byReason),
+		deadLettered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_dead_lettered_total", Help: "Messages published to the dead-letter topic, by reason.",
+		}, byReason),
+		ackFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_ack_failed_total", Help: "Acks refused by Pub/Sub (exactly-once delivery); the message will be redelivered and deduplicated.",
+		}, byProjection),
+		inboxFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_inbox_record_failed_total", Help: "Inbox rows a non-transactional sink could not record after the sink accepted the events.",
+		}, byProjection),
+		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "projector_inflight", Help: "Messages being processed.",
+		}, byProjection),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "projector_apply_latency_seconds",
+			Help:    "From the event's occurred_at (the producing commit) to applied in the read model.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
+		}, byProjection),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "projector_batch_size",
+			Help:    "Messages per applied batch.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+		}, byProjection),
+	}
+	for _, c := range []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
+		m.ackFailed, m.inboxFailed, m.inflight, m.latency, m.batchSize} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// projectionMetrics are the series of one projection.
+type projectionMetrics struct {
+	m            *Metrics
+	name         string
+	applied      prometheus.Counter
+	duplicate    prometheus.Counter
+	stale        prometheus.Counter
+	ackFailed    prometheus.Counter
+	inboxFailed  prometheus.Counter
+	inflight     prometheus.Gauge
+	latency      prometheus.Observer
+	batchSize    prometheus.Observer
+}
+
+func (m *Metrics) forProjection(name string) *projectionMetrics {
+	l := prometheus.Labels{"projection": name}
+	return &projectionMetrics{
+		m: m, name: name,
+		applied:     m.applied.With(l),
+		duplicate:   m.duplicate.With(l),
+		stale:       m.stale.With(l),
+		ackFailed:   m.ackFailed.With(l),
+		inboxFailed: m.inboxFailed.With(l),
+		inflight:    m.inflight.With(l),
+		latency:     m.latency.With(l),
+		batchSize:   m.batchSize.With(l),
+	}
+}
+
+func (p *projectionMetrics) failed(reason string) {
+	p.m.failed.WithLabelValues(p.name, reason).Inc()
+}
+
+func (p *projectionMetrics) deadLettered(reason string) {
+	p.m.deadLettered.WithLabelValues(p.name, reason).Inc()
+}

@@ -1,0 +1,104 @@
+package projector
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// settleTimeout bounds dead-letter publishing and exactly-once acks.
+const settleTimeout = 30 * time.Second
+
+// settle acks, nacks or dead-letters a finished item and records its
+// outcome in metrics and logs.
+func (e *Engine) settle(ctx context.Context, it *item) {
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	if it.err == nil {
+		e.succeed(ctx, it)
+		return
+	}
+	reason, permanent := e.opts.Classify(it.err)
+	log := e.logger(it).With("reason", string(reason), "error", it.err.Error())
+	if !permanent {
+		e.pm.failed(string(reason))
+		log.Warn("projection failed, will be redelivered", "backoff_ms", time.Duration(it.backoff).Milliseconds())
+		e.hold(time.Duration(it.backoff))
+		it.msg.Acker.Nack()
+		return
+	}
+	if err := e.opts.DeadLetter.DeadLetter(ctx, it.msg, e.opts.Name, reason, it.err); err != nil {
+		// Never ack what was not recorded: the message comes back, and the
+		// subscription's own dead-letter policy is the backstop.
+		e.pm.failed("dead_letter_publish")
+		log.Error("dead-lettering failed, will be redelivered", "dead_letter_error", err.Error())
+		e.hold(e.opts.Batch.RetryBackoffMin.D())
+		it.msg.Acker.Nack()
+		return
+	}
+	e.pm.failed(string(reason))
+	e.pm.deadLettered(string(reason))
+	log.Error("message dead-lettered")
+	e.ack(ctx, it)
+}
+
+func (e *Engine) succeed(ctx context.Context, it *item) {
+	switch it.result {
+	case resultApplied:
+		e.pm.applied.Inc()
+		if !it.ev.OccurredAt.IsZero() {
+			e.pm.latency.Observe(time.Since(it.ev.OccurredAt).Seconds())
+		}
+	case resultStale:
+		e.pm.stale.Inc()
+	case resultDuplicate:
+		e.pm.duplicate.Inc()
+	}
+	if e.log.Enabled(ctx, slog.LevelDebug) {
+		e.logger(it).Debug("projected", "outcome", it.result.String(),
+			"latency_ms", time.Since(it.ev.OccurredAt).Milliseconds())
+	}
+	e.ack(ctx, it)
+}
+
+func (e *Engine) ack(ctx context.Context, it *item) {
+	if err := it.msg.Acker.Ack(ctx); err != nil {
+		// Exactly-once: the ack was refused (e.g. the lease expired). The
+		// message will come back and the inbox absorbs it.
+		e.pm.ackFailed.Inc()
+		e.logger(it).Warn("ack refused, message will be redelivered", "error", err.Error())
+	}
+}
+
+// hold waits d, or less when shutdown begins.
+func (e *Engine) hold(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-e.stopping:
+	}
+}
+
+func (e *Engine) logger(it *item) *slog.Logger {
+	id := it.ev.ID.String()
+	if it.ev.ID == uuid.Nil {
+		id = it.msg.Attributes[projection.AttrEventID]
+	}
+	return e.log.With(
+		"event_id", id,
+		"event_type", it.ev.Type,
+		"aggregate_type", it.ev.AggregateType,
+		"aggregate_id", it.ev.AggregateID,
+		"version", it.ev.Version,
+		"attempts", it.msg.DeliveryAttempt,
+		"message_id", it.msg.ID,
+	)
+}

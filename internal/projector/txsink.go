@@ -1,0 +1,154 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// NewTxEngine returns an Engine for a Postgres read model: every message is
+// applied by its TxHandler in the transaction that inserts its inbox row
+// (consumer, event_id); a conflicting inbox row is a duplicate and skips the
+// handler. A batch is one transaction; a message that fails is rolled back
+// to its own savepoint and settled alone.
+func NewTxEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.TxHandler], o Options) (*Engine, error) {
+	if pool == nil || reg == nil {
+		return nil, errors.New("projector: NewTxEngine needs a pool and a registry")
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	s := &txSink{pool: pool, consumer: o.Consumer, log: o.Logger}
+	resolve := func(ev *projection.Event) (any, error) { return reg.Resolve(ev) }
+	return newEngine(o, resolve, s), nil
+}
+
+type txSink struct {
+	pool     *pgxpool.Pool
+	consumer string
+	log      *slog.Logger
+}
+
+func (s *txSink) apply(ctx context.Context, items []*item) {
+	// A stable lock order across concurrent batches avoids deadlocks on the
+	// read model's rows.
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := &items[i].ev, &items[j].ev
+		if a.AggregateID != b.AggregateID {
+			return a.AggregateID < b.AggregateID
+		}
+		return a.Version < b.Version
+	})
+	if !s.applyAll(ctx, items) {
+		s.applyEach(ctx, items)
+	}
+}
+
+// applyAll is the fast path: the whole batch in one transaction without
+// savepoints. It reports false when a message failed and the batch must be
+// redone message by message.
+func (s *txSink) applyAll(ctx context.Context, items []*item) bool {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		failAll(items, fmt.Errorf("beginning transaction: %w", postgres.Classify(err)))
+		return true
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
+	for _, it := range items {
+		res, err := s.applyOne(ctx, tx, it)
+		if err != nil {
+			if len(items) == 1 {
+				it.err = err
+				return true
+			}
+			for _, it := range items {
+				it.result = resultNone
+			}
+			return false
+		}
+		it.result = res
+	}
+	if err := tx.Commit(ctx); err != nil {
+		failAll(items, fmt.Errorf("committing batch: %w", postgres.Classify(err)))
+	}
+	return true
+}
+
+// applyEach applies every message under its own savepoint, so a failing
+// one is rolled back alone.
+func (s *txSink) applyEach(ctx context.Context, items []*item) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		failAll(items, fmt.Errorf("beginning transaction: %w", postgres.Classify(err)))
+		return
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
+	for i, it := range items {
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			failAll(items[i:], fmt.Errorf("creating savepoint: %w", postgres.Classify(err)))
+			break
+		}
+		res, err := s.applyOne(ctx, sp, it)
+		if err != nil {
+			it.err = err
+			if rbErr := sp.Rollback(ctx); rbErr != nil {
+				failAll(items[i+1:], fmt.Errorf("rolling back to savepoint: %w", postgres.Classify(rbErr)))
+				break
+			}
+			continue
+		}
+		if err := sp.Commit(ctx); err != nil {
+			failAll(items[i:], fmt.Errorf("releasing savepoint: %w", postgres.Classify(err)))
+			break
+		}
+		it.result = res
+	}
+	if err := tx.Commit(ctx); err != nil {
+		failAll(items, fmt.Errorf("committing batch: %w", postgres.Classify(err)))
+	}
+}
+
+// applyOne records the inbox row and, when it is new, runs the handler.
+func (s *txSink) applyOne(ctx context.Context, tx pgx.Tx, it *item) (result, error) {
+	n, err := inboxdb.New(tx).InsertInboxEvent(ctx, inboxdb.InsertInboxEventParams{
+		Consumer:         s.consumer,
+		EventID:          it.ev.ID,
+		AggregateType:    it.ev.AggregateType,
+		AggregateID:      it.ev.AggregateID,
+		AggregateVersion: it.ev.Version,
+		EventType:        it.ev.Type,
+		MessageID:        pgtype.Text{String: it.ev.MessageID, Valid: it.ev.MessageID != ""},
+	})
+	if err != nil {
+		return resultNone, fmt.Errorf("recording inbox row: %w", postgres.Classify(err))
+	}
+	if n == 0 {
+		return resultDuplicate, nil
+	}
+	h := it.handler.(projection.TxHandler)
+	out, err := h.HandleTx(ctx, tx, &it.ev)
+	if err != nil {
+		return resultNone, fmt.Errorf("applying %s: %w", it.ev.Type, classifyPg(err))
+	}
+	return resultOf(out), nil
+}
+
+// classifyPg gives unclassified handler errors (typically raw pgx errors)
+// the Postgres classification; classified errors pass through.
+func classifyPg(err error) error {
+	if _, classified := projection.ClassOf(err); classified {
+		return err
+	}
+	return postgres.Classify(err)
+}

@@ -1,0 +1,73 @@
+package projection
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Outcome is what applying one event did to the read model.
+type Outcome int
+
+const (
+	// Applied: the read model now reflects the event.
+	Applied Outcome = iota + 1
+	// Stale: the read model already holds this aggregate at the same or a
+	// newer version; nothing changed. Counted, then acked.
+	Stale
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Applied:
+		return "applied"
+	case Stale:
+		return "stale"
+	}
+	return "unknown"
+}
+
+// TxHandler applies events to a Postgres read model. HandleTx runs in tx,
+// the transaction that also records (consumer, event_id) in the inbox: the
+// engine has already established that this consumer has not applied the
+// event before, and commits the read model change and the inbox row
+// together. tx may be a savepoint of a larger batch transaction: HandleTx
+// must not commit or roll it back, and must guard every write by the
+// aggregate version so that an older event never overwrites a newer one.
+type TxHandler interface {
+	HandleTx(ctx context.Context, tx pgx.Tx, ev *Event) (Outcome, error)
+}
+
+// TxHandlerFunc adapts a function to TxHandler.
+type TxHandlerFunc func(ctx context.Context, tx pgx.Tx, ev *Event) (Outcome, error)
+
+// HandleTx implements TxHandler.
+func (f TxHandlerFunc) HandleTx(ctx context.Context, tx pgx.Tx, ev *Event) (Outcome, error) {
+	return f(ctx, tx, ev)
+}
+
+// Result is the per-event answer of a BatchHandler: an Outcome, or an error
+// classified like any handler error.
+type Result struct {
+	Outcome Outcome
+	Err     error
+}
+
+// BatchHandler applies events to a non-transactional sink (a search index).
+// It must be idempotent and version-guarded on its own (e.g. external
+// versioning), because the engine records the inbox row only after the sink
+// accepted the event and may deliver an event again.
+//
+// HandleBatch returns one Result per event, in order, or an error that
+// applies to the whole batch (e.g. the sink is unreachable).
+type BatchHandler interface {
+	HandleBatch(ctx context.Context, evs []*Event) ([]Result, error)
+}
+
+// BatchHandlerFunc adapts a function to BatchHandler.
+type BatchHandlerFunc func(ctx context.Context, evs []*Event) ([]Result, error)
+
+// HandleBatch implements BatchHandler.
+func (f BatchHandlerFunc) HandleBatch(ctx context.Context, evs []*Event) ([]Result, error) {
+	return f(ctx, evs)
+}
