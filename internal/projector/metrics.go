@@ -70,16 +70,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 
 // projectionMetrics are the series of one projection.
 type projectionMetrics struct {
-	m            *Metrics
-	name         string
-	applied      prometheus.Counter
-	duplicate    prometheus.Counter
-	stale        prometheus.Counter
-	ackFailed    prometheus.Counter
-	inboxFailed  prometheus.Counter
-	inflight     prometheus.Gauge
-	latency      prometheus.Observer
-	batchSize    prometheus.Observer
+	m           *Metrics
+	name        string
+	applied     prometheus.Counter
+	duplicate   prometheus.Counter
+	stale       prometheus.Counter
+	ackFailed   prometheus.Counter
+	inboxFailed prometheus.Counter
+	inflight    prometheus.Gauge
+	latency     prometheus.Observer
+	batchSize   prometheus.Observer
 }
 
 func (m *Metrics) forProjection(name string) *projectionMetrics {
