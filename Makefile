@@ -25,6 +25,7 @@ test: ## Run all tests against a private Postgres (started if needed) and pstest
 generate: ## Regenerate protobuf (buf), sqlc and wire output
 	$(TOOL) buf generate
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate
+	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate -f sqlc.e2e.yaml
 	$(TOOL) wire gen ./cmd/... >/dev/null
 
 .PHONY: verify

@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+)
+
+// OrderChecker is an independent ordered subscription on a topic that
+// nobody else acks. For every aggregate it records the version of each
+// event the first time that event is seen; those versions must strictly
+// increase (a redelivery or a duplicate publish of an event already seen
+// is counted, not judged). It recreates its subscription when the server
+// lost it (emulator restart) and keeps receiving until stopped.
+type OrderChecker struct {
+	client *pubsub.Client
+	cfg    gpubsub.Config
+	topic  string
+	subID  string
+	// Skip, when set, excludes messages from the order check (e.g. poison
+	// injected by the harness); they are counted as Skipped.
+	Skip func(*pubsub.Message) bool
+
+	mu         sync.Mutex
+	lastSeen   map[string]int64          // aggregate -> highest first-seen version
+	messageIDs map[string]map[string]int // event_id -> message_id -> deliveries
+	violations []string
+	stats      OrderStats
+	lastRecv   time.Time
+	lastErr    error
+}
+
+// OrderStats are the checker's counts.
+type OrderStats struct {
+	Deliveries int64 // every delivery, redeliveries included
+	Events     int64 // distinct event ids
+	// DuplicatePublishes: extra message ids for an event id already seen
+	// (the publisher published it again, e.g. after a crash before it
+	// recorded the outcome).
+	DuplicatePublishes int64
+	// Redeliveries: the same message delivered again.
+	Redeliveries int64
+	Violations   int64
+	Skipped      int64
+	// MissingAttrs: messages without event_id/aggregate_id/version.
+	MissingAttrs int64
+	// Resubscribes: times the subscription had to be created again.
+	Resubscribes int64
+}
+
+// NewOrderChecker prepares a checker of topic through subscription subID.
+func NewOrderChecker(ctx context.Context, cfg gpubsub.Config, topic, subID string) (*OrderChecker, error) {
+	cl, err := gpubsub.NewClient(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &OrderChecker{client: cl, cfg: cfg, topic: topic, subID: subID,
+		lastSeen: map[string]int64{}, messageIDs: map[string]map[string]int{}}, nil
+}
+
+// Ensure creates the ordered subscription if it does not exist. Call it
+// after the topic exists and before the first publish.
+func (c *OrderChecker) Ensure(ctx context.Context) error {
+	_, err := c.client.SubscriptionAdminClient.CreateSubscription(ctx, &pb.Subscription{
+		Name:                  gpubsub.SubscriptionName(c.cfg.ProjectID, c.subID),
+		Topic:                 gpubsub.TopicName(c.cfg.ProjectID, c.topic),
+		EnableMessageOrdering: true,
+		AckDeadlineSeconds:    60,
+	})
+	if status.Code(err) == codes.AlreadyExists {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("creating order-check subscription %s on %s: %w", c.subID, c.topic, gpubsub.Classify(err))
+	}
+	return nil
+}
+
+// Run receives until ctx ends, re-subscribing after errors.
+func (c *OrderChecker) Run(ctx context.Context) {
+	sub := c.client.Subscriber(c.subID)
+	sub.ReceiveSettings.NumGoroutines = 2
+	sub.ReceiveSettings.MaxOutstandingMessages = 5000
+	for ctx.Err() == nil {
+		err := sub.Receive(ctx, c.handle)
+		if ctx.Err() != nil {
+			return
+		}
+		c.mu.Lock()
+		c.lastErr = err
+		c.mu.Unlock()
+		if status.Code(errors.Unwrap(err)) == codes.NotFound || status.Code(err) == codes.NotFound {
+			if c.Ensure(ctx) == nil {
+				c.mu.Lock()
+				c.stats.Resubscribes++
+				c.mu.Unlock()
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+func (c *OrderChecker) handle(_ context.Context, m *pubsub.Message) {
+	m.Ack()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stats.Deliveries++
+	c.lastRecv = time.Now()
+	if c.Skip != nil && c.Skip(m) {
+		c.stats.Skipped++
+		return
+	}
+	eventID := m.Attributes["event_id"]
+	agg := m.Attributes["aggregate_type"] + "/" + m.Attributes["aggregate_id"]
+	v, err := strconv.ParseInt(m.Attributes["version"], 10, 64)
+	if eventID == "" || m.Attributes["aggregate_id"] == "" || err != nil {
+		c.stats.MissingAttrs++
+		return
+	}
+	ids := c.messageIDs[eventID]
+	if ids != nil {
+		if ids[m.ID] > 0 {
+			c.stats.Redeliveries++
+		} else {
+			c.stats.DuplicatePublishes++
+		}
+		ids[m.ID]++
+		return
+	}
+	c.messageIDs[eventID] = map[string]int{m.ID: 1}
+	c.stats.Events++
+	if prev, ok := c.lastSeen[agg]; ok && v <= prev {
+		c.stats.Violations++
+		if len(c.violations) < 20 {
+			c.violations = append(c.violations, fmt.Sprintf("%s: version %d (event %s) first seen after version %d", agg, v, eventID, prev))
+		}
+		return
+	}
+	c.lastSeen[agg] = v
+}
+
+// Stats returns the counts so far.
+func (c *OrderChecker) Stats() OrderStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
+
+// Violations describes up to 20 order violations.
+func (c *OrderChecker) Violations() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.violations...)
+}
+
+// LastReceive is when the last message arrived.
+func (c *OrderChecker) LastReceive() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastRecv
+}
+
+// Close releases the client.
+func (c *OrderChecker) Close() error { return c.client.Close() }

@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/internal/e2e/e2edb"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+)
+
+// Stats reads a run's progress straight from Postgres.
+type Stats struct {
+	Pool *pgxpool.Pool
+	q    *e2edb.Queries
+}
+
+// OpenStats opens a small pool on the run's database.
+func OpenStats(ctx context.Context, url, schema string) (*Stats, error) {
+	pool, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: schema, MaxConns: 4})
+	if err != nil {
+		return nil, fmt.Errorf("opening stats pool: %w", err)
+	}
+	return &Stats{Pool: pool, q: e2edb.New(pool)}, nil
+}
+
+// Close closes the pool.
+func (s *Stats) Close() { s.Pool.Close() }
+
+// Snapshot is the state of the pipeline at one instant.
+type Snapshot struct {
+	At     time.Time
+	Outbox e2edb.OutboxProgressRow
+	// Applied counts inbox rows per consumer.
+	Applied map[string]int64
+}
+
+// MinApplied is the smallest applied count over the consumers (0 if none).
+func (s Snapshot) MinApplied() int64 {
+	first := true
+	var m int64
+	for _, v := range s.Applied {
+		if first || v < m {
+			m, first = v, false
+		}
+	}
+	return m
+}
+
+// Snapshot reads the current counts.
+func (s *Stats) Snapshot(ctx context.Context) (Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	snap := Snapshot{At: time.Now(), Applied: map[string]int64{}}
+	var err error
+	if snap.Outbox, err = s.q.OutboxProgress(ctx); err != nil {
+		return snap, fmt.Errorf("reading outbox progress: %w", err)
+	}
+	rows, err := s.q.InboxProgress(ctx)
+	if err != nil {
+		return snap, fmt.Errorf("reading inbox progress: %w", err)
+	}
+	for _, r := range rows {
+		snap.Applied[r.Consumer] = r.Applied
+	}
+	return snap, nil
+}
+
+// Source reads the source-of-truth totals.
+func (s *Stats) Source(ctx context.Context) (e2edb.SourceTotalsRow, error) {
+	r, err := s.q.SourceTotals(ctx)
+	if err != nil {
+		return r, fmt.Errorf("reading source totals: %w", err)
+	}
+	return r, nil
+}
+
+// Latency reads commit-to-projected percentiles for consumer.
+func (s *Stats) Latency(ctx context.Context, consumer string) (e2edb.CommitToProjectedRow, error) {
+	r, err := s.q.CommitToProjected(ctx, consumer)
+	if err != nil {
+		return r, fmt.Errorf("reading latency of %s: %w", consumer, err)
+	}
+	return r, nil
+}
+
+// Unapplied lists up to max committed events consumer has not applied and
+// counts them all.
+func (s *Stats) Unapplied(ctx context.Context, consumer string, max int32) ([]e2edb.UnappliedEventsRow, int64, error) {
+	n, err := s.q.CountUnapplied(ctx, consumer)
+	if err != nil {
+		return nil, 0, fmt.Errorf("counting unapplied events of %s: %w", consumer, err)
+	}
+	rows, err := s.q.UnappliedEvents(ctx, e2edb.UnappliedEventsParams{Consumer: consumer, MaxRows: max})
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing unapplied events of %s: %w", consumer, err)
+	}
+	return rows, n, nil
+}
+
+// WaitSettled polls until every committed event is published and applied
+// by every consumer in consumers (or nothing changed for quiet and the
+// outbox has no lag), or until timeout. It returns the last snapshot.
+func (s *Stats) WaitSettled(ctx context.Context, consumers []string, timeout time.Duration, tick func(Snapshot)) (Snapshot, error) {
+	deadline := time.Now().Add(timeout)
+	var last Snapshot
+	for {
+		snap, err := s.Snapshot(ctx)
+		if err == nil {
+			last = snap
+			if tick != nil {
+				tick(snap)
+			}
+			done := snap.Outbox.Lag == 0
+			for _, c := range consumers {
+				if snap.Applied[c] < snap.Outbox.Published {
+					done = false
+				}
+			}
+			if done {
+				return snap, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return last, fmt.Errorf("not settled after %s: lag %d, published %d, applied %v", timeout, last.Outbox.Lag, last.Outbox.Published, last.Applied)
+		}
+		select {
+		case <-ctx.Done():
+			return last, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,69 @@
+-- Read-only queries of the end-to-end harness (make demo, make e2e): progress,
+-- latency and the loss check, straight from the tables the daemons write.
+
+-- OutboxProgress: the publisher side at a glance (one scan; the harness
+-- calls it about twice a second on tables of tens of thousands of rows).
+-- name: OutboxProgress :one
+SELECT
+    count(*) FILTER (WHERE origin = 'write')::bigint                        AS produced,
+    count(*)::bigint                                                        AS total,
+    count(*) FILTER (WHERE status = 'published')::bigint                    AS published,
+    count(*) FILTER (WHERE status IN ('pending', 'publishing'))::bigint     AS lag,
+    count(*) FILTER (WHERE status = 'failed')::bigint                       AS failed,
+    coalesce(sum(replay_count), 0)::bigint                                  AS replays,
+    coalesce(extract(epoch FROM now() - min(created_at)
+        FILTER (WHERE status IN ('pending', 'publishing'))), 0)::float8    AS oldest_age_seconds
+FROM outbox_events;
+
+-- InboxProgress: events applied per consumer (one inbox row per consumer
+-- and event).
+-- name: InboxProgress :many
+SELECT consumer, count(*)::bigint AS applied
+FROM inbox_events
+WHERE processed_at IS NOT NULL
+GROUP BY consumer
+ORDER BY consumer;
+
+-- SourceTotals: the source of truth. Every write is one version, so the
+-- sum of versions is the number of business events that must exist.
+-- name: SourceTotals :one
+SELECT
+    count(*)::bigint                                       AS aggregates,
+    coalesce(sum(version), 0)::bigint                      AS versions,
+    count(*) FILTER (WHERE deleted_at IS NOT NULL)::bigint AS deleted
+FROM videos;
+
+-- CommitToProjected: latency percentiles in milliseconds from the outbox
+-- insert (the writing transaction, ~commit) to the consumer's inbox row.
+-- name: CommitToProjected :one
+SELECT
+    count(*)::bigint AS events,
+    coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 0)::float8  AS p50_ms,
+    coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 0)::float8 AS p99_ms,
+    coalesce(max(ms), 0)::float8                                          AS max_ms
+FROM (
+    SELECT extract(epoch FROM i.processed_at - o.created_at) * 1000 AS ms
+    FROM inbox_events i
+    JOIN outbox_events o ON o.event_id = i.event_id
+    WHERE i.consumer = @consumer AND i.processed_at IS NOT NULL
+) AS t;
+
+-- UnappliedEvents: committed events the consumer has no inbox row for
+-- (the loss check once the system has settled).
+-- name: UnappliedEvents :many
+SELECT o.event_id, o.aggregate_id, o.aggregate_version, o.status, o.origin, o.published_at
+FROM outbox_events o
+WHERE NOT EXISTS (
+    SELECT 1 FROM inbox_events i WHERE i.consumer = @consumer AND i.event_id = o.event_id
+)
+ORDER BY o.id
+LIMIT @max_rows;
+
+-- CountUnapplied: how many committed events the consumer has no inbox row
+-- for.
+-- name: CountUnapplied :one
+SELECT count(*)::bigint
+FROM outbox_events o
+WHERE NOT EXISTS (
+    SELECT 1 FROM inbox_events i WHERE i.consumer = @consumer AND i.event_id = o.event_id
+);
