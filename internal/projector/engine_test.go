@@ -1,0 +1,189 @@
+package projector_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
+	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
+	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// acker records how a message was settled.
+type acker struct {
+	mu     sync.Mutex
+	acks   int
+	nacks  int
+	settle chan struct{}
+}
+
+func newAcker() *acker { return &acker{settle: make(chan struct{}, 10)} }
+
+func (a *acker) Ack(context.Context) error {
+	a.mu.Lock()
+	a.acks++
+	a.mu.Unlock()
+	a.settle <- struct{}{}
+	return nil
+}
+
+func (a *acker) Nack() {
+	a.mu.Lock()
+	a.nacks++
+	a.mu.Unlock()
+	a.settle <- struct{}{}
+}
+
+func (a *acker) counts() (int, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.acks, a.nacks
+}
+
+// poisoned fails the events of chosen aggregates with chosen errors and
+// applies the others through the real video projection.
+type poisoned struct {
+	videos *catproj.Videos
+	fail   map[string]error
+}
+
+func (p *poisoned) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
+	if err := p.fail[ev.AggregateID]; err != nil {
+		return 0, err
+	}
+	return p.videos.HandleTx(ctx, tx, ev)
+}
+
+type fixture struct {
+	db  *relaytest.DB
+	ps  *gpubsubtest.Server
+	reg *prometheus.Registry
+}
+
+func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int) (*projector.Engine, *fixture) {
+	t.Helper()
+	f := &fixture{db: relaytest.NewDB(t), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
+	f.ps.Topic(t, "dlq")
+	f.ps.Subscription(t, "dlq-read", "dlq", gpubsubtest.SubscriptionOptions{})
+	m, err := projector.NewMetrics(f.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := projection.NewRegistry[projection.TxHandler]()
+	if err := catproj.Register(reg, h); err != nil {
+		t.Fatal(err)
+	}
+	dl := projector.NewTopicDeadLetterer(f.ps.Client, dlqTopic)
+	t.Cleanup(dl.Stop)
+	e, err := projector.NewTxEngine(f.db.Pool, reg, projector.Options{
+		Name: "videos", DeadLetter: dl, Metrics: m,
+		Batch: projector.BatchConfig{Size: size, Linger: conf.Duration(time.Second), RetryBackoffMin: conf.Duration(time.Millisecond)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e, f
+}
+
+// processAll feeds msgs concurrently (so they share one batch) and waits
+// until all are settled.
+func processAll(e *projector.Engine, msgs []projectiontest.Msg, ackers []*acker) {
+	var wg sync.WaitGroup
+	for i, m := range msgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.Process(context.Background(), &projector.Message{ID: "m" + m.EventID.String()[:8], Data: m.Data, Attributes: m.Attributes, Acker: ackers[i]})
+		}()
+	}
+	wg.Wait()
+}
+
+func TestBatchIsolatesFailingMessages(t *testing.T) {
+	t.Parallel()
+	bad, flaky := uuid.New(), uuid.New()
+	h := &poisoned{videos: catproj.NewVideos(), fail: map[string]error{
+		bad.String():   projection.Permanent(projection.MappingError, errors.New("cannot map")),
+		flaky.String(): errclass.New(errclass.Unavailable, errors.New("downstream flaked")),
+	}}
+	e, f := newEngine(t, h, "dlq", 6)
+
+	var msgs []projectiontest.Msg
+	var good []uuid.UUID
+	for range 4 {
+		id := uuid.New()
+		good = append(good, id)
+		msgs = append(msgs, projectiontest.Event(t, id, 1, false))
+	}
+	msgs = append(msgs, projectiontest.Event(t, bad, 1, false), projectiontest.Event(t, flaky, 1, false))
+	ackers := make([]*acker, len(msgs))
+	for i := range ackers {
+		ackers[i] = newAcker()
+	}
+	processAll(e, msgs, ackers) // 6 messages = one full batch
+
+	for i := range 4 {
+		if a, n := ackers[i].counts(); a != 1 || n != 0 {
+			t.Errorf("good message %d: acks=%d nacks=%d, want acked", i, a, n)
+		}
+		var v int64
+		if err := f.db.Pool.QueryRow(context.Background(), "SELECT version FROM video_projection WHERE video_id = $1", good[i]).Scan(&v); err != nil || v != 1 {
+			t.Errorf("good video %d not projected: v%d %v", i, v, err)
+		}
+	}
+	if a, n := ackers[4].counts(); a != 1 || n != 0 {
+		t.Errorf("permanently failing message: acks=%d nacks=%d, want acked after dead-lettering", a, n)
+	}
+	if a, n := ackers[5].counts(); a != 0 || n != 1 {
+		t.Errorf("transiently failing message: acks=%d nacks=%d, want nacked", a, n)
+	}
+	var inbox int
+	if err := f.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM inbox_events").Scan(&inbox); err != nil || inbox != 4 {
+		t.Errorf("inbox rows = %d (%v), want 4: failed messages must leave no inbox row", inbox, err)
+	}
+	if n := projectiontest.Metric(t, f.reg, "projector_failed_total", map[string]string{"reason": "unavailable"}); n != 1 {
+		t.Errorf("failed_total{unavailable} = %v, want 1", n)
+	}
+	if n := projectiontest.Metric(t, f.reg, "projector_dead_lettered_total", map[string]string{"reason": "mapping_error"}); n != 1 {
+		t.Errorf("dead_lettered_total{mapping_error} = %v, want 1", n)
+	}
+}
+
+func TestDeadLetterPublishFailureNacks(t *testing.T) {
+	t.Parallel()
+	e, f := newEngine(t, catproj.NewVideos(), "no-such-topic", 1)
+	m := projectiontest.Event(t, uuid.New(), 1, false)
+	delete(m.Attributes, "event_id")
+	a := newAcker()
+	processAll(e, []projectiontest.Msg{m}, []*acker{a})
+	if acks, nacks := a.counts(); acks != 0 || nacks != 1 {
+		t.Fatalf("acks=%d nacks=%d: a message whose dead letter was not published must be nacked", acks, nacks)
+	}
+	if n := projectiontest.Metric(t, f.reg, "projector_failed_total", map[string]string{"reason": "dead_letter_publish"}); n != 1 {
+		t.Fatalf("failed_total{dead_letter_publish} = %v, want 1", n)
+	}
+}
+
+func TestProcessAfterCloseNacks(t *testing.T) {
+	t.Parallel()
+	e, _ := newEngine(t, catproj.NewVideos(), "dlq", 1)
+	e.Close()
+	a := newAcker()
+	processAll(e, []projectiontest.Msg{projectiontest.Event(t, uuid.New(), 1, false)}, []*acker{a})
+	if acks, nacks := a.counts(); acks != 0 || nacks != 1 {
+		t.Fatalf("acks=%d nacks=%d, want a nack after Close", acks, nacks)
+	}
+}
