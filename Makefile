@@ -42,3 +42,13 @@ verify: generate ## Fail if generated code drifts from its sources; lint protos,
 .PHONY: build
 build: ## Build all binaries into bin/
 	$(GO) build -o bin/ ./cmd/...
+
+# --- Benchmarks (cmd/relaybench, internal/bench; issue 7) ---------------------
+# BENCHFLAGS passes options, e.g. BENCHFLAGS='-only ceilings,scale -runs 1'.
+BENCHFLAGS ?=
+
+.PHONY: bench bench-smoke
+bench: ## Measure publisher/projector against ceilings in one run (~40 min); JSON in bench/results, table in README
+	@eval "$$(scripts/pg.sh start)" && $(GO) run ./cmd/relaybench $(BENCHFLAGS)
+bench-smoke: ## The same bench with tiny sizes in seconds (CI: keeps the benchmark from rotting)
+	@eval "$$(scripts/pg.sh start)" && $(GO) run ./cmd/relaybench -smoke $(BENCHFLAGS)

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// runCeilings measures what the parts can do with nothing else in the way:
+// claim+mark in Postgres, publish to Pub/Sub, project into Postgres.
+func runCeilings(ctx context.Context, r *Runner) error {
+	cfg := r.cfg
+	cl := sqlClaimer{db: r.db}
+	r.report.note("Claim ceiling SQL: %s.", cl.Describe())
+	for run := 1; run <= cfg.Runs; run++ {
+		for _, w := range []int{1, 2} {
+			if err := r.db.reset(ctx); err != nil {
+				return err
+			}
+			if err := NewFixture(cfg.Aggregates).Seed(ctx, r.db, cfg.Events); err != nil {
+				return err
+			}
+			if err := analyze(ctx, r.db); err != nil {
+				return err
+			}
+			var n int
+			var d time.Duration
+			use, err := r.measure(func() (err error) {
+				n, d, err = drainLoop(ctx, r.db, cl, cfg.Bulk, w)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if n != cfg.Events {
+				return fmt.Errorf("claim loop moved %d rows, want %d", n, cfg.Events)
+			}
+			r.addRun(Measurement{ID: fmt.Sprintf("ceiling.claim.w%d", w), Scenario: "ceiling",
+				Name: fmt.Sprintf("claim+mark loop, %d worker(s), bulk %d", w, cfg.Bulk), Backend: "postgres",
+				Unit: "events/s"}, rate(n, d))
+			r.logf("  run %d: claim+mark w=%d: %.0f events/s; %s", run, w, rate(n, d), use)
+		}
+
+		fx := NewFixture(cfg.Aggregates)
+		evs, err := fx.Generate(cfg.Events)
+		if err != nil {
+			return err
+		}
+		bs, err := r.backends(ctx)
+		if err != nil {
+			return err
+		}
+		for _, b := range bs {
+			var d float64
+			use, err := r.measure(func() error {
+				dur, err := publishLoop(ctx, b, evs)
+				d = dur.Seconds()
+				return err
+			})
+			if err != nil {
+				closeAll(bs)
+				return err
+			}
+			r.addRun(Measurement{ID: "ceiling.publish." + b.Name, Scenario: "ceiling",
+				Name: fmt.Sprintf("publish loop, ordering keys over %d aggregates", cfg.Aggregates), Backend: b.Name,
+				Unit: "events/s"}, float64(len(evs))/d)
+			r.logf("  run %d: publish %s: %.0f events/s; %s", run, b.Name, float64(len(evs))/d, use)
+		}
+		closeAll(bs)
+
+		args, err := buildProjectionArgs(evs, cfg.Aggregates)
+		if err != nil {
+			return err
+		}
+		for _, pc := range []struct{ batch, workers, n int }{
+			{cfg.Bulk, 1, len(args)}, {cfg.Bulk, 2, len(args)}, {1, 2, min(len(args), 20_000)},
+		} {
+			if err := r.db.reset(ctx); err != nil {
+				return err
+			}
+			var d float64
+			use, err := r.measure(func() error {
+				dur, err := projectLoop(ctx, r.db, args[:pc.n], pc.batch, pc.workers)
+				d = dur.Seconds()
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if got, err := r.db.count(ctx, sqlCountInbox); err != nil || got != pc.n {
+				return fmt.Errorf("projection ceiling wrote %d inbox rows, want %d (%v)", got, pc.n, err)
+			}
+			r.addRun(Measurement{ID: fmt.Sprintf("ceiling.project.b%d.w%d", pc.batch, pc.workers), Scenario: "ceiling",
+				Name:    fmt.Sprintf("inbox insert + guarded upsert, batch %d, %d worker(s)", pc.batch, pc.workers),
+				Backend: "postgres", Unit: "events/s"}, float64(pc.n)/d)
+			r.logf("  run %d: project batch=%d w=%d: %.0f events/s; %s", run, pc.batch, pc.workers, float64(pc.n)/d, use)
+		}
+	}
+	return nil
+}
+
+// addRun records one run of a measurement.
+func (r *Runner) addRun(m Measurement, v float64) {
+	m.Runs = []float64{v}
+	r.report.add(m)
+}

@@ -1,0 +1,18 @@
+package bench
+
+import "context"
+
+func runDrain(ctx context.Context, r *Runner) error {
+	r.report.skip("drain: not implemented yet")
+	return nil
+}
+
+func runApply(ctx context.Context, r *Runner) error {
+	r.report.skip("apply: not implemented yet")
+	return nil
+}
+
+func runLatency(ctx context.Context, r *Runner) error {
+	r.report.skip("latency: not implemented yet")
+	return nil
+}

@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+)
+
+// Project is the Pub/Sub project of the bench (pstest and emulator).
+const Project = "eventrelay-bench"
+
+// Backend is a Pub/Sub server the bench talks to: pstest in process or the
+// real emulator.
+type Backend struct {
+	Name   string // "pstest" or "emulator"
+	Config gpubsub.Config
+	Client *pubsub.Client
+	close  func()
+}
+
+var resourceSeq atomic.Int64
+
+// uniqueID returns a fresh topic/subscription id.
+func uniqueID(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, time.Now().Unix()%100000, resourceSeq.Add(1))
+}
+
+// newPstest starts a pstest server in process.
+func newPstest(ctx context.Context) (*Backend, error) {
+	srv := pstest.NewServer()
+	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: srv.Addr}
+	cl, err := gpubsub.NewClient(ctx, cfg)
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return &Backend{Name: "pstest", Config: cfg, Client: cl, close: func() { cl.Close(); srv.Close() }}, nil
+}
+
+// Close releases the client (and the pstest server).
+func (b *Backend) Close() {
+	if b != nil && b.close != nil {
+		b.close()
+	}
+}
+
+// CreateTopic creates a fresh topic and returns its id.
+func (b *Backend) CreateTopic(ctx context.Context, prefix string) (string, error) {
+	id := uniqueID(prefix)
+	if _, err := b.Client.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: gpubsub.TopicName(Project, id)}); err != nil {
+		return "", fmt.Errorf("%s: creating topic %s: %w", b.Name, id, gpubsub.Classify(err))
+	}
+	return id, nil
+}
+
+// CreateSubscription creates a fresh subscription to topic.
+func (b *Backend) CreateSubscription(ctx context.Context, topic string, ordered bool) (string, error) {
+	id := uniqueID(topic + "-sub")
+	_, err := b.Client.SubscriptionAdminClient.CreateSubscription(ctx, &pb.Subscription{
+		Name:                  gpubsub.SubscriptionName(Project, id),
+		Topic:                 gpubsub.TopicName(Project, topic),
+		EnableMessageOrdering: ordered,
+		AckDeadlineSeconds:    60,
+	})
+	if err != nil {
+		return "", fmt.Errorf("%s: creating subscription %s: %w", b.Name, id, gpubsub.Classify(err))
+	}
+	return id, nil
+}
+
+// DeleteTopic removes a topic (best effort: the emulator keeps messages of
+// topics with subscriptions in memory).
+func (b *Backend) DeleteTopic(ctx context.Context, id string) {
+	_ = b.Client.TopicAdminClient.DeleteTopic(ctx, &pb.DeleteTopicRequest{Topic: gpubsub.TopicName(Project, id)})
+}
+
+// DeleteSubscription removes a subscription (best effort).
+func (b *Backend) DeleteSubscription(ctx context.Context, id string) {
+	_ = b.Client.SubscriptionAdminClient.DeleteSubscription(ctx, &pb.DeleteSubscriptionRequest{Subscription: gpubsub.SubscriptionName(Project, id)})
+}
+
+// Emulator is the bench's private Pub/Sub emulator, run through
+// scripts/pubsub-emulator.sh with its own directory and port so it never
+// collides with the demo's or the e2e suite's.
+type Emulator struct {
+	script string
+	env    []string
+	Host   string
+	Dir    string
+}
+
+// emulatorAvailable reports why the emulator cannot run, or "".
+func emulatorAvailable(repo string) string {
+	if _, err := os.Stat(filepath.Join(repo, "scripts", "pubsub-emulator.sh")); err != nil {
+		return "scripts/pubsub-emulator.sh is missing"
+	}
+	for _, bin := range []string{"gcloud", "java"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return bin + " is not installed"
+		}
+	}
+	return ""
+}
+
+// startEmulator starts a fresh emulator (stopping a previous bench one).
+func startEmulator(ctx context.Context, repo string, port int) (*Emulator, error) {
+	dir := filepath.Join(repo, ".run", "bench-pubsub-emulator")
+	e := &Emulator{
+		script: filepath.Join(repo, "scripts", "pubsub-emulator.sh"),
+		env: append(os.Environ(), "EVENTRELAY_PUBSUB_DIR="+dir, "EVENTRELAY_PUBSUB_PORT="+strconv.Itoa(port),
+			"PUBSUB_PROJECT_ID="+Project),
+		Host: "127.0.0.1:" + strconv.Itoa(port),
+		Dir:  dir,
+	}
+	if err := e.run(ctx, "fresh"); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Restart replaces the emulator by a fresh JVM (it leaks a thread per
+// ordering key per ordered subscription).
+func (e *Emulator) Restart(ctx context.Context) error { return e.run(ctx, "fresh") }
+
+// Stop stops the emulator's process group.
+func (e *Emulator) Stop() error { return e.run(context.Background(), "stop") }
+
+// PGID returns the emulator's process group (for CPU accounting).
+func (e *Emulator) PGID() int {
+	b, err := os.ReadFile(filepath.Join(e.Dir, "emulator.pid"))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+func (e *Emulator) run(ctx context.Context, verb string) error {
+	cmd := exec.CommandContext(ctx, e.script, verb)
+	cmd.Env = e.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pubsub-emulator.sh %s: %w: %s", verb, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Backend connects a client to the emulator.
+func (e *Emulator) Backend(ctx context.Context) (*Backend, error) {
+	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: e.Host}
+	cl, err := gpubsub.NewClient(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{Name: "emulator", Config: cfg, Client: cl, close: func() { cl.Close() }}, nil
+}
+
+// emulatorVersion asks gcloud for the installed component version.
+func emulatorVersion(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "gcloud", "version").Output()
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "pubsub-emulator") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "pubsub-emulator"))
+		}
+	}
+	return ""
+}

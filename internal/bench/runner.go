@@ -1,0 +1,205 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// scenario is one named part of the bench.
+type scenario struct {
+	name string
+	run  func(ctx context.Context, r *Runner) error
+}
+
+// scenarios run in this order: ceilings first, the figures that are
+// compared with them after.
+var scenarios = []scenario{
+	{"ceilings", runCeilings},
+	{"scale", runScale},
+	{"drain", runDrain},
+	{"apply", runApply},
+	{"latency", runLatency},
+}
+
+func knownScenario(name string) bool {
+	for _, s := range scenarios {
+		if s.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func scenarioNames() []string {
+	var n []string
+	for _, s := range scenarios {
+		n = append(n, s.name)
+	}
+	return n
+}
+
+// Runner holds what the scenarios share.
+type Runner struct {
+	cfg    Config
+	db     *DB
+	emu    *Emulator
+	report *Report
+	cpu    cpuGroups
+	log    io.Writer
+	bins   *binaries
+	failed []string
+}
+
+// Run runs the selected scenarios and returns the report (also when some
+// scenario failed: the failures are in the report and in the error).
+func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	r := &Runner{cfg: cfg, log: log, report: &Report{
+		StartedAt: start.UTC(), Command: command, Smoke: cfg.Smoke,
+		Config: ConfigEcho{Runs: cfg.Runs, Events: cfg.Events, Aggregates: cfg.Aggregates, Bulk: cfg.Bulk,
+			ScaleSizes: cfg.ScaleSizes, Rates: cfg.Rates},
+	}}
+	r.logf("bench: preparing database %s", cfg.Database)
+	db, err := openDB(ctx, cfg.AdminURL, cfg.Database)
+	if err != nil {
+		return nil, fmt.Errorf("preparing bench database: %w", err)
+	}
+	defer db.Close()
+	r.db = db
+	r.report.Machine = describeMachine(ctx, db, cfg.RepoDir)
+	r.cpu.postmaster = findPostmaster(ctx, db)
+	r.bins = &binaries{repo: cfg.RepoDir, dir: filepath.Join(cfg.RepoDir, ".run", "bench-bin")}
+
+	body, attrs := messageSize()
+	r.report.note("Messages: %d-byte envelope (events.Encode of a state-carrying VideoUpdated) + %d bytes of attributes; ordering key = aggregate id.", body, attrs)
+
+	if err := r.startEmulator(ctx); err != nil {
+		return r.report, err
+	}
+	defer r.stopEmulator()
+
+	for _, s := range scenarios {
+		if !cfg.wants(s.name) {
+			continue
+		}
+		r.logf("bench: scenario %s", s.name)
+		t0 := time.Now()
+		if err := s.run(ctx, r); err != nil {
+			r.failed = append(r.failed, s.name)
+			r.report.note("FAILED: scenario %s: %v", s.name, err)
+			r.logf("bench: scenario %s FAILED: %v", s.name, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		r.logf("bench: scenario %s took %s", s.name, time.Since(t0).Round(time.Second))
+	}
+	r.report.Targets = evaluateTargets(r.report, cfg)
+	r.report.Machine.LoadAvgAfter = loadAvg()
+	r.report.Duration = time.Since(start).Round(time.Second).String()
+	if len(r.failed) > 0 {
+		return r.report, fmt.Errorf("bench: scenarios failed: %s", strings.Join(r.failed, ", "))
+	}
+	return r.report, nil
+}
+
+func (r *Runner) logf(format string, args ...any) {
+	fmt.Fprintf(r.log, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}
+
+func (r *Runner) startEmulator(ctx context.Context) error {
+	if r.cfg.Emulator == "off" {
+		r.report.skip("Pub/Sub emulator: disabled (-emulator=off); emulator figures are missing")
+		return nil
+	}
+	if why := emulatorAvailable(r.cfg.RepoDir); why != "" {
+		if r.cfg.Emulator == "on" {
+			return fmt.Errorf("bench: -emulator=on but %s", why)
+		}
+		r.report.skip("Pub/Sub emulator: %s; emulator figures are missing", why)
+		return nil
+	}
+	r.logf("bench: starting a fresh Pub/Sub emulator on 127.0.0.1:%d", r.cfg.EmulatorPort)
+	emu, err := startEmulator(ctx, r.cfg.RepoDir, r.cfg.EmulatorPort)
+	if err != nil {
+		if r.cfg.Emulator == "on" {
+			return err
+		}
+		r.report.skip("Pub/Sub emulator did not start (%v); emulator figures are missing", err)
+		return nil
+	}
+	r.emu = emu
+	r.cpu.emulatorPGID = emu.PGID()
+	r.report.Machine.Emulator = emulatorVersion(ctx)
+	return nil
+}
+
+func (r *Runner) stopEmulator() {
+	if r.emu != nil {
+		if err := r.emu.Stop(); err != nil {
+			r.logf("bench: stopping the emulator: %v", err)
+		}
+	}
+}
+
+// restartEmulator gives the next scenario a fresh JVM.
+func (r *Runner) restartEmulator(ctx context.Context) error {
+	if r.emu == nil {
+		return nil
+	}
+	if err := r.emu.Restart(ctx); err != nil {
+		return err
+	}
+	r.cpu.emulatorPGID = r.emu.PGID()
+	return nil
+}
+
+// backends returns the Pub/Sub servers to measure against: a fresh pstest
+// and, when running, the emulator. Close each when done.
+func (r *Runner) backends(ctx context.Context) ([]*Backend, error) {
+	ps, err := newPstest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []*Backend{ps}
+	if r.emu != nil {
+		eb, err := r.emu.Backend(ctx)
+		if err != nil {
+			ps.Close()
+			return nil, err
+		}
+		out = append(out, eb)
+	}
+	return out, nil
+}
+
+func closeAll(bs []*Backend) {
+	for _, b := range bs {
+		b.Close()
+	}
+}
+
+// measure runs f between two CPU samples and returns the CPU use.
+func (r *Runner) measure(f func() error) (cpuUse, error) {
+	a := r.cpu.sample()
+	err := f()
+	return a.to(r.cpu.sample()), err
+}
+
+// repoPath is a path inside the repository.
+func (r *Runner) repoPath(p ...string) string {
+	return filepath.Join(append([]string{r.cfg.RepoDir}, p...)...)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

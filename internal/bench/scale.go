@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/eventrelay/eventrelay/internal/postgres"
+)
+
+// runScale measures claim latency against the number of pending rows, then
+// pushes every row through publishing and retention and measures again.
+func runScale(ctx context.Context, r *Runner) error {
+	cfg := r.cfg
+	cl := sqlClaimer{db: r.db}
+	if err := r.db.reset(ctx); err != nil {
+		return err
+	}
+	fx := NewFixture(cfg.Aggregates)
+	pending := 0
+	for _, size := range cfg.ScaleSizes {
+		r.logf("  seeding to %d pending rows", size)
+		if err := fx.Seed(ctx, r.db, size-pending); err != nil {
+			return err
+		}
+		pending = size
+		if err := analyze(ctx, r.db); err != nil {
+			return err
+		}
+		if err := r.claimLatency(ctx, cl, fx, size, strconv.Itoa(size)+" pending", "n"+strconv.Itoa(size)); err != nil {
+			return err
+		}
+	}
+
+	// Publish everything, then let retention remove it.
+	total, err := r.db.count(ctx, "SELECT count(*) FROM outbox_events")
+	if err != nil {
+		return err
+	}
+	r.logf("  publishing all %d rows (claim+mark loop)", total)
+	n, d, err := drainLoop(ctx, r.db, cl, cfg.Bulk, 1)
+	if err != nil {
+		return err
+	}
+	r.addRun(Measurement{ID: "scale.drain", Scenario: "scale", Name: fmt.Sprintf("claim+mark drain of a %d-row table", total),
+		Backend: "postgres", Unit: "events/s"}, rate(n, d))
+	if err := r.tableSizes(ctx, "published, before retention", "before"); err != nil {
+		return err
+	}
+	var deleted int64
+	start := time.Now()
+	cutoff := time.Now().Add(time.Second)
+	for {
+		tag, err := r.db.Pool.Exec(ctx, sqlRetention, cutoff, 10_000)
+		if err != nil {
+			return fmt.Errorf("retention: %w", postgres.Classify(err))
+		}
+		deleted += tag.RowsAffected()
+		if tag.RowsAffected() == 0 {
+			break
+		}
+	}
+	r.addRun(Measurement{ID: "scale.retention", Scenario: "scale",
+		Name: fmt.Sprintf("retention: delete %d published rows in batches of 10,000", deleted), Backend: "postgres",
+		Unit: "rows/s"}, rate(int(deleted), time.Since(start)))
+	if err := r.tableSizes(ctx, "after retention (no vacuum yet)", "after-retention"); err != nil {
+		return err
+	}
+	if _, err := r.db.Pool.Exec(ctx, "VACUUM (ANALYZE) outbox_events"); err != nil {
+		return fmt.Errorf("vacuum: %w", postgres.Classify(err))
+	}
+	if err := r.tableSizes(ctx, "after retention + VACUUM", "after-vacuum"); err != nil {
+		return err
+	}
+	small := cfg.ScaleSizes[0]
+	if err := fx.Seed(ctx, r.db, small); err != nil {
+		return err
+	}
+	if err := analyze(ctx, r.db); err != nil {
+		return err
+	}
+	return r.claimLatency(ctx, cl, fx, small,
+		fmt.Sprintf("%d pending after %d rows passed through retention", small, deleted), "after-retention")
+}
+
+// claimLatency times ClaimSamples claims (each followed by its mark and a
+// top-up COPY, so the pending count stays at size) per run.
+func (r *Runner) claimLatency(ctx context.Context, cl claimer, fx *Fixture, size int, label, id string) error {
+	cfg := r.cfg
+	for run := 1; run <= cfg.Runs; run++ {
+		claims := make([]time.Duration, 0, cfg.ClaimSamples)
+		marks := make([]time.Duration, 0, cfg.ClaimSamples)
+		for range cfg.ClaimSamples {
+			t0 := time.Now()
+			ids, token, err := cl.Claim(ctx, "bench-scale", cfg.Bulk)
+			if err != nil {
+				return err
+			}
+			t1 := time.Now()
+			if len(ids) != min(cfg.Bulk, size) {
+				return fmt.Errorf("claim at %s returned %d rows, want %d", label, len(ids), min(cfg.Bulk, size))
+			}
+			if err := cl.MarkPublished(ctx, ids, token); err != nil {
+				return err
+			}
+			claims = append(claims, t1.Sub(t0))
+			marks = append(marks, time.Since(t1))
+			if err := fx.Seed(ctx, r.db, len(ids)); err != nil {
+				return err
+			}
+		}
+		base := Measurement{Scenario: "scale", Backend: "postgres", Unit: "ms"}
+		for _, p := range []struct {
+			slug, name string
+			pct        float64
+			ds         []time.Duration
+		}{{"claim-p50", "claim p50", 50, claims}, {"claim-p99", "claim p99", 99, claims}, {"mark-p50", "mark p50", 50, marks}} {
+			m := base
+			m.ID = fmt.Sprintf("scale.%s.%s", p.slug, id)
+			m.Name = fmt.Sprintf("%s (bulk %d), %s", p.name, cfg.Bulk, label)
+			r.addRun(m, Percentile(p.ds, p.pct))
+		}
+		r.logf("  run %d: %s: claim p50 %.2f ms p99 %.2f ms, mark p50 %.2f ms", run, label,
+			Percentile(claims, 50), Percentile(claims, 99), Percentile(marks, 50))
+	}
+	return nil
+}
+
+// tableSizes records the outbox's table and index sizes.
+func (r *Runner) tableSizes(ctx context.Context, label, id string) error {
+	var table, index, rows int64
+	if err := r.db.Pool.QueryRow(ctx, sqlTableSizes).Scan(&table, &index, &rows); err != nil {
+		return fmt.Errorf("table sizes: %w", postgres.Classify(err))
+	}
+	const mb = 1 << 20
+	r.addRun(Measurement{ID: "scale.size.table." + id, Scenario: "scale", Name: fmt.Sprintf("outbox table size, %s (%d rows)", label, rows),
+		Backend: "postgres", Unit: "MB"}, float64(table)/mb)
+	r.addRun(Measurement{ID: "scale.size.index." + id, Scenario: "scale", Name: fmt.Sprintf("outbox index size, %s", label),
+		Backend: "postgres", Unit: "MB"}, float64(index)/mb)
+	r.logf("  sizes %s: table %.1f MB, indexes %.1f MB, %d rows", label, float64(table)/mb, float64(index)/mb, rows)
+	return nil
+}

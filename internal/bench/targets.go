@@ -1,0 +1,93 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+)
+
+// evaluateTargets compares this run's medians with issue 7's targets.
+func evaluateTargets(r *Report, cfg Config) []Target {
+	var ts []Target
+	med := func(id string) (float64, bool) {
+		m, ok := r.get(id)
+		return m.Median, ok && len(m.Runs) > 0
+	}
+	check := func(t Target) Target {
+		if math.IsNaN(t.Figure) {
+			t.Status = "N/A"
+			return t
+		}
+		ok := t.Figure >= t.Threshold
+		if t.Op == "<=" {
+			ok = t.Figure <= t.Threshold
+		}
+		t.Status = map[bool]string{true: "PASS", false: "MISS"}[ok]
+		return t
+	}
+
+	claimCeil := math.Max(first(med("ceiling.claim.w1")), first(med("ceiling.claim.w2")))
+	for _, backend := range []string{"pstest", "emulator"} {
+		pub, ok := med("ceiling.publish." + backend)
+		d1, ok1 := med("drain." + backend + ".i1")
+		if !ok || !ok1 || claimCeil == 0 {
+			continue
+		}
+		ceil := math.Min(claimCeil, pub)
+		ts = append(ts, check(Target{Name: "publisher drain, 1 instance (" + backend + ")", Op: ">=", Threshold: 0.6,
+			Figure: d1 / ceil,
+			Detail: fmt.Sprintf("%.0f / min(claim %.0f, publish %.0f) events/s", d1, claimCeil, pub)}))
+		if d2, ok2 := med("drain." + backend + ".i2"); ok2 {
+			t := Target{Name: "publisher drain, 2 instances vs 1 (" + backend + ")", Op: ">=", Threshold: 1.5,
+				Figure: d2 / d1, Unit: "x",
+				Detail: fmt.Sprintf("%.0f / %.0f events/s; ceiling allows %.2fx", d2, d1, ceil/d1)}
+			t = check(t)
+			if ceil < 1.5*d1 && t.Status == "MISS" {
+				t.Status = "N/A"
+				t.Detail += " (< 1.5x: the ceiling does not allow it)"
+			}
+			ts = append(ts, t)
+		}
+	}
+
+	writeCeil := math.Max(first(med(fmt.Sprintf("ceiling.project.b%d.w1", cfg.Bulk))), first(med(fmt.Sprintf("ceiling.project.b%d.w2", cfg.Bulk))))
+	for _, sink := range []string{"pg", "pg+es"} {
+		for _, backend := range []string{"pstest", "emulator"} {
+			v, ok := med("apply." + backend + "." + sink)
+			if !ok || writeCeil == 0 {
+				continue
+			}
+			ts = append(ts, check(Target{Name: "projector apply into " + sink + " (" + backend + ")", Op: ">=", Threshold: 0.6,
+				Figure: v / writeCeil, Detail: fmt.Sprintf("%.0f / write ceiling %.0f events/s", v, writeCeil)}))
+		}
+	}
+
+	for _, l := range []struct {
+		backend string
+		bound   float64
+	}{{"pstest", 50}, {"emulator", 150}} {
+		if v, ok := med("latency." + l.backend + ".notify.r1000.projected-p99"); ok {
+			ts = append(ts, check(Target{Name: "commit->projected p99 at 1,000/s, NOTIFY (" + l.backend + ")", Op: "<=",
+				Threshold: l.bound, Figure: v, Unit: " ms"}))
+		}
+	}
+
+	if len(cfg.ScaleSizes) >= 2 {
+		lo, hi := cfg.ScaleSizes[0], cfg.ScaleSizes[len(cfg.ScaleSizes)-1]
+		a, ok1 := med(fmt.Sprintf("scale.claim-p50.n%d", lo))
+		b, ok2 := med(fmt.Sprintf("scale.claim-p50.n%d", hi))
+		if ok1 && ok2 && a > 0 {
+			ts = append(ts, check(Target{Name: fmt.Sprintf("claim latency at %d vs %d pending", hi, lo), Op: "<=", Threshold: 2,
+				Figure: b / a, Unit: "x", Detail: fmt.Sprintf("p50 %.2f ms / %.2f ms", b, a)}))
+		}
+	}
+
+	for _, m := range r.Measurements {
+		if m.Scenario == "memory" {
+			ts = append(ts, check(Target{Name: "peak RSS, " + m.Name, Op: "<=", Threshold: 150, Figure: m.Max, Unit: " MB",
+				Detail: "max over runs of VmHWM"}))
+		}
+	}
+	return ts
+}
+
+func first(v float64, _ bool) float64 { return v }
