@@ -1,0 +1,86 @@
+package relayctl
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+)
+
+const pubsubConfig = "../../configs/pubsub.yaml"
+
+// psEnv points relayctl at a pstest server.
+func psEnv(ps *gpubsubtest.Server, extra map[string]string) map[string]string {
+	env := map[string]string{"PUBSUB_PROJECT_ID": gpubsubtest.Project, "PUBSUB_EMULATOR_HOST": ps.Addr}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+func TestPubSubEnsureTwice(t *testing.T) {
+	t.Parallel()
+	ps := gpubsubtest.New(t)
+	db := newDB(t)
+	env := psEnv(ps, map[string]string{"DATABASE_URL": db.URL})
+
+	r := relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig, "--dry-run")
+	if r.code != ExitProblem || !strings.Contains(r.stdout, "created") {
+		t.Fatalf("dry run on an empty project: exit %d, want %d and creations", r.code, ExitProblem)
+	}
+	r = relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig, "--json", "--by", "test", "--why", "setup")
+	var first []gpubsub.Change
+	if err := json.Unmarshal([]byte(r.stdout), &first); err != nil || r.code != ExitOK {
+		t.Fatalf("first ensure: exit %d, err %v", r.code, err)
+	}
+	if len(first) != 8 {
+		t.Fatalf("first ensure reported %d resources, want 3 topics + 5 subscriptions", len(first))
+	}
+	for _, ch := range first {
+		if ch.Action != gpubsub.Created {
+			t.Errorf("first ensure: %s %s %s, want created", ch.Kind, ch.Name, ch.Action)
+		}
+	}
+	r = relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "no changes") || strings.Contains(r.stdout, "created") || strings.Contains(r.stdout, "updated") {
+		t.Fatalf("second ensure: exit %d, stdout %q; want no changes", r.code, r.stdout)
+	}
+	if n := count(t, db, "SELECT count(*) FROM admin_audit WHERE command = 'pubsub ensure'"); n != 1 {
+		t.Fatalf("admin_audit rows: %d, want 1 (the run that changed something)", n)
+	}
+
+	// The settings arrived: ordering, dead-letter policy, retry policy.
+	sub, err := ps.Client.SubscriptionAdminClient.GetSubscription(t.Context(), subReq("catalog.video.projection-pg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sub.EnableMessageOrdering || sub.DeadLetterPolicy.GetMaxDeliveryAttempts() != 10 ||
+		!strings.HasSuffix(sub.DeadLetterPolicy.GetDeadLetterTopic(), "/catalog.video.events.dlq-pg") ||
+		sub.RetryPolicy.GetMaximumBackoff().AsDuration().Seconds() != 60 || sub.AckDeadlineSeconds != 30 || !sub.RetainAckedMessages {
+		t.Fatalf("projection-pg subscription not as configured: %v", sub)
+	}
+
+	// Drift in a mutable field is updated; in an immutable one, a conflict.
+	sub.AckDeadlineSeconds = 99
+	if _, err := ps.Client.SubscriptionAdminClient.UpdateSubscription(t.Context(), updateAckDeadline(sub)); err != nil {
+		t.Fatal(err)
+	}
+	r = relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "ack_deadline_seconds: 99 -> 30") {
+		t.Fatalf("ensure after drift: exit %d, stdout %q", r.code, r.stdout)
+	}
+	deleteSub(t, ps, "catalog.video.audit")
+	ps.Subscription(t, "catalog.video.audit", "catalog.video.events", gpubsubtest.SubscriptionOptions{Ordered: false, AckDeadline: 30e9})
+	r = relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig)
+	if r.code != ExitProblem || !strings.Contains(r.stdout, "conflict") || !strings.Contains(r.stdout, "enable_message_ordering: false -> true") {
+		t.Fatalf("ensure with an immutable difference: exit %d, stdout %q", r.code, r.stdout)
+	}
+
+	// A bad file names the key.
+	r = relayctl(t, env, "pubsub", "ensure", "-f", writeFile(t, "topics: [{name: x}]\n"))
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "topics[0].name") {
+		t.Fatalf("bad file: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
