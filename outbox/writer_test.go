@@ -1,0 +1,336 @@
+package outbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+
+	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+func newWriter(t *testing.T, cfg outbox.Config) *outbox.Writer {
+	t.Helper()
+	if cfg.Encoder == nil {
+		cfg.Encoder = events.Encode
+	}
+	if cfg.DefaultTopic == "" && cfg.Topics == nil {
+		cfg.Topics = map[string]string{events.AggregateType: events.Topic}
+	}
+	w, err := outbox.NewWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// created returns a valid VideoCreated event for aggregate id at version.
+func created(id string, version int64) outbox.Event {
+	return outbox.Event{
+		AggregateType:    events.AggregateType,
+		AggregateID:      id,
+		AggregateVersion: version,
+		EventType:        events.TypeVideoCreated,
+		Payload:          &catalogv1.VideoCreated{Video: &catalogv1.Video{Id: id, Title: "t", Version: version}},
+	}
+}
+
+func count(t *testing.T, db *relaytest.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM outbox_events").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestInsertTxIsVisibleOnlyOnCommit(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	w := newWriter(t, outbox.Config{})
+	ctx := context.Background()
+
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.InsertTx(ctx, tx, created(uuid.NewString(), 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db); n != 0 {
+		t.Errorf("%d rows visible before commit, want 0", n)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db); n != 0 {
+		t.Errorf("%d rows after rollback, want 0", n)
+	}
+
+	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		_, err := w.InsertTx(ctx, tx, created(uuid.NewString(), 1), created(uuid.NewString(), 1))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db); n != 2 {
+		t.Errorf("%d rows after commit, want 2", n)
+	}
+}
+
+func TestInsertTxFailureMidBatchLeavesNothing(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	w := newWriter(t, outbox.Config{})
+	ctx := context.Background()
+	id := uuid.NewString()
+
+	// The first event is inserted, the second (same version) violates the
+	// one-event-per-version rule; the caller rolls back.
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		_, err := w.InsertTx(ctx, tx, created(id, 1), created(id, 1))
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "outbox_events_aggregate_version_key") {
+		t.Errorf("duplicate version: %v, want a unique violation", err)
+	}
+	if n := count(t, db); n != 0 {
+		t.Errorf("%d rows after a failed batch, want 0", n)
+	}
+}
+
+func TestInsertTxRefusesInvalidEvents(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	w := newWriter(t, outbox.Config{MaxPayloadBytes: 200})
+	ctx := context.Background()
+	id := uuid.NewString()
+	cases := map[string]func(*outbox.Event){
+		"AggregateType":    func(e *outbox.Event) { e.AggregateType = "" },
+		"AggregateID":      func(e *outbox.Event) { e.AggregateID = "" },
+		"AggregateVersion": func(e *outbox.Event) { e.AggregateVersion = 0 },
+		"EventType":        func(e *outbox.Event) { e.EventType = "" },
+		"Payload":          func(e *outbox.Event) { e.Payload = nil },
+		"does not match":   func(e *outbox.Event) { e.EventType = events.TypeVideoDeleted },
+		"not a valid":      func(e *outbox.Event) { e.Topic = "!bad" },
+		"no topic routes":  func(e *outbox.Event) { e.AggregateType = "other.thing" },
+		"bytes, limit 200": func(e *outbox.Event) {
+			e.Payload.(*catalogv1.VideoCreated).Video.Description = strings.Repeat("x", 300)
+		},
+		"SchemaVersion must be": func(e *outbox.Event) { e.SchemaVersion = -1 },
+	}
+	for want, mutate := range cases {
+		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+			e := created(id, 1)
+			mutate(&e)
+			_, err := w.InsertTx(ctx, tx, e)
+			return err
+		})
+		if !errors.Is(err, outbox.ErrInvalidEvent) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want ErrInvalidEvent mentioning %q", want, err, want)
+		}
+	}
+	if n := count(t, db); n != 0 {
+		t.Errorf("%d rows written by invalid events", n)
+	}
+}
+
+func TestInsertTxFillsMetadataAndRow(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	w := newWriter(t, outbox.Config{
+		Producer:     outbox.Producer{Service: "svc", Instance: "i-1", Version: "v9"},
+		Topics:       map[string]string{events.AggregateType: "videos-topic"},
+		DefaultTopic: "fallback-topic",
+	})
+	ctx := context.Background()
+	id := uuid.NewString()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
+
+	routed := created(id, 1)
+	routed.OccurredAt = at
+	routed.Headers = map[string]string{"x-tenant": "t1"}
+	overridden := created(id, 2)
+	overridden.EventType, overridden.Payload = events.TypeVideoUpdated, &catalogv1.VideoUpdated{Video: &catalogv1.Video{Id: id, Version: 2}}
+	overridden.Topic, overridden.OrderingKey, overridden.SchemaVersion = "special-topic", "custom-key", 1
+	overridden.EventID = uuid.MustParse("01890000-0000-7000-8000-000000000042")
+
+	var written []outbox.Written
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		var err error
+		written, err = w.InsertTx(ctx, tx, routed, overridden)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := written[0], written[1]
+	if a.EventID.Version() != 7 || a.OrderingKey != id || a.Topic != "videos-topic" || a.SchemaVersion != 1 ||
+		!a.OccurredAt.Equal(at.Truncate(time.Microsecond)) || a.OccurredAt.Location() != time.UTC || a.Producer.Instance != "i-1" {
+		t.Errorf("defaults not filled: %+v", a.Metadata)
+	}
+	if b.EventID != overridden.EventID || b.Topic != "special-topic" || b.OrderingKey != "custom-key" || b.ID <= a.ID {
+		t.Errorf("overrides not kept: %+v", b)
+	}
+
+	var (
+		status, topic, key string
+		attempts           int
+		headers            map[string]string
+		payload            []byte
+		occurred           time.Time
+	)
+	err = db.Pool.QueryRow(ctx, `SELECT status, attempts, topic, ordering_key, headers, payload, occurred_at
+		FROM outbox_events WHERE event_id = $1`, a.EventID).Scan(&status, &attempts, &topic, &key, &headers, &payload, &occurred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != "pending" || attempts != 0 || topic != "videos-topic" || key != id || headers["x-tenant"] != "t1" || !occurred.Equal(a.OccurredAt) {
+		t.Errorf("row: %s %d %s %s %v %v", status, attempts, topic, key, headers, occurred)
+	}
+	ev, err := events.Decode(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.GetEventId() != a.EventID.String() || ev.GetProducer().GetService() != "svc" || ev.GetProducer().GetVersion() != "v9" ||
+		!ev.GetOccurredAt().AsTime().Equal(a.OccurredAt) || !proto.Equal(ev.GetVideoCreated(), routed.Payload) {
+		t.Errorf("envelope %v does not match the metadata %+v", ev, a.Metadata)
+	}
+}
+
+func TestInsertTxCarriesTraceContext(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	w := newWriter(t, outbox.Config{})
+	traceID, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	spanID, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled,
+	}))
+	var written []outbox.Written
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		var err error
+		written, err = w.InsertTx(ctx, tx, created(uuid.NewString(), 1))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	var raw []byte
+	if err := db.Pool.QueryRow(ctx, "SELECT headers FROM outbox_events WHERE event_id = $1", written[0].EventID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var headers map[string]string
+	if err := json.Unmarshal(raw, &headers); err != nil {
+		t.Fatal(err)
+	}
+	if written[0].Headers["traceparent"] != want || headers["traceparent"] != want {
+		t.Errorf("traceparent: metadata %q, row %q, want %q", written[0].Headers["traceparent"], headers["traceparent"], want)
+	}
+}
+
+func TestRestatementIsExemptFromOneEventPerVersion(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	w := newWriter(t, outbox.Config{})
+	ctx := context.Background()
+	id := uuid.NewString()
+	restated := created(id, 1)
+	restated.Restatement = true
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		_, err := w.InsertTx(ctx, tx, created(id, 1), restated, restated)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("restatements at an existing version: %v", err)
+	}
+	var origins []string
+	rows, _ := db.Pool.Query(ctx, "SELECT origin FROM outbox_events WHERE aggregate_id = $1 ORDER BY id", id)
+	origins, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(origins, ",") != "write,rebuild,rebuild" {
+		t.Errorf("origins %v, want write,rebuild,rebuild", origins)
+	}
+}
+
+func TestNotifyWakesListenersOnCommitOnly(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "LISTEN "+outbox.NotifyChannel); err != nil {
+		t.Fatal(err)
+	}
+	wait := func(d time.Duration) error {
+		wctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		_, err := conn.WaitForNotification(wctx)
+		return err
+	}
+
+	quiet := newWriter(t, outbox.Config{})
+	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		_, err := quiet.InsertTx(ctx, tx, created(uuid.NewString(), 1))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(200 * time.Millisecond); err == nil {
+		t.Error("notification without Notify")
+	}
+
+	loud := newWriter(t, outbox.Config{Notify: true})
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loud.InsertTx(ctx, tx, created(uuid.NewString(), 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(200 * time.Millisecond); err == nil {
+		t.Error("notification before commit")
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(5 * time.Second); err != nil {
+		t.Errorf("no notification after commit: %v", err)
+	}
+}
+
+func TestNewWriterValidatesConfig(t *testing.T) {
+	enc := events.Encode
+	cases := map[string]outbox.Config{
+		"Encoder is required":      {DefaultTopic: "topic-a"},
+		"DefaultTopic or Config":   {Encoder: enc},
+		"DefaultTopic \"x\"":       {Encoder: enc, DefaultTopic: "x"},
+		`Topics["a"] = "no spaces`: {Encoder: enc, Topics: map[string]string{"a": "no spaces"}},
+		"MaxPayloadBytes":          {Encoder: enc, DefaultTopic: "topic-a", MaxPayloadBytes: -1},
+	}
+	for want, cfg := range cases {
+		if _, err := outbox.NewWriter(cfg); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewWriter: %v, want an error mentioning %q", err, want)
+		}
+	}
+	if _, err := outbox.NewWriter(outbox.Config{Encoder: enc, DefaultTopic: "topic-a"}); err != nil {
+		t.Errorf("valid config: %v", err)
+	}
+}
