@@ -1,0 +1,247 @@
+package biz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/internal/publisher/config"
+)
+
+// LoopName is the relay's loop in /healthz.
+const LoopName = "outbox-relay"
+
+// writeTimeout bounds each outcome write; writes use a context detached
+// from shutdown so a drain still records what was published.
+const writeTimeout = 10 * time.Second
+
+// Relay moves outbox rows to Pub/Sub: one claim loop hands batches to up
+// to Concurrency workers; reclaim, stats and retention run beside it. See
+// the package documentation of internal/publisher for the protocol.
+type Relay struct {
+	cfg     config.Outbox
+	store   Store
+	sink    Sink
+	wakeup  Wakeup
+	live    Liveness
+	m       *Metrics
+	log     *slog.Logger
+	backoff Backoff
+
+	wake         chan struct{} // capacity 1: coalesced wake-ups
+	stopClaiming chan struct{} // closed by Drain
+	stopOnce     sync.Once
+	work         context.Context // canceled when the grace period ends
+	abandon      context.CancelFunc
+	workers      sync.WaitGroup
+
+	mu      sync.Mutex
+	started bool
+	done    chan struct{} // closed when Run returns
+}
+
+// NewRelay validates cfg (filling defaults) and returns a Relay.
+func NewRelay(cfg config.Outbox, store Store, sink Sink, wakeup Wakeup, live Liveness, m *Metrics, log *slog.Logger) (*Relay, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("publisher relay: %w", err)
+	}
+	work, abandon := context.WithCancel(context.Background())
+	r := &Relay{
+		cfg: cfg, store: store, sink: sink, wakeup: wakeup, live: live, m: m,
+		log:          log.With("worker", cfg.WorkerID),
+		backoff:      Backoff{Base: cfg.BaseBackoff.D(), Max: cfg.MaxBackoff.D(), Full: cfg.Jitter == "full"},
+		wake:         make(chan struct{}, 1),
+		stopClaiming: make(chan struct{}),
+		work:         work,
+		abandon:      abandon,
+		done:         make(chan struct{}),
+	}
+	// The loop ticks at least every poll interval, and a claim is bounded
+	// by the lease; allow generous slack before /healthz fails.
+	live.RegisterLoop(LoopName, 3*cfg.PollInterval.D()+2*cfg.Lease.D())
+	return r, nil
+}
+
+// WorkerID is the locked_by of this relay's claims.
+func (r *Relay) WorkerID() string { return r.cfg.WorkerID }
+
+// Run claims and publishes until Drain finishes (or ctx ends, which
+// abandons in-flight work like an expired grace period). It returns nil
+// after a drain.
+func (r *Relay) Run(ctx context.Context) error {
+	r.mu.Lock()
+	if r.started {
+		r.mu.Unlock()
+		return errors.New("publisher relay: Run called twice")
+	}
+	r.started = true
+	r.mu.Unlock()
+	defer close(r.done)
+
+	stopAbandon := context.AfterFunc(ctx, r.abandon)
+	defer stopAbandon()
+
+	bg, stopBG := context.WithCancel(ctx)
+	var bgWG sync.WaitGroup
+	for _, loop := range []func(context.Context){
+		func(ctx context.Context) { r.wakeup.Listen(ctx, r.signal) },
+		r.reclaimLoop,
+		r.statsLoop,
+		r.retentionLoop,
+	} {
+		bgWG.Add(1)
+		go func() {
+			defer bgWG.Done()
+			loop(bg)
+		}()
+	}
+
+	r.claimLoop(ctx)
+	r.workers.Wait()
+	stopBG()
+	bgWG.Wait()
+	r.log.Info("outbox relay stopped")
+	return nil
+}
+
+// Drain stops claiming and waits for in-flight batches to publish and
+// record their outcomes. When ctx ends first, workers stop waiting for
+// publish results, record what they know and release the rest at once;
+// Drain then returns ctx's error.
+func (r *Relay) Drain(ctx context.Context) error {
+	r.stopOnce.Do(func() { close(r.stopClaiming) })
+	r.mu.Lock()
+	started := r.started
+	r.mu.Unlock()
+	if !started {
+		return nil
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		r.log.Warn("grace period over: abandoning in-flight publishes and releasing their rows")
+		r.abandon()
+		<-r.done
+		return fmt.Errorf("draining outbox relay: %w", ctx.Err())
+	}
+}
+
+// signal wakes the claim loop (non-blocking, coalesced).
+func (r *Relay) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *Relay) claimLoop(ctx context.Context) {
+	slots := make(chan struct{}, r.cfg.Concurrency)
+	poll := time.NewTicker(r.cfg.PollInterval.D())
+	defer poll.Stop()
+	now := true // claim at once at start and after a full batch
+	for {
+		r.live.Tick(LoopName)
+		if !now {
+			select {
+			case <-r.stopClaiming:
+				return
+			case <-ctx.Done():
+				return
+			case <-r.wake:
+			case <-poll.C:
+			}
+		}
+		now = false
+		if !r.acquire(ctx, slots, poll) {
+			return
+		}
+		batch, err := r.claim(ctx)
+		if err != nil {
+			<-slots
+			r.m.StoreErrors.WithLabelValues("claim").Inc()
+			r.log.Error("claiming outbox rows", "error", err, "error_reason", errclass.Of(err))
+			continue // next poll tick or wake-up
+		}
+		if len(batch.Events) == 0 {
+			<-slots
+			continue
+		}
+		select {
+		case <-r.stopClaiming: // claimed but not started: hand back at once
+			r.release(batch.Token, batch.IDs(), "shutdown before start")
+			<-slots
+			return
+		default:
+		}
+		r.workers.Add(1)
+		go func() {
+			defer r.workers.Done()
+			defer func() { <-slots }()
+			r.process(batch)
+			r.signal() // rows behind this batch's keys may be claimable now
+		}()
+		now = len(batch.Events) == r.cfg.BulkSize
+	}
+}
+
+// acquire waits for a worker slot, ticking liveness while all are busy.
+func (r *Relay) acquire(ctx context.Context, slots chan struct{}, poll *time.Ticker) bool {
+	for {
+		select {
+		case slots <- struct{}{}:
+			return true
+		case <-r.stopClaiming:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-poll.C:
+			r.live.Tick(LoopName)
+		}
+	}
+}
+
+func (r *Relay) claim(ctx context.Context) (Batch, error) {
+	token, err := uuid.NewRandom()
+	if err != nil {
+		return Batch{}, fmt.Errorf("generating lock token: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.Lease.D())
+	defer cancel()
+	start := time.Now()
+	events, err := r.store.Claim(cctx, ClaimRequest{
+		Worker: r.cfg.WorkerID, Token: token, Limit: r.cfg.BulkSize, Lease: r.cfg.Lease.D(),
+	})
+	r.m.ClaimDuration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return Batch{}, err
+	}
+	if len(events) > 0 {
+		r.m.ClaimBatchSize.Observe(float64(len(events)))
+	}
+	return Batch{Token: token, Events: events}, nil
+}
+
+// release hands rows back to pending with a detached context.
+func (r *Relay) release(token uuid.UUID, ids []int64, why string) {
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	n, err := r.store.Release(ctx, token, ids)
+	if err != nil {
+		r.m.StoreErrors.WithLabelValues("release").Inc()
+		r.log.Error("releasing claimed rows (they return after the lease)", "rows", len(ids), "why", why, "error", err)
+		return
+	}
+	r.m.Released.Add(float64(n))
+	r.m.Fenced.Add(float64(int64(len(ids)) - n))
+	r.log.Info("released claimed rows", "rows", n, "why", why)
+}

@@ -1,0 +1,265 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+)
+
+// Config is the whole publisher configuration (configs/publisher.yaml).
+type Config struct {
+	Database Database       `yaml:"database"`
+	PubSub   gpubsub.Config `yaml:"pubsub"`
+	Outbox   Outbox         `yaml:"outbox"`
+	Publish  Publish        `yaml:"publish"`
+	HTTP     HTTP           `yaml:"http"`
+}
+
+// Database says where the outbox lives.
+type Database struct {
+	// URL is a libpq connection string or URL; never logged.
+	URL string `yaml:"url" env:"DATABASE_URL"`
+	// Schema is the search_path schema of outbox_events (default "catalog").
+	Schema string `yaml:"schema" env:"DATABASE_SCHEMA"`
+	// MaxConns bounds the pool (0: concurrency + 4).
+	MaxConns int32 `yaml:"max_conns" env:"DATABASE_MAX_CONNS"`
+	// ConnectTimeout bounds each dial.
+	ConnectTimeout conf.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
+}
+
+// Postgres returns the connection settings for internal/postgres.
+func (d Database) Postgres() postgres.Config {
+	return postgres.Config{URL: d.URL, Schema: d.Schema, MaxConns: d.MaxConns, ConnectTimeout: d.ConnectTimeout.D()}
+}
+
+// Outbox configures claiming, retries and retention.
+type Outbox struct {
+	// WorkerID names this replica in locked_by (default hostname-pid).
+	WorkerID string `yaml:"worker_id" env:"OUTBOX_WORKER_ID"`
+	// Concurrency is the number of claimed batches in flight per replica.
+	Concurrency int `yaml:"concurrency" env:"OUTBOX_CONCURRENCY"`
+	// BulkSize is the maximum number of rows per claim.
+	BulkSize int `yaml:"bulk_size" env:"OUTBOX_BULK_SIZE"`
+	// PollInterval is the fallback when no NOTIFY arrives.
+	PollInterval conf.Duration `yaml:"poll_interval" env:"OUTBOX_POLL_INTERVAL_SECONDS"`
+	// Listen turns on LISTEN eventrelay_outbox (wake within milliseconds).
+	Listen bool `yaml:"listen" env:"OUTBOX_LISTEN"`
+	// Lease is how long a claim is valid without extension.
+	Lease conf.Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
+	// ReclaimInterval is how often expired claims are taken over.
+	ReclaimInterval conf.Duration `yaml:"reclaim_interval" env:"OUTBOX_RECLAIM_INTERVAL_SECONDS"`
+	// MaxProcessing bounds a claim even when its lease keeps being extended.
+	MaxProcessing conf.Duration `yaml:"max_processing" env:"OUTBOX_MAX_PROCESSING_SECONDS"`
+	// MaxAttempts is the number of publish attempts before a row fails with
+	// max_attempts_exceeded.
+	MaxAttempts int `yaml:"max_attempts" env:"OUTBOX_MAX_ATTEMPTS"`
+	// BaseBackoff and MaxBackoff bound the retry delay
+	// min(max, base * 2^attempts), jittered.
+	BaseBackoff conf.Duration `yaml:"base_backoff" env:"OUTBOX_BASE_BACKOFF_SECONDS"`
+	MaxBackoff  conf.Duration `yaml:"max_backoff" env:"OUTBOX_MAX_BACKOFF_SECONDS"`
+	// Jitter is "equal" (delay in [d/2, d]) or "full" (delay in [0, d]).
+	Jitter string `yaml:"jitter" env:"OUTBOX_BACKOFF_JITTER"`
+	// StatsInterval is how often the lag/age/stuck gauges are refreshed.
+	StatsInterval conf.Duration `yaml:"stats_interval" env:"OUTBOX_STATS_INTERVAL_SECONDS"`
+	// GracePeriod bounds the drain on SIGTERM.
+	GracePeriod conf.Duration `yaml:"grace_period" env:"OUTBOX_GRACE_PERIOD_SECONDS"`
+	// Retention keeps published rows this long (0 disables deletion).
+	Retention conf.Duration `yaml:"retention" env:"OUTBOX_RETENTION_SECONDS"`
+	// RetentionInterval is how often old published rows are deleted.
+	RetentionInterval conf.Duration `yaml:"retention_interval" env:"OUTBOX_RETENTION_INTERVAL_SECONDS"`
+	// RetentionBatchSize bounds each DELETE.
+	RetentionBatchSize int `yaml:"retention_batch_size" env:"OUTBOX_RETENTION_BATCH_SIZE"`
+}
+
+// Publish configures the Pub/Sub side.
+type Publish struct {
+	// Topics routes aggregate types to topic ids, overriding the row's
+	// topic. Unlisted aggregate types use the row's topic.
+	Topics map[string]string `yaml:"topics"`
+	// MaxMessageBytes fails larger messages with message_too_large without
+	// calling Pub/Sub (Pub/Sub's limit is 10 MB).
+	MaxMessageBytes int `yaml:"max_message_bytes" env:"OUTBOX_MAX_MESSAGE_BYTES"`
+	// Timeout bounds one publish (the client retries transient errors
+	// within it).
+	Timeout conf.Duration `yaml:"timeout" env:"OUTBOX_PUBLISH_TIMEOUT_SECONDS"`
+	// DelayThreshold and CountThreshold are the client's bundling
+	// settings (per ordering key).
+	DelayThreshold conf.Duration `yaml:"delay_threshold" env:"OUTBOX_PUBLISH_DELAY_THRESHOLD"`
+	CountThreshold int           `yaml:"count_threshold" env:"OUTBOX_PUBLISH_COUNT_THRESHOLD"`
+	// ReadyTopic is probed by /readyz (GetTopic). Empty: list topics.
+	ReadyTopic string `yaml:"ready_topic" env:"OUTBOX_READY_TOPIC"`
+}
+
+// HTTP configures /healthz, /readyz and /metrics.
+type HTTP struct {
+	// Host to listen on (default all interfaces).
+	Host string `yaml:"host" env:"OUTBOX_HTTP_HOST"`
+	// Port to listen on.
+	Port int `yaml:"port" env:"OUTBOX_HTTP_PORT"`
+}
+
+// Addr is host:port.
+func (h HTTP) Addr() string { return fmt.Sprintf("%s:%d", h.Host, h.Port) }
+
+// MaxPubSubMessageBytes is Pub/Sub's limit for one message.
+const MaxPubSubMessageBytes = 10_000_000
+
+// Default returns the configuration used for keys the file and the
+// environment leave unset.
+func Default() Config {
+	return Config{
+		Database: Database{Schema: postgres.DefaultSchema, ConnectTimeout: conf.Duration(5 * time.Second)},
+		Outbox: Outbox{
+			Concurrency:        4,
+			BulkSize:           500,
+			PollInterval:       conf.Duration(time.Second),
+			Listen:             true,
+			Lease:              conf.Duration(30 * time.Second),
+			ReclaimInterval:    conf.Duration(10 * time.Second),
+			MaxProcessing:      conf.Duration(5 * time.Minute),
+			MaxAttempts:        12,
+			BaseBackoff:        conf.Duration(time.Second),
+			MaxBackoff:         conf.Duration(5 * time.Minute),
+			Jitter:             "equal",
+			StatsInterval:      conf.Duration(10 * time.Second),
+			GracePeriod:        conf.Duration(20 * time.Second),
+			Retention:          conf.Duration(72 * time.Hour),
+			RetentionInterval:  conf.Duration(time.Minute),
+			RetentionBatchSize: 5000,
+		},
+		Publish: Publish{
+			MaxMessageBytes: MaxPubSubMessageBytes,
+			Timeout:         conf.Duration(20 * time.Second),
+			DelayThreshold:  conf.Duration(2 * time.Millisecond),
+			CountThreshold:  100,
+		},
+		HTTP: HTTP{Port: 8081},
+	}
+}
+
+// Load reads path (may be empty) over Default, applies the environment and
+// validates.
+func Load(path string) (Config, error) {
+	c := Default()
+	if err := conf.Load(path, &c); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Validate fills derived defaults and checks every key; errors name it.
+func (c *Config) Validate() error {
+	pg := c.Database.Postgres()
+	if err := pg.Validate("database"); err != nil {
+		return err
+	}
+	c.Database.Schema = pg.Schema
+	if c.Database.ConnectTimeout.D() < 0 {
+		return fmt.Errorf("database.connect_timeout (DATABASE_CONNECT_TIMEOUT) must be >= 0, got %s", c.Database.ConnectTimeout)
+	}
+	if err := c.PubSub.Validate("pubsub"); err != nil {
+		return err
+	}
+	if err := c.Outbox.Validate(); err != nil {
+		return err
+	}
+	if c.Database.MaxConns == 0 {
+		c.Database.MaxConns = int32(c.Outbox.Concurrency) + 4
+	}
+	if err := c.Publish.Validate(); err != nil {
+		return err
+	}
+	if c.HTTP.Port < 1 || c.HTTP.Port > 65535 {
+		return fmt.Errorf("http.port (OUTBOX_HTTP_PORT) must be in 1..65535, got %d", c.HTTP.Port)
+	}
+	return nil
+}
+
+// Validate fills the worker id and checks the outbox keys.
+func (o *Outbox) Validate() error {
+	if o.WorkerID == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "publisher"
+		}
+		o.WorkerID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	ints := []struct {
+		key string
+		v   int
+		min int
+		max int
+	}{
+		{"outbox.concurrency (OUTBOX_CONCURRENCY)", o.Concurrency, 1, 256},
+		{"outbox.bulk_size (OUTBOX_BULK_SIZE)", o.BulkSize, 1, 10000},
+		{"outbox.max_attempts (OUTBOX_MAX_ATTEMPTS)", o.MaxAttempts, 1, 1000},
+		{"outbox.retention_batch_size (OUTBOX_RETENTION_BATCH_SIZE)", o.RetentionBatchSize, 1, 1_000_000},
+	}
+	for _, n := range ints {
+		if n.v < n.min || n.v > n.max {
+			return fmt.Errorf("%s must be in %d..%d, got %d", n.key, n.min, n.max, n.v)
+		}
+	}
+	positive := []struct {
+		key string
+		d   conf.Duration
+	}{
+		{"outbox.poll_interval (OUTBOX_POLL_INTERVAL_SECONDS)", o.PollInterval},
+		{"outbox.lease (OUTBOX_LEASE_SECONDS)", o.Lease},
+		{"outbox.reclaim_interval (OUTBOX_RECLAIM_INTERVAL_SECONDS)", o.ReclaimInterval},
+		{"outbox.max_processing (OUTBOX_MAX_PROCESSING_SECONDS)", o.MaxProcessing},
+		{"outbox.base_backoff (OUTBOX_BASE_BACKOFF_SECONDS)", o.BaseBackoff},
+		{"outbox.max_backoff (OUTBOX_MAX_BACKOFF_SECONDS)", o.MaxBackoff},
+		{"outbox.stats_interval (OUTBOX_STATS_INTERVAL_SECONDS)", o.StatsInterval},
+		{"outbox.grace_period (OUTBOX_GRACE_PERIOD_SECONDS)", o.GracePeriod},
+		{"outbox.retention_interval (OUTBOX_RETENTION_INTERVAL_SECONDS)", o.RetentionInterval},
+	}
+	for _, p := range positive {
+		if p.d.D() <= 0 {
+			return fmt.Errorf("%s must be > 0, got %s", p.key, p.d)
+		}
+	}
+	switch {
+	case o.Lease.D() < 500*time.Millisecond:
+		return fmt.Errorf("outbox.lease (OUTBOX_LEASE_SECONDS) must be >= 500ms, got %s", o.Lease)
+	case o.MaxProcessing.D() < o.Lease.D():
+		return fmt.Errorf("outbox.max_processing (OUTBOX_MAX_PROCESSING_SECONDS) %s must be >= outbox.lease %s", o.MaxProcessing, o.Lease)
+	case o.MaxBackoff.D() < o.BaseBackoff.D():
+		return fmt.Errorf("outbox.max_backoff (OUTBOX_MAX_BACKOFF_SECONDS) %s must be >= outbox.base_backoff %s", o.MaxBackoff, o.BaseBackoff)
+	case o.Retention.D() < 0:
+		return fmt.Errorf("outbox.retention (OUTBOX_RETENTION_SECONDS) must be >= 0 (0 disables), got %s", o.Retention)
+	}
+	switch o.Jitter {
+	case "equal", "full":
+	default:
+		return fmt.Errorf(`outbox.jitter (OUTBOX_BACKOFF_JITTER) must be "equal" or "full", got %q`, o.Jitter)
+	}
+	return nil
+}
+
+// Validate checks the publish keys.
+func (p *Publish) Validate() error {
+	if p.MaxMessageBytes < 1 || p.MaxMessageBytes > MaxPubSubMessageBytes {
+		return fmt.Errorf("publish.max_message_bytes (OUTBOX_MAX_MESSAGE_BYTES) must be in 1..%d, got %d", MaxPubSubMessageBytes, p.MaxMessageBytes)
+	}
+	if p.Timeout.D() <= 0 {
+		return fmt.Errorf("publish.timeout (OUTBOX_PUBLISH_TIMEOUT_SECONDS) must be > 0, got %s", p.Timeout)
+	}
+	if p.DelayThreshold.D() < 0 {
+		return fmt.Errorf("publish.delay_threshold (OUTBOX_PUBLISH_DELAY_THRESHOLD) must be >= 0, got %s", p.DelayThreshold)
+	}
+	if p.CountThreshold < 1 || p.CountThreshold > 1000 {
+		return fmt.Errorf("publish.count_threshold (OUTBOX_PUBLISH_COUNT_THRESHOLD) must be in 1..1000, got %d", p.CountThreshold)
+	}
+	for at, topic := range p.Topics {
+		if strings.TrimSpace(at) == "" || strings.TrimSpace(topic) == "" {
+			return fmt.Errorf("publish.topics[%q] = %q: aggregate type and topic must be non-empty", at, topic)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package data_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/internal/publisher/biz"
+	"github.com/eventrelay/eventrelay/internal/publisher/data"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// recorder captures the SQL and arguments of the queries a pool runs.
+type recorder struct {
+	mu      sync.Mutex
+	queries map[string][]any
+}
+
+func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if i := strings.Index(d.SQL, "-- name: "); i >= 0 {
+		name := strings.Fields(d.SQL[i+len("-- name: "):])[0]
+		r.mu.Lock()
+		r.queries[name] = append([]any{d.SQL}, d.Args...)
+		r.mu.Unlock()
+	}
+	return ctx
+}
+
+func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// explain runs EXPLAIN ANALYZE of a recorded query in a rolled-back
+// transaction and returns the plan.
+func explain(t *testing.T, pool *pgxpool.Pool, q []any) string {
+	t.Helper()
+	tx, err := pool.Begin(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck
+	rows, err := tx.Query(ctxT(t), "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q[0].(string), q[1:]...)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
+}
+
+// TestClaimPlanUsesPartialIndexes checks, on a table with many pending and
+// published rows and some blocked keys, that the candidate scan walks
+// outbox_events_pending_idx in id order and the head-of-line NOT EXISTS
+// probes outbox_events_blocking_idx, so a claim costs about the batch size,
+// not the table size.
+func TestClaimPlanUsesPartialIndexes(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	ctx := ctxT(t)
+	// 60k published, 60k pending over 6k keys; every 10th key has a failed
+	// head and a retry-waiting row.
+	_, err := db.Pool.Exec(ctx, `
+		INSERT INTO outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
+		                           ordering_key, topic, payload, occurred_at, status, published_at, attempts, next_attempt_at)
+		SELECT gen_random_uuid(), 'catalog.video', 'k' || (g % 6000), g / 6000 + 1, 'catalog.video.updated',
+		       'k' || (g % 6000), 'catalog.video.events', '\x00'::bytea, now(),
+		       CASE WHEN g < 60000 THEN 'published'
+		            WHEN g < 60600 AND g % 60 = 0 THEN 'failed'
+		            ELSE 'pending' END,
+		       CASE WHEN g < 60000 THEN now() END,
+		       CASE WHEN g BETWEEN 60600 AND 61200 AND g % 60 = 30 THEN 3 ELSE 0 END,
+		       CASE WHEN g BETWEEN 60600 AND 61200 AND g % 60 = 30 THEN now() + interval '1 hour' ELSE now() END
+		FROM generate_series(0, 119999) AS g`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `VACUUM ANALYZE outbox_events`); err != nil {
+		t.Fatal(err)
+	}
+
+	rec := &recorder{queries: map[string][]any{}}
+	pc, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.ConnConfig.RuntimeParams["search_path"] = relaytest.Schema
+	pc.ConnConfig.Tracer = rec
+	traced, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer traced.Close()
+	s := data.NewStore(traced)
+	start := time.Now()
+	evs, err := s.Claim(ctx, biz.ClaimRequest{Worker: "explain", Token: uuid.New(), Limit: 500, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("claim of %d rows with 60k pending took %s", len(evs), time.Since(start))
+	if len(evs) != 500 {
+		t.Fatalf("claimed %d rows, want 500", len(evs))
+	}
+	blocked := map[string]bool{}
+	for g := 60000; g <= 61200; g++ {
+		if (g < 60600 && g%60 == 0) || (g >= 60600 && g%60 == 30) {
+			blocked["k"+strconv.Itoa(g%6000)] = true
+		}
+	}
+	for _, e := range evs {
+		if blocked[e.OrderingKey] {
+			t.Fatalf("claimed %s v%d behind a failed or retry-waiting head", e.OrderingKey, e.AggregateVersion)
+		}
+	}
+
+	plan := explain(t, db.Pool, rec.queries["ClaimOutboxEvents"])
+	t.Logf("claim plan:\n%s", plan)
+	for _, want := range []string{"outbox_events_pending_idx", "outbox_events_blocking_idx"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("claim plan does not use %s", want)
+		}
+	}
+	if strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "Sort") {
+		t.Errorf("claim plan scans or sorts the table")
+	}
+	if _, err := s.Stats(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	plan = explain(t, db.Pool, rec.queries["OutboxStats"])
+	t.Logf("stats plan:\n%s", plan)
+	if strings.Contains(plan, "Seq Scan") {
+		t.Errorf("stats plan scans the table")
+	}
+}

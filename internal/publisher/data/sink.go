@@ -1,0 +1,126 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+
+	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/publisher/biz"
+	"github.com/eventrelay/eventrelay/internal/publisher/config"
+)
+
+// Attribute names every published message carries (DESIGN.md), so triage
+// never needs to decode the body. Row headers (traceparent, tracestate,
+// ...) are added under their own names and cannot override these.
+const (
+	AttrEventID       = "event_id"
+	AttrAggregateType = "aggregate_type"
+	AttrAggregateID   = "aggregate_id"
+	AttrEventType     = "event_type"
+	AttrVersion       = "version"
+	AttrSchemaVersion = "schema_version"
+	AttrOccurredAt    = "occurred_at"
+)
+
+// Sink is biz.Sink on Pub/Sub: one ordered publisher per topic, ordering
+// key = the row's ordering_key, topic = the row's topic unless
+// publish.topics routes its aggregate type elsewhere.
+type Sink struct {
+	client   *pubsub.Client
+	pubs     *gpubsub.Publishers
+	project  string
+	routes   map[string]string
+	maxBytes int
+	probe    string
+}
+
+var _ biz.Sink = (*Sink)(nil)
+
+// NewSink returns a Sink on client; cleanup flushes and stops its
+// publishers.
+func NewSink(client *pubsub.Client, ps gpubsub.Config, cfg config.Publish) (*Sink, func()) {
+	settings := pubsub.DefaultPublishSettings
+	settings.DelayThreshold = cfg.DelayThreshold.D()
+	settings.CountThreshold = cfg.CountThreshold
+	settings.Timeout = cfg.Timeout.D()
+	s := &Sink{
+		client:   client,
+		pubs:     gpubsub.NewPublishers(client, settings),
+		project:  ps.ProjectID,
+		routes:   cfg.Topics,
+		maxBytes: cfg.MaxMessageBytes,
+		probe:    cfg.ReadyTopic,
+	}
+	return s, s.pubs.Stop
+}
+
+func (s *Sink) topic(e *biz.Event) string {
+	if t := s.routes[e.AggregateType]; t != "" {
+		return t
+	}
+	return e.Topic
+}
+
+// Message builds the Pub/Sub message of e.
+func Message(e *biz.Event) *pubsub.Message {
+	attrs := make(map[string]string, 7+len(e.Headers))
+	for k, v := range e.Headers {
+		attrs[k] = v
+	}
+	attrs[AttrEventID] = e.EventID.String()
+	attrs[AttrAggregateType] = e.AggregateType
+	attrs[AttrAggregateID] = e.AggregateID
+	attrs[AttrEventType] = e.EventType
+	attrs[AttrVersion] = strconv.FormatInt(e.AggregateVersion, 10)
+	attrs[AttrSchemaVersion] = strconv.FormatInt(int64(e.SchemaVersion), 10)
+	attrs[AttrOccurredAt] = e.OccurredAt.UTC().Format(time.RFC3339Nano)
+	return &pubsub.Message{Data: e.Payload, Attributes: attrs, OrderingKey: e.OrderingKey}
+}
+
+// Publish implements biz.Sink. Messages over publish.max_message_bytes are
+// refused with message_too_large before reaching Pub/Sub.
+func (s *Sink) Publish(ctx context.Context, e *biz.Event) (biz.PublishResult, error) {
+	msg := Message(e)
+	if n := gpubsub.MessageSize(msg); n > s.maxBytes {
+		return nil, errclass.Newf(errclass.MessageTooLarge, "message is %d bytes, limit is %d (publish.max_message_bytes)", n, s.maxBytes)
+	}
+	return result{s.pubs.Publish(ctx, s.topic(e), msg)}, nil
+}
+
+// Resume implements biz.Sink.
+func (s *Sink) Resume(e *biz.Event) { s.pubs.ResumePublish(s.topic(e), e.OrderingKey) }
+
+// Ping checks that Pub/Sub answers (GetTopic on publish.ready_topic).
+func (s *Sink) Ping(ctx context.Context) error {
+	return gpubsub.Probe(ctx, s.client, s.project, s.probe)
+}
+
+type result struct{ r *pubsub.PublishResult }
+
+// Get returns the result when ready, ErrAbandoned when ctx ends first.
+func (r result) Get(ctx context.Context) (string, error) {
+	select {
+	case <-r.r.Ready():
+	case <-ctx.Done():
+		select {
+		case <-r.r.Ready():
+		default:
+			return "", fmt.Errorf("%w: %w", biz.ErrAbandoned, ctx.Err())
+		}
+	}
+	id, err := r.r.Get(context.Background())
+	if err != nil {
+		var paused pubsub.ErrPublishingPaused
+		if errors.As(err, &paused) {
+			return "", errclass.New(errclass.Unknown, fmt.Errorf("ordering key paused by an earlier failure: %w", err))
+		}
+		return "", fmt.Errorf("publishing: %w", gpubsub.Classify(err))
+	}
+	return id, nil
+}

@@ -1,0 +1,212 @@
+-- Queries of cmd/publisher (internal/publisher/data). The claim protocol is
+-- documented in internal/publisher/doc.go. Every write to a claimed row is
+-- fenced by (lock_token, status = 'publishing'): a worker that lost its
+-- lease changes nothing.
+
+-- LockClaims serializes claim and reclaim transactions of all replicas on
+-- one schema's outbox. It must be the first statement of the transaction;
+-- the lock is released at commit or rollback.
+-- name: LockClaims :exec
+SELECT pg_advisory_xact_lock(hashtextextended('eventrelay.outbox.claim.' || current_schema(), 0));
+
+-- ClaimOutboxEvents claims up to batch_size ready rows, oldest first. A row
+-- is claimable only when no earlier row of its (topic, ordering_key) is in
+-- flight, failed, or waiting for a retry (head-of-line rule). Run it after
+-- LockClaims in the same transaction.
+--
+-- Plan: the candidates come from outbox_events_pending_idx in id order; for
+-- each, the NOT EXISTS probes outbox_events_blocking_idx on (topic,
+-- ordering_key, id < c.id). "OFFSET 0" keeps the NOT EXISTS a correlated
+-- subplan: without it the planner may turn it into an anti join that
+-- materializes the whole blocking set and compares it with every candidate
+-- (O(candidates x in-flight rows)).
+-- name: ClaimOutboxEvents :many
+WITH candidates AS (
+    SELECT c.id
+    FROM outbox_events c
+    WHERE c.status = 'pending'
+      AND c.next_attempt_at <= now()
+      AND NOT EXISTS (
+          SELECT 1
+          FROM outbox_events b
+          WHERE b.topic = c.topic
+            AND b.ordering_key = c.ordering_key
+            AND b.id < c.id
+            AND (b.status IN ('publishing', 'failed')
+                 OR (b.status = 'pending' AND b.attempts > 0 AND b.next_attempt_at > now()))
+          OFFSET 0
+      )
+    ORDER BY c.id
+    LIMIT @batch_size
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE outbox_events o
+SET status      = 'publishing',
+    locked_by   = @worker_id::text,
+    lock_token  = @lock_token::uuid,
+    lease_until = now() + make_interval(secs => @lease_seconds::float8),
+    claimed_at  = now()
+FROM candidates
+WHERE o.id = candidates.id
+RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
+          o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers,
+          o.payload, o.occurred_at, o.created_at, o.attempts;
+
+-- MarkOutboxPublished records successful publishes (one row per id, with
+-- its Pub/Sub message id) and returns each row's commit-to-publish latency.
+-- name: MarkOutboxPublished :many
+UPDATE outbox_events o
+SET status       = 'published',
+    published_at = now(),
+    message_id   = u.message_id,
+    lock_token   = NULL,
+    lease_until  = NULL
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@message_ids::text[]) AS message_id) AS u
+WHERE o.id = u.id
+  AND o.lock_token = @lock_token::uuid
+  AND o.status = 'publishing'
+RETURNING o.id, extract(epoch FROM o.published_at - o.created_at)::float8 AS latency_seconds;
+
+-- ScheduleOutboxRetry puts rows back to pending after a transient failure:
+-- attempts + 1, next attempt after the given delay, the error appended to
+-- error_history (the last 20 entries are kept).
+-- name: ScheduleOutboxRetry :execrows
+UPDATE outbox_events o
+SET status          = 'pending',
+    attempts        = o.attempts + 1,
+    next_attempt_at = now() + make_interval(secs => u.delay_seconds),
+    last_error      = u.error,
+    error_reason    = u.reason,
+    error_history   = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
+                      || jsonb_build_array(jsonb_build_object(
+                             'at', now(), 'reason', u.reason, 'error', u.error,
+                             'attempt', o.attempts + 1, 'worker', o.locked_by,
+                             'next_attempt_at', now() + make_interval(secs => u.delay_seconds))),
+    locked_by       = NULL,
+    lock_token      = NULL,
+    lease_until     = NULL,
+    claimed_at      = NULL
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@delay_seconds::float8[]) AS delay_seconds,
+             unnest(@reasons::text[]) AS reason, unnest(@errors::text[]) AS error) AS u
+WHERE o.id = u.id
+  AND o.lock_token = @lock_token::uuid
+  AND o.status = 'publishing';
+
+-- MarkOutboxFailed ends rows terminally. reason is the row's error_reason
+-- (e.g. max_attempts_exceeded); cause is the reason of the last error, kept
+-- in error_history. attempted says whether Pub/Sub was called (attempts+1).
+-- name: MarkOutboxFailed :execrows
+UPDATE outbox_events o
+SET status        = 'failed',
+    failed_at     = now(),
+    attempts      = o.attempts + CASE WHEN u.attempted THEN 1 ELSE 0 END,
+    last_error    = u.error,
+    error_reason  = u.reason,
+    error_history = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
+                    || jsonb_build_array(jsonb_build_object(
+                           'at', now(), 'reason', u.cause, 'error', u.error,
+                           'attempt', o.attempts + CASE WHEN u.attempted THEN 1 ELSE 0 END,
+                           'worker', o.locked_by)),
+    lock_token    = NULL,
+    lease_until   = NULL
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@reasons::text[]) AS reason,
+             unnest(@causes::text[]) AS cause, unnest(@errors::text[]) AS error,
+             unnest(@attempted::boolean[]) AS attempted) AS u
+WHERE o.id = u.id
+  AND o.lock_token = @lock_token::uuid
+  AND o.status = 'publishing';
+
+-- ReleaseOutboxEvents hands claimed rows back to pending untouched (no
+-- attempt counted): rows behind a failed head of their key, and rows not
+-- started at shutdown.
+-- name: ReleaseOutboxEvents :execrows
+UPDATE outbox_events
+SET status      = 'pending',
+    locked_by   = NULL,
+    lock_token  = NULL,
+    lease_until = NULL,
+    claimed_at  = NULL
+WHERE id = ANY(@ids::bigint[])
+  AND lock_token = @lock_token::uuid
+  AND status = 'publishing';
+
+-- ExtendOutboxLease keeps a long batch's claim alive.
+-- name: ExtendOutboxLease :execrows
+UPDATE outbox_events
+SET lease_until = now() + make_interval(secs => @lease_seconds::float8)
+WHERE id = ANY(@ids::bigint[])
+  AND lock_token = @lock_token::uuid
+  AND status = 'publishing';
+
+-- ReclaimOutboxEvents returns rows whose lease expired, or that were
+-- claimed longer than max_processing ago, to pending (takeover). Run it
+-- after LockClaims in the same transaction. Returns the previous holder.
+-- name: ReclaimOutboxEvents :many
+WITH expired AS (
+    SELECT id, locked_by, claimed_at
+    FROM outbox_events
+    WHERE status = 'publishing'
+      AND (lease_until < now() OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8))
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE outbox_events o
+SET status          = 'pending',
+    next_attempt_at = now(),
+    last_error      = 'claim of worker ' || coalesce(expired.locked_by, '?') || ' expired (claimed at '
+                      || coalesce(expired.claimed_at::text, '?') || '): taken over',
+    error_history   = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
+                      || jsonb_build_array(jsonb_build_object(
+                             'at', now(), 'reason', 'lease_expired', 'error', 'claim expired: taken over',
+                             'attempt', o.attempts, 'worker', expired.locked_by)),
+    locked_by       = NULL,
+    lock_token      = NULL,
+    lease_until     = NULL,
+    claimed_at      = NULL
+FROM expired
+WHERE o.id = expired.id
+RETURNING o.id, coalesce(expired.locked_by, '')::text AS previous_worker;
+
+-- OutboxStats feeds the gauges: one index-only pass over each partial
+-- index (pending, publishing, failed); cost grows with the backlog, not the
+-- table.
+-- name: OutboxStats :one
+WITH pending AS (
+    SELECT count(*) AS n, min(created_at) AS oldest
+    FROM outbox_events
+    WHERE status = 'pending'
+), publishing AS (
+    SELECT count(*) AS n,
+           count(*) FILTER (WHERE lease_until < now()
+                               OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8)) AS stuck
+    FROM outbox_events
+    WHERE status = 'publishing'
+), failed AS (
+    SELECT count(*) AS n
+    FROM outbox_events
+    WHERE status = 'failed'
+)
+SELECT pending.n::bigint AS pending,
+       publishing.n::bigint AS publishing,
+       publishing.stuck::bigint AS stuck,
+       failed.n::bigint AS failed,
+       coalesce(extract(epoch FROM now() - pending.oldest), 0)::float8 AS oldest_pending_age_seconds
+FROM pending, publishing, failed;
+
+-- DeletePublishedOutboxEvents removes up to batch_size published rows older
+-- than the retention. Call it repeatedly until it returns less than
+-- batch_size.
+-- name: DeletePublishedOutboxEvents :execrows
+DELETE FROM outbox_events
+WHERE id IN (
+    SELECT d.id
+    FROM outbox_events d
+    WHERE d.status = 'published'
+      AND d.published_at < now() - make_interval(secs => @retention_seconds::float8)
+    ORDER BY d.published_at
+    LIMIT @batch_size
+    FOR UPDATE SKIP LOCKED
+);
+
+-- ListenOutbox subscribes the session to the channel of outbox.NotifyChannel.
+-- name: ListenOutbox :exec
+LISTEN eventrelay_outbox;
