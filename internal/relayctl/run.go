@@ -65,6 +65,7 @@ func init() {
 		"migrate": {"apply or inspect the embedded schema migrations (guarded)", runMigrate},
 		"failed":  {"list failed outbox rows with their errors", runFailed},
 		"replay":  {"move failed (or published) outbox rows back to pending, audited", runReplay},
+		"dlq":     {"list, show, republish or purge dead-lettered messages", runDLQ},
 		"pubsub":  {"ensure topics and subscriptions match configs/pubsub.yaml", runPubSub},
 	}
 }

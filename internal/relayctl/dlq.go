@@ -1,0 +1,289 @@
+package relayctl
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+)
+
+const dlqUsage = `
+dlq list|show|replay|purge --subscription DLQ_SUB [filters] [flags]
+
+Dead-letter triage on a dead-letter subscription (e.g.
+catalog.video.events.dlq-pg). Messages are read with synchronous Pull and
+NOT acked: list and show release them at once (ack deadline 0), so they stay
+in the DLQ. While a command runs (at most --scan messages, a few seconds),
+other readers of the same DLQ subscription do not see the pulled messages.
+
+  list    one line per message: reason, projection, event type, aggregate,
+          version, event id, error. Exit 1 when messages match, 0 when none.
+  show    attributes and the decoded envelope of each matching message
+          (exit 1 when none match).
+  replay  republish matching messages to the main topic (--topic, or the
+          topic whose subscription dead-letters into this one, from -f) with
+          ordering key = aggregate_id and the original attributes (error_*,
+          projection, delivery_attempt, original_message_id, dead_lettered_at
+          and CloudPubSubDeadLetter* removed), then ack them in the DLQ. Every
+          subscription of the main topic receives them again; inbox and
+          version guards absorb the duplicates.
+  purge   ack (drop) matching messages.
+
+replay and purge change state: they need a filter (--reason, --event-type,
+--ids) or --all, and --by/--why unless --dry-run; they print what they will
+do and are recorded in admin_audit (--database-url / DATABASE_URL required).
+
+Reason: the error_reason attribute set by the projector, or
+"max_delivery_attempts" for messages Pub/Sub's dead-letter policy forwarded.
+--ids matches the DLQ message id, original_message_id or event_id.`
+
+type dlqOpts struct {
+	ps     *pubsubFlags
+	db     *dbFlags
+	audit  *auditFlags
+	sub    string
+	topic  string
+	f      dlqFilter
+	ids    string
+	scan   int
+	all    bool
+	dryRun bool
+	asJSON bool
+}
+
+func runDLQ(ctx context.Context, c *cli, args []string) error {
+	sub := func(name string, fn func(context.Context, *cli, *dlqOpts, *dlqScan, *pubsub.Client, gpubsub.Config, *gpubsub.Resources) error) func(context.Context, *cli, []string) error {
+		return func(ctx context.Context, c *cli, args []string) error { return dlqRun(ctx, c, name, args, fn) }
+	}
+	return group(ctx, c, "dlq list|show|replay|purge", dlqUsage, map[string]func(context.Context, *cli, []string) error{
+		"list":   sub("list", dlqList),
+		"show":   sub("show", dlqShow),
+		"replay": sub("replay", dlqReplay),
+		"purge":  sub("purge", dlqPurge),
+	}, args)
+}
+
+func dlqFlags(c *cli, name string) (*flag.FlagSet, *dlqOpts) {
+	fs := newFlags(c, "dlq "+name, dlqUsage)
+	o := &dlqOpts{ps: addPubSubFlags(fs, false)}
+	fs.StringVar(&o.sub, "subscription", "", "dead-letter subscription id (required)")
+	fs.StringVar(&o.f.Reason, "reason", "", "only messages with this reason")
+	fs.StringVar(&o.f.EventType, "event-type", "", "only messages with this event_type attribute")
+	fs.StringVar(&o.ids, "ids", "", "comma-separated message ids, original message ids or event ids")
+	fs.IntVar(&o.f.Limit, "limit", 0, "at most this many matching messages (0: all pulled)")
+	fs.IntVar(&o.scan, "scan", 1000, "pull at most this many messages")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+	if name == "replay" || name == "purge" {
+		o.db = addDBFlags(c, fs)
+		o.audit = addAuditFlags(fs)
+		fs.BoolVar(&o.all, "all", false, "select every pulled message (no filter)")
+		fs.BoolVar(&o.dryRun, "dry-run", false, "print the messages that would be affected; change nothing")
+	}
+	if name == "replay" {
+		fs.StringVar(&o.topic, "topic", "", "main topic to republish to (default: resolved from -f)")
+	}
+	return fs, o
+}
+
+func dlqRun(ctx context.Context, c *cli, name string, args []string,
+	fn func(context.Context, *cli, *dlqOpts, *dlqScan, *pubsub.Client, gpubsub.Config, *gpubsub.Resources) error) error {
+	fs, o := dlqFlags(c, name)
+	if err := parse(fs, args, false); err != nil {
+		return err
+	}
+	for _, id := range strings.Split(o.ids, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			o.f.IDs = append(o.f.IDs, id)
+		}
+	}
+	switch {
+	case o.sub == "":
+		return usageErr("dlq %s: --subscription is required (the dead-letter subscription, e.g. catalog.video.events.dlq-pg)", name)
+	case o.scan < 1 || o.f.Limit < 0:
+		return usageErr("dlq %s: --scan must be >= 1 and --limit >= 0", name)
+	}
+	if o.audit != nil {
+		if !o.all && o.f.Reason == "" && o.f.EventType == "" && len(o.f.IDs) == 0 {
+			return usageErr("dlq %s: give a filter (--reason, --event-type, --ids) or --all", name)
+		}
+		if !o.dryRun {
+			if err := o.audit.require("dlq " + name); err != nil {
+				return err
+			}
+			if o.db.url == "" {
+				return usageErr("dlq %s is audited in admin_audit: set --database-url or DATABASE_URL", name)
+			}
+		}
+	}
+	client, cfg, res, err := o.ps.connect(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	scan, err := pullAll(ctx, client, cfg.ProjectID, o.sub, o.scan)
+	if err != nil {
+		return err
+	}
+	err = fn(ctx, c, o, scan, client, cfg, res)
+	if rerr := scan.release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+func dlqList(_ context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.Client, _ gpubsub.Config, _ *gpubsub.Resources) error {
+	sel := scan.selected(o.f)
+	if o.asJSON {
+		if err := writeJSON(c.stdout, nonNil(sel)); err != nil {
+			return err
+		}
+	} else {
+		printDLQ(c, sel)
+		byReason := map[string]int{}
+		for _, m := range sel {
+			byReason[m.Reason]++
+		}
+		fmt.Fprintf(c.stdout, "%d message(s) match of %d pulled from %s%s\n", len(sel), len(scan.msgs), o.sub, reasonSummary(byReason))
+	}
+	if len(sel) > 0 {
+		return problemErr("%d dead-lettered message(s) in %s", len(sel), o.sub)
+	}
+	return nil
+}
+
+func dlqShow(_ context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.Client, _ gpubsub.Config, _ *gpubsub.Resources) error {
+	sel := scan.selected(o.f)
+	type shown struct {
+		dlqMessage
+		Envelope    any    `json:"envelope,omitempty"`
+		DecodeError string `json:"decode_error,omitempty"`
+	}
+	var out []shown
+	for _, m := range sel {
+		s := shown{dlqMessage: m}
+		ev, err := events.Decode(m.data)
+		var text string
+		if err != nil {
+			s.DecodeError = err.Error()
+		} else {
+			b, _ := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(ev)
+			text = string(b)
+			s.Envelope = jsonRaw(b)
+		}
+		out = append(out, s)
+		if o.asJSON {
+			continue
+		}
+		fmt.Fprintf(c.stdout, "message %s (published %s, %d bytes, ordering key %q)\n", m.MessageID, m.PublishTime.UTC().Format(time.RFC3339), m.Bytes, m.OrderingKey)
+		keys := make([]string, 0, len(m.Attributes))
+		for k := range m.Attributes {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(c.stdout, "  %s = %s\n", k, m.Attributes[k])
+		}
+		if s.DecodeError != "" {
+			fmt.Fprintf(c.stdout, "  body does not decode: %s\n  body (first 64 bytes): %q\n\n", s.DecodeError, head(m.data, 64))
+		} else {
+			fmt.Fprintf(c.stdout, "  envelope:\n%s\n\n", indent(text, "    "))
+		}
+	}
+	if o.asJSON {
+		if err := writeJSON(c.stdout, nonNil(out)); err != nil {
+			return err
+		}
+	}
+	if len(sel) == 0 {
+		return problemErr("no message in %s matches (pulled %d)", o.sub, len(scan.msgs))
+	}
+	return nil
+}
+
+func dlqPurge(ctx context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.Client, cfg gpubsub.Config, _ *gpubsub.Resources) error {
+	sel := scan.selected(o.f)
+	printDLQ(c, sel)
+	if o.dryRun || len(sel) == 0 {
+		fmt.Fprintf(c.stdout, "dry run: %d message(s) would be acked (dropped) from %s; nothing changed\n", len(sel), o.sub)
+		if !o.dryRun {
+			fmt.Fprintln(c.stdout, "(nothing matched: not a dry run, but there is nothing to do)")
+		}
+		return nil
+	}
+	fmt.Fprintf(c.stderr, "dlq purge: acking (dropping) %d message(s) from %s (by %q, why %q)\n", len(sel), o.sub, o.audit.by, o.audit.why)
+	id, err := auditDLQ(ctx, o, "dlq purge", cfg, "", sel)
+	if err != nil {
+		return err
+	}
+	if err := scan.ack(ctx, sel); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "purged %d message(s); audit row admin_audit.id=%d\n", len(sel), id)
+	return nil
+}
+
+func auditDLQ(ctx context.Context, o *dlqOpts, command string, cfg gpubsub.Config, topic string, sel []dlqMessage) (int64, error) {
+	pool, err := o.db.open(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("opening the audit database: %w", err)
+	}
+	defer pool.Close()
+	msgs := make([]map[string]string, 0, len(sel))
+	for _, m := range sel {
+		msgs = append(msgs, map[string]string{"message_id": m.MessageID, "event_id": m.EventID, "reason": m.Reason, "aggregate_id": m.AggregateID, "version": m.Version})
+	}
+	return writeAudit(ctx, pool, command, o.audit.by, o.audit.why, map[string]any{
+		"project": cfg.ProjectID, "subscription": o.sub, "topic": topic, "filter": o.f, "messages": msgs,
+	})
+}
+
+func printDLQ(c *cli, msgs []dlqMessage) {
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MESSAGE_ID\tPUBLISHED\tREASON\tPROJECTION\tEVENT_TYPE\tAGGREGATE_ID\tVERSION\tEVENT_ID\tATTEMPT\tERROR")
+	for _, m := range msgs {
+		attempt := m.Attributes["delivery_attempt"]
+		if attempt == "" {
+			attempt = m.Attributes[pubsubDeadLetterPrefix+"SourceDeliveryCount"]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MessageID, m.PublishTime.UTC().Format(time.RFC3339),
+			m.Reason, dash(m.Projection), dash(m.EventType), dash(m.AggregateID), dash(m.Version), dash(m.EventID), dash(attempt), oneLine(m.Error, 80))
+	}
+	tw.Flush()
+}
+
+func reasonSummary(by map[string]int) string {
+	if len(by) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strconv.Itoa(by[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func head(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+func indent(s, pre string) string {
+	return pre + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pre)
+}

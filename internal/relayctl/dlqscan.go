@@ -1,0 +1,196 @@
+package relayctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+)
+
+// Attributes set on dead letters: by the projector (error_reason, error,
+// projection, delivery_attempt, original_message_id, dead_lettered_at) and
+// by Pub/Sub's own dead-letter policy (CloudPubSubDeadLetter*). They are
+// removed when a message is republished to its main topic.
+var deadLetterAttrs = []string{"error_reason", "error", "projection", "delivery_attempt", "original_message_id", "dead_lettered_at"}
+
+const pubsubDeadLetterPrefix = "CloudPubSubDeadLetter"
+
+// dlqMessage is one pulled dead letter.
+type dlqMessage struct {
+	MessageID   string            `json:"message_id"`
+	PublishTime time.Time         `json:"publish_time"`
+	OrderingKey string            `json:"ordering_key,omitempty"`
+	Attributes  map[string]string `json:"attributes"`
+	Reason      string            `json:"reason"`
+	EventType   string            `json:"event_type,omitempty"`
+	EventID     string            `json:"event_id,omitempty"`
+	AggregateID string            `json:"aggregate_id,omitempty"`
+	Version     string            `json:"version,omitempty"`
+	Projection  string            `json:"projection,omitempty"`
+	Error       string            `json:"error,omitempty"`
+	Bytes       int               `json:"bytes"`
+
+	data  []byte
+	ackID string
+}
+
+func newDLQMessage(rm *pb.ReceivedMessage) dlqMessage {
+	m := rm.GetMessage()
+	a := m.GetAttributes()
+	if a == nil {
+		a = map[string]string{}
+	}
+	d := dlqMessage{
+		MessageID: m.GetMessageId(), PublishTime: m.GetPublishTime().AsTime(), OrderingKey: m.GetOrderingKey(),
+		Attributes: a, Reason: a["error_reason"], EventType: a["event_type"], EventID: a["event_id"],
+		AggregateID: a["aggregate_id"], Version: a["version"], Projection: a["projection"], Error: a["error"],
+		Bytes: len(m.GetData()), data: m.GetData(), ackID: rm.GetAckId(),
+	}
+	if d.Reason == "" {
+		if _, ok := a[pubsubDeadLetterPrefix+"SourceDeliveryCount"]; ok {
+			d.Reason = "max_delivery_attempts"
+		} else {
+			d.Reason = "unknown"
+		}
+	}
+	return d
+}
+
+// republishAttributes are the original attributes: dead-letter ones removed.
+func (d dlqMessage) republishAttributes() map[string]string {
+	out := make(map[string]string, len(d.Attributes))
+	for k, v := range d.Attributes {
+		if !strings.HasPrefix(k, pubsubDeadLetterPrefix) {
+			out[k] = v
+		}
+	}
+	for _, k := range deadLetterAttrs {
+		delete(out, k)
+	}
+	return out
+}
+
+// dlqFilter selects pulled messages.
+type dlqFilter struct {
+	Reason    string   `json:"reason,omitempty"`
+	EventType string   `json:"event_type,omitempty"`
+	IDs       []string `json:"ids,omitempty"`
+	Limit     int      `json:"limit,omitempty"`
+}
+
+// match: ids match the DLQ message id, original_message_id or event_id.
+func (f dlqFilter) match(d dlqMessage) bool {
+	if f.Reason != "" && d.Reason != f.Reason {
+		return false
+	}
+	if f.EventType != "" && d.EventType != f.EventType {
+		return false
+	}
+	if len(f.IDs) == 0 {
+		return true
+	}
+	for _, id := range f.IDs {
+		if id == d.MessageID || id == d.Attributes["original_message_id"] || strings.EqualFold(id, d.EventID) {
+			return true
+		}
+	}
+	return false
+}
+
+// dlqScan holds the leases of the messages pulled from one subscription.
+// Every message is either acked or released (ack deadline 0) by release.
+type dlqScan struct {
+	client *pubsub.Client
+	sub    string // full name
+	msgs   []dlqMessage
+	done   map[string]bool // ack ids acked already
+}
+
+// pullAll pulls up to max messages without acking them. Pub/Sub leases
+// them for the subscription's ack deadline; nobody else receives them
+// until release.
+func pullAll(ctx context.Context, client *pubsub.Client, project, subID string, max int) (*dlqScan, error) {
+	s := &dlqScan{client: client, sub: gpubsub.SubscriptionName(project, subID), done: map[string]bool{}}
+	for len(s.msgs) < max {
+		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		resp, err := client.SubscriptionAdminClient.Pull(pctx, &pb.PullRequest{
+			Subscription: s.sub, MaxMessages: int32(min(max-len(s.msgs), 1000)),
+		})
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
+			break
+		}
+		if err != nil {
+			s.release(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("pulling from %s: %w", subID, gpubsub.Classify(err))
+		}
+		if len(resp.GetReceivedMessages()) == 0 {
+			break
+		}
+		for _, rm := range resp.GetReceivedMessages() {
+			s.msgs = append(s.msgs, newDLQMessage(rm))
+		}
+	}
+	sort.SliceStable(s.msgs, func(i, j int) bool { return s.msgs[i].PublishTime.Before(s.msgs[j].PublishTime) })
+	return s, nil
+}
+
+func (s *dlqScan) selected(f dlqFilter) []dlqMessage {
+	var out []dlqMessage
+	for _, m := range s.msgs {
+		if f.match(m) && (f.Limit == 0 || len(out) < f.Limit) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ack acknowledges messages (they leave the DLQ for good).
+func (s *dlqScan) ack(ctx context.Context, msgs []dlqMessage) error {
+	ids := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		ids = append(ids, m.ackID)
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		err := s.client.SubscriptionAdminClient.Acknowledge(ctx, &pb.AcknowledgeRequest{Subscription: s.sub, AckIds: ids[:n]})
+		if err != nil {
+			return fmt.Errorf("acknowledging: %w", gpubsub.Classify(err))
+		}
+		for _, id := range ids[:n] {
+			s.done[id] = true
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// release hands every message not acked back to the subscription at once.
+func (s *dlqScan) release(ctx context.Context) error {
+	var ids []string
+	for _, m := range s.msgs {
+		if !s.done[m.ackID] {
+			ids = append(ids, m.ackID)
+		}
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		err := s.client.SubscriptionAdminClient.ModifyAckDeadline(ctx, &pb.ModifyAckDeadlineRequest{
+			Subscription: s.sub, AckIds: ids[:n], AckDeadlineSeconds: 0,
+		})
+		if err != nil {
+			return fmt.Errorf("releasing pulled messages (they return after the ack deadline): %w", gpubsub.Classify(err))
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
