@@ -10,7 +10,7 @@ import (
 // claim+mark in Postgres, publish to Pub/Sub, project into Postgres.
 func runCeilings(ctx context.Context, r *Runner) error {
 	cfg := r.cfg
-	cl := sqlClaimer{db: r.db}
+	cl := publisherClaimer{db: r.db}
 	r.report.note("Claim ceiling SQL: %s.", cl.Describe())
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, w := range []int{1, 2} {

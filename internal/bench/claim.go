@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 )
 
 // claimer is the database half of a publisher: claim a batch under a
@@ -26,33 +27,35 @@ type claimer interface {
 	Describe() string
 }
 
-// sqlClaimer runs the statements of sql.go.
-type sqlClaimer struct{ db *DB }
+// publisherClaimer runs the publisher's own generated queries
+// (internal/postgres/outboxdb, sqlc/queries/outbox/publisher.sql): the
+// claim transaction is LockClaims + ClaimOutboxEvents, exactly as the
+// publisher's store issues it, and the mark is MarkOutboxPublished.
+type publisherClaimer struct{ db *DB }
 
-func (c sqlClaimer) Describe() string {
-	return "bench SQL in the publisher's shape (advisory-lock-serialized head-of-line claim, SKIP LOCKED, fenced unnest mark)"
+func (c publisherClaimer) Describe() string {
+	return "the publisher's queries (outboxdb.LockClaims + ClaimOutboxEvents in one transaction, MarkOutboxPublished)"
 }
 
-func (c sqlClaimer) Claim(ctx context.Context, worker string, bulk int) ([]int64, uuid.UUID, error) {
+func (c publisherClaimer) Claim(ctx context.Context, worker string, bulk int) ([]int64, uuid.UUID, error) {
 	token := uuid.Must(uuid.NewV7())
-	ids := make([]int64, 0, bulk)
+	var ids []int64
 	err := pgx.BeginFunc(ctx, c.db.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, sqlClaimLock); err != nil {
+		q := outboxdb.New(tx)
+		if err := q.LockClaims(ctx); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, sqlClaim, bulk, worker, token, 30.0)
+		rows, err := q.ClaimOutboxEvents(ctx, outboxdb.ClaimOutboxEventsParams{
+			WorkerID: worker, LockToken: token, LeaseSeconds: 30, BatchSize: int32(bulk),
+		})
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			vals, err := rows.Values() // decode the whole row, as a publisher must
-			if err != nil {
-				return err
-			}
-			ids = append(ids, vals[0].(int64))
+		ids = make([]int64, len(rows))
+		for i := range rows {
+			ids[i] = rows[i].ID
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return nil, token, fmt.Errorf("claiming: %w", postgres.Classify(err))
@@ -60,19 +63,40 @@ func (c sqlClaimer) Claim(ctx context.Context, worker string, bulk int) ([]int64
 	return ids, token, nil
 }
 
-func (c sqlClaimer) MarkPublished(ctx context.Context, ids []int64, token uuid.UUID) error {
+func (c publisherClaimer) MarkPublished(ctx context.Context, ids []int64, token uuid.UUID) error {
 	msgIDs := make([]string, len(ids))
 	for i, id := range ids {
 		msgIDs[i] = "bench-" + strconv.FormatInt(id, 10)
 	}
-	tag, err := c.db.Pool.Exec(ctx, sqlMarkPublished, ids, msgIDs, token)
+	rows, err := outboxdb.New(c.db.Pool).MarkOutboxPublished(ctx, outboxdb.MarkOutboxPublishedParams{
+		LockToken: token, Ids: ids, MessageIds: msgIDs,
+	})
 	if err != nil {
 		return fmt.Errorf("marking published: %w", postgres.Classify(err))
 	}
-	if int(tag.RowsAffected()) != len(ids) {
-		return fmt.Errorf("marking published: %d of %d rows matched their token", tag.RowsAffected(), len(ids))
+	if len(rows) != len(ids) {
+		return fmt.Errorf("marking published: %d of %d rows matched their token", len(rows), len(ids))
 	}
 	return nil
+}
+
+// retention deletes every published row in batches with the publisher's
+// retention query (retention 0: everything published so far) and returns
+// how many rows it removed.
+func retention(ctx context.Context, db *DB, batch int) (int64, error) {
+	var total int64
+	for {
+		n, err := outboxdb.New(db.Pool).DeletePublishedOutboxEvents(ctx, outboxdb.DeletePublishedOutboxEventsParams{
+			RetentionSeconds: 0, BatchSize: int32(batch),
+		})
+		if err != nil {
+			return total, fmt.Errorf("retention: %w", postgres.Classify(err))
+		}
+		total += n
+		if n < int64(batch) {
+			return total, nil
+		}
+	}
 }
 
 // drainLoop claims and marks every pending row with workers concurrent

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +107,27 @@ func (u cpuUse) String() string {
 	for i, x := range l {
 		parts[i] = fmt.Sprintf("%s %.2f", x.k, x.v)
 	}
-	return "cpu cores: " + strings.Join(parts, ", ")
+	return "cpu cores: " + strings.Join(parts, ", ") + " => " + u.verdict()
+}
+
+// verdict says whether the measured processes were CPU-bound: the busiest
+// group near a full core or the machine near all cores means CPU; less
+// means the loop was waiting (round trips, commit flushes, lingers, locks).
+func (u cpuUse) verdict() string {
+	name, c := u.top()
+	var all float64
+	for _, v := range u.Cores {
+		all += v
+	}
+	cores := float64(runtime.NumCPU())
+	switch {
+	case all >= 0.85*cores:
+		return fmt.Sprintf("machine CPU-saturated (%.2f of %.0f cores busy; %s the busiest at %.2f)", all, cores, name, c)
+	case c >= 0.85:
+		return fmt.Sprintf("%s CPU-bound (%.2f cores)", name, c)
+	default:
+		return fmt.Sprintf("not CPU-bound (%.2f of %.0f cores busy): waiting on round trips, commits, lingers or locks", all, cores)
+	}
 }
 
 // top returns the busiest group other than "other".

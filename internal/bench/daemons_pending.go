@@ -7,8 +7,8 @@ func runDrain(ctx context.Context, r *Runner) error {
 	return nil
 }
 
-func runApply(ctx context.Context, r *Runner) error {
-	r.report.skip("apply: not implemented yet")
+func runApplyDaemon(ctx context.Context, r *Runner, evs []Event) error {
+	r.report.skip("apply with the projector daemon: not implemented yet")
 	return nil
 }
 

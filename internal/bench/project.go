@@ -2,15 +2,18 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 )
 
 // Consumer is the inbox consumer name of the bench's projection writes.
@@ -20,8 +23,8 @@ const Consumer = "bench.video_projection"
 // one event.
 type projectionArgs struct {
 	agg    int
-	inbox  []any
-	upsert []any
+	inbox  inboxdb.InsertInboxEventParams
+	upsert inboxdb.UpsertVideoProjectionParams
 }
 
 func buildProjectionArgs(evs []Event, aggregates int) ([]projectionArgs, error) {
@@ -34,19 +37,41 @@ func buildProjectionArgs(evs []Event, aggregates int) ([]projectionArgs, error) 
 		m := e.Meta
 		out[i] = projectionArgs{
 			agg: i % aggregates,
-			inbox: []any{Consumer, m.EventID, m.AggregateType, m.AggregateID, m.AggregateVersion, m.EventType,
-				"msg-" + m.EventID.String()},
-			upsert: []any{r.ID, r.UploaderID, r.Title, r.Description, r.DurationMicros, r.Status, r.MediaStatus,
-				r.AnalysisStatus, r.Version, r.CreatedAt, r.UpdatedAt, r.DeletedAt, uuid.UUID(m.EventID), m.OccurredAt},
+			inbox: inboxdb.InsertInboxEventParams{Consumer: Consumer, EventID: m.EventID, AggregateType: m.AggregateType,
+				AggregateID: m.AggregateID, AggregateVersion: m.AggregateVersion, EventType: m.EventType,
+				MessageID: pgtype.Text{String: "msg-" + m.EventID.String(), Valid: true}},
+			upsert: inboxdb.UpsertVideoProjectionParams{VideoID: r.ID, UploaderID: r.UploaderID, Title: r.Title,
+				Description: r.Description, DurationMicros: r.DurationMicros, Status: r.Status, MediaStatus: r.MediaStatus,
+				AnalysisStatus: r.AnalysisStatus, Version: r.Version, CreatedAt: r.CreatedAt, SourceUpdatedAt: r.UpdatedAt,
+				DeletedAt: r.DeletedAt, LastEventID: m.EventID, OccurredAt: m.OccurredAt},
 		}
 	}
 	return out, nil
 }
 
-// projectLoop writes every event (inbox insert + guarded upsert, batch
-// events per transaction, pipelined) with workers concurrent loops, each
-// owning the aggregates i%workers so they never wait on each other's row
-// locks. It returns the elapsed time.
+// queue is an inboxdb.DBTX that queues statements into a pgx.Batch instead
+// of running them: the projector's generated queries, pipelined.
+type queue struct{ b *pgx.Batch }
+
+var errQueueOnly = errors.New("bench: queue only supports Exec")
+
+func (q queue) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	q.b.Queue(sql, args...)
+	return pgconn.CommandTag{}, nil
+}
+
+func (q queue) Query(context.Context, string, ...any) (pgx.Rows, error) { return nil, errQueueOnly }
+
+func (q queue) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
+
+type errRow struct{}
+
+func (errRow) Scan(...any) error { return errQueueOnly }
+
+// projectLoop writes every event (inboxdb.InsertInboxEvent +
+// UpsertVideoProjection, batch events per transaction, pipelined) with
+// workers concurrent loops, each owning the aggregates i%workers so they
+// never wait on each other's row locks. It returns the elapsed time.
 func projectLoop(ctx context.Context, db *DB, args []projectionArgs, batch, workers int) (time.Duration, error) {
 	parts := make([][]projectionArgs, workers)
 	for _, a := range args {
@@ -66,9 +91,14 @@ func projectLoop(ctx context.Context, db *DB, args []projectionArgs, batch, work
 				chunk := part[i:min(i+batch, len(part))]
 				err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 					b := &pgx.Batch{}
+					q := inboxdb.New(queue{b})
 					for _, a := range chunk {
-						b.Queue(sqlInboxInsert, a.inbox...)
-						b.Queue(sqlProjectionUpsert, a.upsert...)
+						if _, err := q.InsertInboxEvent(ctx, a.inbox); err != nil {
+							return err
+						}
+						if _, err := q.UpsertVideoProjection(ctx, a.upsert); err != nil {
+							return err
+						}
 					}
 					return tx.SendBatch(ctx, b).Close()
 				})

@@ -21,6 +21,8 @@ type Measurement struct {
 	Runs    []float64 `json:"runs"`
 	Summary
 	Note string `json:"note,omitempty"`
+	// Profile is a CPU profile captured during one run (for misses).
+	Profile string `json:"profile,omitempty"`
 }
 
 // Target is one issue-7 target evaluated on this run's medians.
@@ -41,6 +43,8 @@ type Target struct {
 	Bound string `json:"bound,omitempty"`
 	// Profiles lists CPU profiles captured for a miss.
 	Profiles []string `json:"profiles,omitempty"`
+
+	from string // the measurement the figure comes from
 }
 
 // Machine describes where the run happened.
@@ -93,6 +97,9 @@ func (r *Report) add(m Measurement) {
 			r.Measurements[i].Summary = Summarize(r.Measurements[i].Runs)
 			if m.Note != "" {
 				r.Measurements[i].Note = m.Note
+			}
+			if m.Profile != "" {
+				r.Measurements[i].Profile = m.Profile
 			}
 			return
 		}

@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Repor
 		}
 		r.logf("bench: scenario %s took %s", s.name, time.Since(t0).Round(time.Second))
 	}
-	r.report.Targets = evaluateTargets(r.report, cfg)
+	r.report.Targets = evaluateTargets(ctx, r.report, cfg)
 	r.report.Machine.LoadAvgAfter = loadAvg()
 	r.report.Duration = time.Since(start).Round(time.Second).String()
 	if len(r.failed) > 0 {

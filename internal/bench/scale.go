@@ -13,7 +13,7 @@ import (
 // pushes every row through publishing and retention and measures again.
 func runScale(ctx context.Context, r *Runner) error {
 	cfg := r.cfg
-	cl := sqlClaimer{db: r.db}
+	cl := publisherClaimer{db: r.db}
 	if err := r.db.reset(ctx); err != nil {
 		return err
 	}
@@ -48,22 +48,15 @@ func runScale(ctx context.Context, r *Runner) error {
 	if err := r.tableSizes(ctx, "published, before retention", "before"); err != nil {
 		return err
 	}
-	var deleted int64
 	start := time.Now()
-	cutoff := time.Now().Add(time.Second)
-	for {
-		tag, err := r.db.Pool.Exec(ctx, sqlRetention, cutoff, 10_000)
-		if err != nil {
-			return fmt.Errorf("retention: %w", postgres.Classify(err))
-		}
-		deleted += tag.RowsAffected()
-		if tag.RowsAffected() == 0 {
-			break
-		}
+	deleted, err := retention(ctx, r.db, 10_000)
+	if err != nil {
+		return err
 	}
 	r.addRun(Measurement{ID: "scale.retention", Scenario: "scale",
 		Name: fmt.Sprintf("retention: delete %d published rows in batches of 10,000", deleted), Backend: "postgres",
 		Unit: "rows/s"}, rate(int(deleted), time.Since(start)))
+	r.logf("  retention removed %d rows", deleted)
 	if err := r.tableSizes(ctx, "after retention (no vacuum yet)", "after-retention"); err != nil {
 		return err
 	}

@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+)
+
+// profileSelf runs f under a CPU profile of the bench process (the
+// in-process loops and engines) written to OutDir/profiles/<name>.pprof. When
+// a profile is already running (-cpuprofile), f just runs.
+func (r *Runner) profileSelf(name string, f func() error) (string, error) {
+	dir := filepath.Join(r.cfg.OutDir, "profiles")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name+".pprof")
+	out, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		os.Remove(path)
+		return "", f()
+	}
+	err = f()
+	pprof.StopCPUProfile()
+	return path, err
+}
+
+// profileDaemon fetches a CPU profile of seconds from a daemon's
+// /debug/pprof/profile, if it serves one, into OutDir/profiles/<name>.pprof.
+// It returns "" when the daemon has no pprof endpoint.
+func (r *Runner) profileDaemon(ctx context.Context, d *Daemon, name string, seconds int) string {
+	if d.HTTP == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+10)*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+		fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", d.HTTP, seconds), nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || len(body) == 0 {
+		return ""
+	}
+	dir := filepath.Join(r.cfg.OutDir, "profiles")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	path := filepath.Join(dir, name+".pprof")
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		return ""
+	}
+	return path
+}
+
+// pprofTop returns the top n functions of a profile by flat CPU time, as
+// "12.3% pkg.Func; ...".
+func pprofTop(ctx context.Context, path string, n int) string {
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", fmt.Sprintf("-nodecount=%d", n), path).Output()
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	inTable := false
+	for _, l := range strings.Split(string(bytes.TrimSpace(out)), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 5 && f[0] == "flat" {
+			inTable = true
+			continue
+		}
+		if inTable && len(f) >= 6 {
+			lines = append(lines, f[1]+" "+strings.Join(f[5:], " "))
+		}
+	}
+	return strings.Join(lines, "; ")
+}
