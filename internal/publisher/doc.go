@@ -1,0 +1,116 @@
+// Package publisher is the outbox relay of cmd/publisher: it moves
+// committed rows of outbox_events to Google Cloud Pub/Sub, in aggregate
+// order, with several replicas running, and records every outcome.
+//
+// Layout (Kratos): config (configs/publisher.yaml + environment), biz (the
+// Relay use case), data (Postgres store, Pub/Sub sink, LISTEN wake-ups),
+// server (the relay as a transport.Server, /healthz /readyz /metrics). The
+// package itself holds only this documentation and the end-to-end tests.
+//
+// # Row life cycle
+//
+//	pending --claim--> publishing --published--> published   (deleted after retention)
+//	                        |--transient error--> pending (attempts+1, next_attempt_at = now + backoff)
+//	                        |--deterministic error or max_attempts--> failed (terminal)
+//	                        |--behind a failed head / shutdown--> pending (released, no attempt)
+//	                        '--lease expired or over max_processing--> pending (taken over)
+//
+// # Claiming and order
+//
+// A claim is one short transaction whose first statement is
+// pg_advisory_xact_lock(hash of the schema): claims (and reclaims) of all
+// replicas are serialized. Under READ COMMITTED the claim statement takes
+// its snapshot after the lock is granted, so it sees every earlier claim.
+// The claim takes, in id order, up to bulk_size rows that are pending and
+// ready (next_attempt_at <= now()) and whose (topic, ordering_key) has no
+// earlier row that is blocking: publishing, failed, or pending with
+// attempts > 0 and next_attempt_at in the future (waiting for a retry).
+// The rows are set to publishing with locked_by = worker id, a fresh
+// lock_token (one per batch), lease_until = now + lease and claimed_at.
+// FOR UPDATE SKIP LOCKED guards against other writers (admin commands).
+//
+// Consequences:
+//
+//   - Only one batch, of one replica, holds any key at a time: later rows
+//     of a key in flight are not claimable until the batch completes. Pub/Sub
+//     orders by arrival, so two publishers of one key would interleave.
+//   - Several versions of one key can be in one batch; the worker publishes
+//     them in id order from one goroutine on one ordered publisher, so
+//     Pub/Sub keeps them in order, and the next batch of the key is claimed
+//     only after Pub/Sub acknowledged them.
+//   - A failed head blocks its key only (later rows wait, visible in
+//     outbox_lag_events and outbox_oldest_age_seconds, until a replay), a
+//     retry-waiting head blocks its key until its next attempt, and a hot
+//     key does not stall others: other keys' rows are claimed around it.
+//   - Id order is version order within a key: the writer appends an
+//     aggregate's events in the transaction that holds the aggregate's row
+//     lock, so version n+1 is inserted after version n committed.
+//
+// Cost: claim transactions are serialized (a few milliseconds each: the
+// UPDATE of bulk_size rows dominates); publishing, the expensive part, runs
+// in parallel on all replicas (concurrency batches per replica). The claim
+// reads outbox_events_pending_idx in id order and, per candidate, probes
+// outbox_events_blocking_idx (topic, ordering_key, id) (a correlated
+// subplan, forced with OFFSET 0), so a claim costs O(rows examined), not
+// O(table): with a million pending rows it stays in the milliseconds.
+// Rows skipped because their key is blocked are examined again by every
+// claim: a key with many rows behind a failed head makes each claim scan
+// them (tens of thousands of rows cost tens of milliseconds); the failed
+// head is alerted on (outbox_failed_events) and replayed.
+//
+// # Fencing, leases and takeover
+//
+// Every write to claimed rows (mark published, schedule retry, mark
+// failed, release, extend lease) is a single statement over id arrays with
+// WHERE lock_token = @token AND status = 'publishing': a worker that lost
+// its claim changes nothing (outbox_fenced_writes_total counts refused
+// rows). Outcomes of a batch are written in one transaction. A batch
+// extends its lease every lease/3 while it publishes. Every
+// reclaim_interval each replica, under the same advisory lock, returns rows
+// whose lease expired or that were claimed more than max_processing ago to
+// pending (lock cleared, last_error and error_history record the takeover)
+// and counts them (outbox_takeovers_total); outbox_stuck_processing_events
+// shows them until then. A taken-over batch may have reached Pub/Sub
+// already: the events are published again (at least once; consumers
+// deduplicate by event_id and guard by version). The first copy of each
+// version still arrives in order, because the takeover republishes from
+// the first unrecorded row of the key.
+//
+// # Publishing and outcomes
+//
+// Attributes: event_id, aggregate_type, aggregate_id, event_type, version,
+// schema_version, occurred_at (RFC 3339, UTC) and the row's headers
+// (traceparent, tracestate). Ordering key: the row's ordering_key. Topic:
+// the row's topic, or publish.topics[aggregate_type].
+//
+// When a publish fails, the client pauses the key and fails the key's later
+// messages; the worker waits for all of them, calls ResumePublish, records
+// retry or failed for the failing row and releases the later rows untouched
+// (they are claimed again after the head). Reasons come from
+// gpubsub.Classify: unavailable, timeout, rate_limited, server_error (and
+// unknown) are transient: pending, attempts+1, next_attempt_at = now +
+// min(max_backoff, base_backoff*2^attempts) with equal or full jitter,
+// last_error, error_reason and an error_history entry (last 20 kept).
+// payload_invalid, topic_not_found, permission_denied and message_too_large
+// are terminal: failed, failed_at, error_reason; so is a transient error on
+// the max_attempts-th attempt (error_reason max_attempts_exceeded, the
+// cause kept in error_history). Messages over publish.max_message_bytes
+// fail with message_too_large without calling Pub/Sub.
+//
+// # Wake-up, load and shutdown
+//
+// A dedicated connection LISTENs on outbox.NotifyChannel (reconnecting with
+// backoff); polling every poll_interval is the fallback. A full batch is
+// followed by another claim at once; a finished batch wakes the claim loop
+// (its keys' later rows may be claimable now). On Stop (SIGTERM) the relay
+// stops claiming, lets in-flight batches finish publishing and record
+// their outcomes within the grace period, hands claimed-but-unstarted rows
+// back at once and, when the grace period ends, stops waiting: unknown
+// results are released (they may be published twice, never lost).
+//
+// # Retention
+//
+// Published rows older than retention are deleted every
+// retention_interval in batches of retention_batch_size (repeated while
+// batches come back full), oldest first, through outbox_events_published_idx.
+package publisher

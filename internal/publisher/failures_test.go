@@ -1,0 +1,273 @@
+package publisher_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// keyFault fails Publish requests carrying one of its ordering keys with
+// code while on.
+type keyFault struct {
+	code codes.Code
+	keys map[string]bool
+	on   atomic.Bool
+	hits atomic.Int64
+}
+
+func (f *keyFault) React(req any) (bool, any, error) {
+	r, ok := req.(*pb.PublishRequest)
+	if !ok || !f.on.Load() {
+		return false, nil, nil
+	}
+	for _, m := range r.GetMessages() {
+		if f.keys[m.GetOrderingKey()] {
+			f.hits.Add(1)
+			return true, nil, status.Error(f.code, "injected "+f.code.String())
+		}
+	}
+	return false, nil, nil
+}
+
+func newFault(code codes.Code, keys ...string) *keyFault {
+	f := &keyFault{code: code, keys: map[string]bool{}}
+	for _, k := range keys {
+		f.keys[k] = true
+	}
+	f.on.Store(true)
+	return f
+}
+
+type row struct {
+	Version  int64
+	Status   string
+	Attempts int32
+	Reason   *string
+	History  []struct {
+		At            time.Time `json:"at"`
+		Reason        string    `json:"reason"`
+		Attempt       int32     `json:"attempt"`
+		NextAttemptAt time.Time `json:"next_attempt_at"`
+	}
+}
+
+func rowsOf(t *testing.T, db *relaytest.DB, aggregate string) []row {
+	t.Helper()
+	rs, err := db.Pool.Query(context.Background(), `SELECT aggregate_version, status, attempts, error_reason, error_history
+		FROM outbox_events WHERE aggregate_id = $1 ORDER BY aggregate_version`, aggregate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var out []row
+	for rs.Next() {
+		var r row
+		var hist []byte
+		if err := rs.Scan(&r.Version, &r.Status, &r.Attempts, &r.Reason, &hist); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(hist, &r.History); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func publishedVersions(t *testing.T, ps *gpubsubtest.Server, key string) []int64 {
+	t.Helper()
+	return pt.Collect(t, ps.Messages()).Versions[key]
+}
+
+// TestTransientFailuresBackOffThenPublish: a key whose publishes fail with
+// UNAVAILABLE goes back to pending with growing attempts and backoff while
+// its later rows wait untouched and other keys flow; when Pub/Sub recovers
+// the key publishes in order. A key that never recovers ends failed with
+// max_attempts_exceeded, keeping its cause.
+func TestTransientFailuresBackOffThenPublish(t *testing.T) {
+	t.Parallel()
+	flaky, doomed, healthy := pt.AggregateID(1), pt.AggregateID(2), pt.AggregateID(3)
+	fault := newFault(codes.Unavailable, flaky)
+	down := newFault(codes.Unavailable, doomed)
+	db := relaytest.NewDB(t)
+	ps := gpubsubtest.New(t,
+		pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault},
+		pstest.ServerReactorOption{FuncName: "Publish", Reactor: down})
+	ps.Topic(t, pt.Topic)
+	cfg := pt.Config("relay", ps.Config)
+	cfg.Outbox.MaxAttempts = 5
+	cfg.Publish.Timeout = conf.Duration(300 * time.Millisecond) // the client's own retries give up quickly
+	r := pt.StartRelay(t, db.Pool, cfg)
+
+	w := pt.Writer(t, true)
+	for v := int64(1); v <= 3; v++ {
+		pt.Insert(t, db.Pool, w, pt.VideoEvent(flaky, v, 0), pt.VideoEvent(doomed, v, 0), pt.VideoEvent(healthy, v, 0))
+	}
+	pt.WaitFor(t, 30*time.Second, "3 failed attempts of the flaky head", func() bool {
+		return rowsOf(t, db, flaky)[0].Attempts >= 3
+	})
+	fault.on.Store(false)
+
+	rs := rowsOf(t, db, flaky)
+	head := rs[0]
+	// The client retries UNAVAILABLE itself within publish.timeout, so the
+	// error that reaches the relay is UNAVAILABLE or the deadline.
+	transient := map[string]bool{"unavailable": true, "timeout": true}
+	if head.Reason == nil || !transient[*head.Reason] || len(head.History) < 3 {
+		t.Fatalf("flaky head = %+v", head)
+	}
+	base := cfg.Outbox.BaseBackoff.D()
+	for i, h := range head.History[:3] {
+		d := base << i
+		wait := h.NextAttemptAt.Sub(h.At)
+		if h.Attempt != int32(i+1) || !transient[h.Reason] || wait < d/2 || wait > d+time.Millisecond {
+			t.Fatalf("history[%d] = %+v: wait %s, want attempt %d with backoff in [%s, %s]", i, h, wait, i+1, d/2, d)
+		}
+	}
+	for _, later := range rs[1:] {
+		if later.Attempts != 0 || later.Status != "pending" && later.Status != "publishing" && later.Status != "published" {
+			t.Fatalf("row behind the flaky head = %+v, want untouched", later)
+		}
+	}
+	if got := publishedVersions(t, ps, healthy); len(got) != 3 {
+		t.Fatalf("healthy key published %v while another key was failing, want [1 2 3]", got)
+	}
+
+	pt.WaitFor(t, 30*time.Second, "flaky key published after recovery", func() bool {
+		return len(publishedVersions(t, ps, flaky)) == 3
+	})
+	if got := publishedVersions(t, ps, flaky); got[0] != 1 || got[1] != 2 || got[2] != 3 {
+		t.Fatalf("flaky key published %v, want [1 2 3]", got)
+	}
+
+	pt.WaitFor(t, 30*time.Second, "doomed head failed", func() bool { return rowsOf(t, db, doomed)[0].Status == "failed" })
+	d := rowsOf(t, db, doomed)
+	last := d[0].History[len(d[0].History)-1]
+	if *d[0].Reason != "max_attempts_exceeded" || d[0].Attempts != 5 || !transient[last.Reason] || last.Attempt != 5 {
+		t.Fatalf("doomed head = %+v (last history %+v)", d[0], last)
+	}
+	if d[1].Status != "pending" || d[1].Attempts != 0 || d[2].Status != "pending" {
+		t.Fatalf("rows behind the failed head = %+v, want pending untouched", d[1:])
+	}
+	if got := publishedVersions(t, ps, doomed); len(got) != 0 {
+		t.Fatalf("doomed key published %v", got)
+	}
+	pt.WaitFor(t, 5*time.Second, "metrics", func() bool {
+		return pt.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": "max_attempts_exceeded"}) == 1
+	})
+	if n := pt.Metric(t, r.Registry, "outbox_retry_scheduled_total", nil); n < 3+4 {
+		t.Fatalf("outbox_retry_scheduled_total = %v, want >= 7", n)
+	}
+	failed := pt.Metric(t, r.Registry, "outbox_failed_total", map[string]string{"reason": "unavailable"}) +
+		pt.Metric(t, r.Registry, "outbox_failed_total", map[string]string{"reason": "timeout"})
+	if failed < 3+5 {
+		t.Fatalf("outbox_failed_total{reason=unavailable|timeout} = %v, want >= 8", failed)
+	}
+}
+
+// TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey: INVALID_ARGUMENT,
+// a missing topic and an over-limit message end failed with
+// payload_invalid, topic_not_found and message_too_large; the rows behind
+// each failed head stay pending; every other key publishes.
+func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
+	t.Parallel()
+	invalid, missing, large := pt.AggregateID(1), pt.AggregateID(2), pt.AggregateID(3)
+	fault := newFault(codes.InvalidArgument, invalid)
+	db := relaytest.NewDB(t)
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
+	ps.Topic(t, pt.Topic)
+	cfg := pt.Config("relay", ps.Config)
+	cfg.Publish.MaxMessageBytes = 4000
+	r := pt.StartRelay(t, db.Pool, cfg)
+
+	w := pt.Writer(t, true)
+	var evs = pt.VideoEvent(missing, 1, 0)
+	evs.Topic = "no-such-topic"
+	pt.Insert(t, db.Pool, w, pt.VideoEvent(invalid, 1, 0), evs, pt.VideoEvent(large, 1, 5000))
+	for v := int64(2); v <= 3; v++ {
+		m := pt.VideoEvent(missing, v, 0)
+		m.Topic = "no-such-topic"
+		pt.Insert(t, db.Pool, w, pt.VideoEvent(invalid, v, 0), m, pt.VideoEvent(large, v, 0))
+	}
+	pt.InsertRounds(t, db.Pool, w, 10, 20, 3, 20)
+
+	pt.WaitFor(t, 30*time.Second, "healthy keys published and heads failed", func() bool {
+		return pt.CountStatus(t, db.Pool, "published") == 60 && pt.CountStatus(t, db.Pool, "failed") == 3
+	})
+	time.Sleep(500 * time.Millisecond) // a few more claim rounds: nothing else may move
+	for _, c := range []struct {
+		key, reason string
+		attempts    int32
+	}{{invalid, "payload_invalid", 1}, {missing, "topic_not_found", 1}, {large, "message_too_large", 0}} {
+		rs := rowsOf(t, db, c.key)
+		if rs[0].Status != "failed" || rs[0].Reason == nil || *rs[0].Reason != c.reason || rs[0].Attempts != c.attempts {
+			t.Fatalf("head of %s = %+v, want failed %s after %d attempts", c.reason, rs[0], c.reason, c.attempts)
+		}
+		for _, later := range rs[1:] {
+			if later.Status != "pending" || later.Attempts != 0 {
+				t.Fatalf("row behind the %s head = %+v, want pending untouched", c.reason, later)
+			}
+		}
+		if got := publishedVersions(t, ps, c.key); len(got) != 0 {
+			t.Fatalf("%s key published %v", c.reason, got)
+		}
+		if n := pt.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": c.reason}); n != 1 {
+			t.Fatalf("outbox_terminal_failed_total{reason=%s} = %v, want 1", c.reason, n)
+		}
+	}
+	if fault.hits.Load() != 1 {
+		t.Fatalf("INVALID_ARGUMENT key reached Pub/Sub %d times, want once (never retried)", fault.hits.Load())
+	}
+	pt.WaitFor(t, 5*time.Second, "failed gauge", func() bool {
+		return pt.Metric(t, r.Registry, "outbox_failed_events", nil) == 3 && pt.Metric(t, r.Registry, "outbox_lag_events", nil) == 6
+	})
+}
+
+// TestLongBatchExtendsItsLease: a publish that takes three leases does not
+// lose its claim: no takeover, published once.
+func TestLongBatchExtendsItsLease(t *testing.T) {
+	t.Parallel()
+	slow := pt.AggregateID(1)
+	db := relaytest.NewDB(t)
+	var delayed atomic.Bool
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: reactorFunc(func(req any) (bool, any, error) {
+		r := req.(*pb.PublishRequest)
+		if len(r.GetMessages()) > 0 && r.GetMessages()[0].GetOrderingKey() == slow && delayed.CompareAndSwap(false, true) {
+			time.Sleep(1800 * time.Millisecond)
+		}
+		return false, nil, nil
+	})})
+	ps.Topic(t, pt.Topic)
+	cfg := pt.Config("relay", ps.Config)
+	cfg.Outbox.Lease = conf.Duration(600 * time.Millisecond)
+	cfg.Outbox.ReclaimInterval = conf.Duration(100 * time.Millisecond)
+	cfg.Publish.Timeout = conf.Duration(5 * time.Second)
+	r := pt.StartRelay(t, db.Pool, cfg)
+	pt.Insert(t, db.Pool, pt.Writer(t, true), pt.VideoEvent(slow, 1, 0))
+	pt.WaitFor(t, 10*time.Second, "slow row published", func() bool { return pt.CountStatus(t, db.Pool, "published") == 1 })
+	if !delayed.Load() {
+		t.Fatal("the publish was not delayed")
+	}
+	if n := pt.Metric(t, r.Registry, "outbox_takeovers_total", nil); n != 0 {
+		t.Fatalf("outbox_takeovers_total = %v, want 0 (lease extended)", n)
+	}
+	if got := publishedVersions(t, ps, slow); len(got) != 1 {
+		t.Fatalf("published %v, want once", got)
+	}
+}
+
+type reactorFunc func(req any) (bool, any, error)
+
+func (f reactorFunc) React(req any) (bool, any, error) { return f(req) }
