@@ -62,11 +62,13 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"migrate": {"apply or inspect the embedded schema migrations (guarded)", runMigrate},
-		"failed":  {"list failed outbox rows with their errors", runFailed},
-		"replay":  {"move failed (or published) outbox rows back to pending, audited", runReplay},
-		"dlq":     {"list, show, republish or purge dead-lettered messages", runDLQ},
-		"pubsub":  {"ensure topics and subscriptions match configs/pubsub.yaml", runPubSub},
+		"migrate":  {"apply or inspect the embedded schema migrations (guarded)", runMigrate},
+		"failed":   {"list failed outbox rows with their errors", runFailed},
+		"replay":   {"move failed (or published) outbox rows back to pending, audited", runReplay},
+		"dlq":      {"list, show, republish or purge dead-lettered messages", runDLQ},
+		"seek":     {"seek a subscription to a time or snapshot (redelivers), audited", runSeek},
+		"snapshot": {"create, list or delete Pub/Sub snapshots", runSnapshot},
+		"pubsub":   {"ensure topics and subscriptions match configs/pubsub.yaml", runPubSub},
 	}
 }
 
