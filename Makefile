@@ -17,6 +17,10 @@ pg-start: ## Start the private Postgres (idempotent) and print its env
 pg-stop: ## Stop the private Postgres
 	@scripts/pg.sh stop
 
+.PHONY: demo
+demo: build ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emulator, catalog, 2 publishers, projector; ~30 s workload, summary, verify
+	@bin/relaydemo $(DEMOFLAGS)
+
 .PHONY: test
 test: ## Run all tests against a private Postgres (started if needed) and pstest
 	@eval "$$(scripts/pg.sh start)" && $(GO) test $(TESTFLAGS) $(PKGS)
@@ -52,3 +56,36 @@ bench: ## Measure publisher/projector against ceilings in one run (~40 min); JSO
 	@eval "$$(scripts/pg.sh start)" && $(GO) run ./cmd/relaybench $(BENCHFLAGS)
 bench-smoke: ## The same bench with tiny sizes in seconds (CI: keeps the benchmark from rotting)
 	@eval "$$(scripts/pg.sh start)" && $(GO) run ./cmd/relaybench -smoke $(BENCHFLAGS)
+
+# --- End to end (cmd/relaydemo, internal/e2e; issue 6) ------------------------
+# DEMOFLAGS passes options to the demo, e.g. DEMOFLAGS='-rate 500 -duration 1m -aggregates 500'.
+DEMOFLAGS ?=
+E2EFLAGS  ?= -count=1 -timeout 15m -v
+
+.PHONY: e2e
+e2e: ## Fault-injection suite: processes + real emulator, >=20k events, kills/restarts/outages; asserts convergence (~6-10 min)
+	@$(GO) test -tags e2e $(E2EFLAGS) -run 'TestFaultSuite' ./internal/e2e/
+
+.PHONY: emulator-start emulator-stop
+emulator-start: ## Start the Pub/Sub emulator (idempotent) and print its env
+	@scripts/pubsub-emulator.sh start
+emulator-stop: ## Stop the Pub/Sub emulator (the whole JVM process group)
+	@scripts/pubsub-emulator.sh stop
+
+# run-*: one daemon in the foreground against the private Postgres and the
+# emulator (both started if needed), with its configs/<daemon>.yaml.
+RUN_ENV = eval "$$(scripts/pg.sh start)" && eval "$$(scripts/pubsub-emulator.sh start)"
+
+.PHONY: run-migrate run-ensure run-catalog run-publisher run-projector run-es
+run-migrate: build ## Apply the migrations to the private Postgres
+	@$(RUN_ENV) && bin/relayctl migrate up -by "$$USER" -why "make run-migrate"
+run-ensure: build ## Create the topics and subscriptions of configs/pubsub.yaml on the emulator
+	@$(RUN_ENV) && bin/relayctl pubsub ensure -f configs/pubsub.yaml -by "$$USER" -why "make run-ensure"
+run-catalog: build ## Run the catalog service (HTTP :8000, gRPC :9000)
+	@$(RUN_ENV) && bin/catalog -conf configs/catalog.yaml
+run-publisher: build ## Run one publisher replica
+	@$(RUN_ENV) && bin/publisher -conf configs/publisher.yaml
+run-projector: build ## Run the projector (ELASTIC_URL defaults to the test server of run-es)
+	@$(RUN_ENV) && ELASTIC_URL=$${ELASTIC_URL:-http://127.0.0.1:9200} bin/projector -conf configs/projector.yaml
+run-es: build ## Run the Elasticsearch test server on 127.0.0.1:9200
+	@bin/es-testserver -addr 127.0.0.1:9200

@@ -7,6 +7,7 @@
 #   scripts/pubsub-emulator.sh restart  # stop + start (the emulator keeps no state)
 #   scripts/pubsub-emulator.sh status
 #   scripts/pubsub-emulator.sh env      # prints the env vars without starting anything
+#   scripts/pubsub-emulator.sh installed  # exit 0 if gcloud, java and the emulator are installed
 #
 # Runs `gcloud beta emulators pubsub start` in its own session (setsid), so
 # stop can kill gcloud's python wrapper and the JVM it spawns as one process
@@ -70,6 +71,12 @@ start() {
     echo "pubsub-emulator.sh: java not found; the Pub/Sub emulator needs a JRE" >&2
     exit 3
   fi
+  local sdk
+  sdk=$(cd "$(dirname "$(readlink -f "$(command -v gcloud)")")/.." && pwd)
+  if [ ! -x "$sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator" ]; then
+    echo "pubsub-emulator.sh: the pubsub-emulator component is not installed in $sdk (gcloud components install pubsub-emulator, or apt-get install google-cloud-cli-pubsub-emulator)" >&2
+    exit 3
+  fi
   mkdir -p "$dir/data"
   # setsid: new session and process group whose id is the pid we record.
   setsid gcloud beta emulators pubsub start \
@@ -112,6 +119,14 @@ stop() {
   rm -f "$pidfile"
 }
 
+# installed: exit 0 when gcloud, java and the emulator component are present.
+installed() {
+  command -v gcloud >/dev/null 2>&1 && command -v java >/dev/null 2>&1 || return 1
+  local sdk
+  sdk=$(cd "$(dirname "$(readlink -f "$(command -v gcloud)")")/.." && pwd)
+  [ -x "$sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator" ]
+}
+
 case "${1:-start}" in
   start) start ;;
   fresh) stop; rm -rf "$dir/data"; start ;;
@@ -121,5 +136,6 @@ case "${1:-start}" in
     if is_running; then echo "running on 127.0.0.1:${port} (pgid $(cat "$pidfile"), log: $log)"
     else echo "stopped"; exit 1; fi ;;
   env) print_env ;;
-  *) echo "usage: $0 start|fresh|stop|restart|status|env" >&2; exit 2 ;;
+  installed) installed ;;
+  *) echo "usage: $0 start|fresh|stop|restart|status|env|installed" >&2; exit 2 ;;
 esac

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -107,10 +106,6 @@ type PubSub struct {
 	Emulator bool
 }
 
-// errEmulatorMissing: scripts/pubsub-emulator.sh exits 3 when gcloud or
-// java is not installed.
-var errEmulatorMissing = errors.New("the Pub/Sub emulator is not installed")
-
 // Host is the PUBSUB_EMULATOR_HOST value.
 func (ps *PubSub) Host() string { return "127.0.0.1:" + strconv.Itoa(ps.Port) }
 
@@ -127,20 +122,27 @@ func (ps *PubSub) Kind() string {
 	return "an embedded pstest server (FALLBACK: the Pub/Sub emulator is not installed or EVENTRELAY_PUBSUB=pstest)"
 }
 
-// StartFresh starts a new, empty server: the emulator if it is installed
-// and not overridden, else the pstest process built from bin.
+// EmulatorAvailable decides between the real emulator and the pstest
+// fallback: the emulator unless EVENTRELAY_PUBSUB=pstest or
+// `scripts/pubsub-emulator.sh installed` says gcloud, java or the emulator
+// component is missing; why explains a fallback.
+func EmulatorAvailable(ctx context.Context, repo string) (ok bool, why string) {
+	if os.Getenv("EVENTRELAY_PUBSUB") == "pstest" {
+		return false, "EVENTRELAY_PUBSUB=pstest"
+	}
+	ps := &PubSub{Repo: repo}
+	if err := ps.emulator(ctx, "installed"); err != nil {
+		return false, "gcloud, java or the pubsub-emulator component is not installed"
+	}
+	return true, ""
+}
+
+// StartFresh starts a new, empty server: the emulator when Emulator is set
+// (see DetectEmulator), else the pstest process of the relaydemo binary.
 func (ps *PubSub) StartFresh(ctx context.Context, sup *Supervisor, relaydemo string) error {
-	if os.Getenv("EVENTRELAY_PUBSUB") != "pstest" {
-		err := ps.emulator(ctx, "fresh")
-		if err == nil {
-			ps.Emulator = true
-			sup.OnStop("pubsub emulator", func() error { return ps.emulator(context.Background(), "stop") })
-			return nil
-		}
-		if !errors.Is(err, errEmulatorMissing) {
-			return err
-		}
-		sup.Logf("WARNING: %v; falling back to an embedded pstest server", err)
+	if ps.Emulator {
+		sup.OnStop("pubsub emulator", func() error { return ps.emulator(context.Background(), "stop") })
+		return ps.emulator(ctx, "fresh")
 	}
 	p, err := sup.Start(ProcSpec{
 		Name: "pstest",
@@ -216,10 +218,6 @@ func (ps *PubSub) emulator(ctx context.Context, arg string) error {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 3 {
-		return fmt.Errorf("%w (%s)", errEmulatorMissing, strings.TrimSpace(errb.String()))
-	}
 	if err != nil {
 		return fmt.Errorf("scripts/pubsub-emulator.sh %s: %w: %s", arg, err, strings.TrimSpace(errb.String()))
 	}

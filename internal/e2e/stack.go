@@ -1,0 +1,366 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StackConfig describes one run of the whole system.
+type StackConfig struct {
+	// Repo is the repository root (scripts/, configs/).
+	Repo string
+	// BinDir holds the built binaries (catalog, publisher, projector,
+	// relayctl, es-testserver, relaydemo).
+	BinDir string
+	// RunDir receives the logs (one file per process) and the private
+	// Pub/Sub data.
+	RunDir string
+	// PGDir and PGPort select the private Postgres instance (scripts/pg.sh
+	// EVENTRELAY_PG_DIR/EVENTRELAY_PG_PORT). A run that restarts Postgres
+	// must not use the instance other tests share.
+	PGDir  string
+	PGPort int
+	// Database is created afresh (default "eventrelay").
+	Database string
+	// Schema of the eventrelay tables (default "catalog").
+	Schema string
+	// Project is the Pub/Sub project id (default "eventrelay-local").
+	Project string
+	// Emulator selects the real Pub/Sub emulator; false runs the pstest
+	// fallback (see EmulatorAvailable).
+	Emulator bool
+	// Publishers is the number of publisher replicas (default 2).
+	Publishers int
+	// PublisherEnv and ProjectorEnv are extra environment entries.
+	PublisherEnv, ProjectorEnv []string
+	// Out receives harness events (default stderr).
+	Out io.Writer
+}
+
+func (c *StackConfig) defaults() error {
+	if c.Repo == "" || c.BinDir == "" || c.RunDir == "" || c.PGDir == "" {
+		return fmt.Errorf("stack config: Repo, BinDir, RunDir and PGDir are required")
+	}
+	if c.PGPort == 0 {
+		p, err := FreePort()
+		if err != nil {
+			return err
+		}
+		c.PGPort = p
+	}
+	if c.Database == "" {
+		c.Database = "eventrelay"
+	}
+	if c.Schema == "" {
+		c.Schema = "catalog"
+	}
+	if c.Project == "" {
+		c.Project = "eventrelay-local"
+	}
+	if c.Publishers == 0 {
+		c.Publishers = 2
+	}
+	if c.Out == nil {
+		c.Out = os.Stderr
+	}
+	return nil
+}
+
+// Names of the reference domain's Pub/Sub resources (configs/pubsub.yaml).
+const (
+	Topic             = "catalog.video.events"
+	AuditSubscription = "catalog.video.audit"
+	// Consumers are the projector's inbox consumer names
+	// (configs/projector.yaml).
+	ConsumerPG = "video-projection"
+	ConsumerES = "video-search"
+)
+
+// Stack is the running system.
+type Stack struct {
+	Cfg    StackConfig
+	Sup    *Supervisor
+	PG     *Postgres
+	PubSub *PubSub
+	// DatabaseURL of the run's database (no search_path; see Cfg.Schema).
+	DatabaseURL string
+
+	ES         *Proc
+	ESURL      string
+	ESControl  string // control address that stays up during an outage
+	Catalog    *Proc
+	CatalogURL string
+	Publishers []*Proc
+	Projector  *Proc
+
+	Scraper *Scraper
+	Stats   *Stats
+}
+
+// bin is the path of a built binary.
+func (s *Stack) bin(name string) string { return filepath.Join(s.Cfg.BinDir, name) }
+
+// BuildBinaries runs `go build -o binDir/ ./cmd/...` in repo.
+func BuildBinaries(ctx context.Context, repo, binDir string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/...")
+	cmd.Dir = repo
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build ./cmd/...: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// StartStack brings the system up in dependency order: Postgres (fresh
+// database, migrations), Pub/Sub (fresh emulator, pubsub ensure), the
+// Elasticsearch test server, the catalog, the publishers and the
+// projector, each ready (/readyz) before the next. On error everything
+// started so far is stopped.
+func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	sup, err := NewSupervisor(cfg.RunDir, cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{Cfg: cfg, Sup: sup, Scraper: NewScraper()}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	for _, b := range []string{"catalog", "publisher", "projector", "relayctl", "es-testserver", "relaydemo"} {
+		if _, err := os.Stat(s.bin(b)); err != nil {
+			return nil, fmt.Errorf("binary %s missing in %s (build ./cmd/... first): %w", b, cfg.BinDir, err)
+		}
+	}
+
+	s.PG = &Postgres{Repo: cfg.Repo, Dir: cfg.PGDir, Port: cfg.PGPort}
+	if err := s.PG.Start(ctx); err != nil {
+		return nil, err
+	}
+	sup.OnStop("postgres", func() error { return s.PG.Stop(context.Background()) })
+	sup.Logf("postgres     pid %-7d data %s (port %d)", s.PG.PID(), cfg.PGDir, cfg.PGPort)
+	if s.DatabaseURL, err = s.PG.FreshDatabase(ctx, cfg.Database); err != nil {
+		return nil, err
+	}
+	if _, err := s.Relayctl(ctx, "migrate", "up", "-by", "e2e-harness", "-why", "fresh run database"); err != nil {
+		return nil, err
+	}
+
+	psPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	s.PubSub = &PubSub{Repo: cfg.Repo, Dir: filepath.Join(cfg.RunDir, "pubsub"), Port: psPort, Project: cfg.Project, Emulator: cfg.Emulator}
+	if err := s.PubSub.StartFresh(ctx, sup, s.bin("relaydemo")); err != nil {
+		return nil, err
+	}
+	sup.Logf("pubsub       pids %v at %s: %s (log %s)", s.PubSub.PIDs(), s.PubSub.Host(), s.PubSub.Kind(), s.PubSub.LogPath())
+	if err := s.EnsurePubSub(ctx); err != nil {
+		return nil, err
+	}
+
+	if err := s.startES(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.startCatalog(ctx); err != nil {
+		return nil, err
+	}
+	for i := 1; i <= cfg.Publishers; i++ {
+		if err := s.startPublisher(ctx, i); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.startProjector(ctx); err != nil {
+		return nil, err
+	}
+	if s.Stats, err = OpenStats(ctx, s.DatabaseURL, cfg.Schema); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// EnsurePubSub applies configs/pubsub.yaml (after every Pub/Sub start).
+func (s *Stack) EnsurePubSub(ctx context.Context) error {
+	_, err := s.Relayctl(ctx, "pubsub", "ensure", "-f", filepath.Join(s.Cfg.Repo, "configs/pubsub.yaml"),
+		"-by", "e2e-harness", "-why", "fresh Pub/Sub server")
+	return err
+}
+
+// Relayctl runs relayctl with the run's environment and returns stdout; the
+// command and both streams are appended to relayctl.log.
+func (s *Stack) Relayctl(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.bin("relayctl"), args...)
+	cmd.Env = append(os.Environ(), s.baseEnv()...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
+	if f, err := os.OpenFile(filepath.Join(s.Cfg.RunDir, "relayctl.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+		fmt.Fprintf(f, "=== %s relayctl %s (%s)\n%s%s", time.Now().Format(time.RFC3339Nano), strings.Join(args, " "), exitText(runErr), out.String(), errb.String())
+		f.Close()
+	}
+	if runErr != nil {
+		return out.String(), fmt.Errorf("relayctl %s: %s\n%s%s", strings.Join(args, " "), exitText(runErr), out.String(), errb.String())
+	}
+	return out.String(), nil
+}
+
+// baseEnv points a process at the run's Postgres and Pub/Sub.
+func (s *Stack) baseEnv() []string {
+	env := []string{
+		"DATABASE_URL=" + s.DatabaseURL,
+		"DATABASE_SCHEMA=" + s.Cfg.Schema,
+		"EVENTRELAY_SCHEMA=" + s.Cfg.Schema,
+	}
+	if s.PubSub != nil {
+		env = append(env, s.PubSub.Env()...)
+	}
+	if s.ESURL != "" {
+		env = append(env, "ELASTIC_URL="+s.ESURL)
+	}
+	return env
+}
+
+func (s *Stack) conf(name string) string { return filepath.Join(s.Cfg.Repo, "configs", name) }
+
+func (s *Stack) startES(ctx context.Context) error {
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
+	cport, err := FreePort()
+	if err != nil {
+		return err
+	}
+	s.ESURL = "http://127.0.0.1:" + strconv.Itoa(port)
+	s.ESControl = "http://127.0.0.1:" + strconv.Itoa(cport)
+	s.ES, err = s.Sup.Start(ProcSpec{
+		Name:     "es-testserver",
+		Path:     s.bin("es-testserver"),
+		Args:     []string{"-addr", "127.0.0.1:" + strconv.Itoa(port), "-control-addr", "127.0.0.1:" + strconv.Itoa(cport)},
+		ReadyURL: s.ESControl + "/_estest/stats",
+	})
+	if err != nil {
+		return err
+	}
+	return s.ES.WaitReady(ctx, 30*time.Second)
+}
+
+func (s *Stack) startCatalog(ctx context.Context) error {
+	hp, err := FreePort()
+	if err != nil {
+		return err
+	}
+	gp, err := FreePort()
+	if err != nil {
+		return err
+	}
+	s.CatalogURL = "http://127.0.0.1:" + strconv.Itoa(hp)
+	s.Catalog, err = s.Sup.Start(ProcSpec{
+		Name: "catalog",
+		Path: s.bin("catalog"),
+		Args: []string{"-conf", s.conf("catalog.yaml")},
+		Env: append(s.baseEnv(),
+			"CATALOG_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(hp),
+			"CATALOG_GRPC_ADDR=127.0.0.1:"+strconv.Itoa(gp)),
+		ReadyURL: s.CatalogURL + "/readyz",
+	})
+	if err != nil {
+		return err
+	}
+	s.Scraper.Add(s.Catalog, s.CatalogURL+"/metrics")
+	return s.Catalog.WaitReady(ctx, 60*time.Second)
+}
+
+func (s *Stack) startPublisher(ctx context.Context, i int) error {
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("publisher-%d", i)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	p, err := s.Sup.Start(ProcSpec{
+		Name: name,
+		Path: s.bin("publisher"),
+		Args: []string{"-conf", s.conf("publisher.yaml")},
+		Env: append(append(s.baseEnv(),
+			"OUTBOX_WORKER_ID="+name,
+			"OUTBOX_HTTP_HOST=127.0.0.1",
+			"OUTBOX_HTTP_PORT="+strconv.Itoa(port)),
+			s.Cfg.PublisherEnv...),
+		ReadyURL: base + "/readyz",
+	})
+	if err != nil {
+		return err
+	}
+	s.Publishers = append(s.Publishers, p)
+	s.Scraper.Add(p, base+"/metrics")
+	return p.WaitReady(ctx, 60*time.Second)
+}
+
+func (s *Stack) startProjector(ctx context.Context) error {
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	s.Projector, err = s.Sup.Start(ProcSpec{
+		Name: "projector",
+		Path: s.bin("projector"),
+		Args: []string{"-conf", s.conf("projector.yaml")},
+		Env: append(append(s.baseEnv(),
+			"PROJECTOR_HTTP_PORT="+strconv.Itoa(port)),
+			s.Cfg.ProjectorEnv...),
+		ReadyURL: base + "/readyz",
+	})
+	if err != nil {
+		return err
+	}
+	s.Scraper.Add(s.Projector, base+"/metrics")
+	return s.Projector.WaitReady(ctx, 60*time.Second)
+}
+
+// Restart stops p gracefully (SIGTERM), checks it exited 0, and starts it
+// again, waiting until it is ready. The scraper banks its counters first.
+func (s *Stack) Restart(ctx context.Context, p *Proc) error {
+	s.Scraper.ScrapeAll(ctx)
+	stopErr := p.Stop()
+	if err := p.Start(); err != nil {
+		return err
+	}
+	if err := p.WaitReady(ctx, 60*time.Second); err != nil {
+		return err
+	}
+	if stopErr != nil {
+		return fmt.Errorf("%s did not stop cleanly on SIGTERM: %w", p.Name(), stopErr)
+	}
+	return nil
+}
+
+// Stop stops every process and service of the run and reports pids still
+// alive (expected: none).
+func (s *Stack) Stop() []int {
+	if s.Stats != nil {
+		s.Stats.Close()
+	}
+	alive := s.Sup.StopAll()
+	if s.PubSub != nil && s.PubSub.Emulator {
+		alive = append(alive, s.PubSub.PIDs()...)
+	}
+	if s.PG != nil && s.PG.PID() != 0 && pidAlive(s.PG.PID()) {
+		alive = append(alive, s.PG.PID())
+	}
+	return alive
+}

@@ -1,0 +1,44 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Table is a two- or three-column text table: name, value and, for
+// assertions, PASS/FAIL.
+type Table struct {
+	rows  [][3]string
+	fails int
+}
+
+// Row adds an informational row.
+func (t *Table) Row(name, value string) { t.rows = append(t.rows, [3]string{name, value, ""}) }
+
+// Check adds an asserted row.
+func (t *Table) Check(name, value string, ok bool) {
+	st := "PASS"
+	if !ok {
+		st = "FAIL"
+		t.fails++
+	}
+	t.rows = append(t.rows, [3]string{name, value, st})
+}
+
+// Failed counts the failed checks.
+func (t *Table) Failed() int { return t.fails }
+
+// Print writes the table.
+func (t *Table) Print(w io.Writer) {
+	wn, wv := 0, 0
+	for _, r := range t.rows {
+		wn, wv = max(wn, len(r[0])), max(wv, len(r[1]))
+	}
+	line := "  +" + strings.Repeat("-", wn+2) + "+" + strings.Repeat("-", wv+2) + "+"
+	fmt.Fprintln(w, line)
+	for _, r := range t.rows {
+		fmt.Fprintf(w, "  | %-*s | %-*s | %s\n", wn, r[0], wv, r[1], r[2])
+	}
+	fmt.Fprintln(w, line)
+}
