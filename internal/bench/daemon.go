@@ -2,16 +2,26 @@ package bench
 
 import (
 	"context"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
+
+// pprofOverlay is compiled into every daemon the bench builds (go build
+// -overlay adds it to package main without touching the source tree): it
+// serves net/http/pprof on RELAYBENCH_PPROF_ADDR, so misses get a profile.
+//
+//go:embed pprof_overlay.go.txt
+var pprofOverlay []byte
 
 // binaries builds the daemons under test once per bench run.
 type binaries struct {
@@ -33,7 +43,11 @@ func (b *binaries) path(ctx context.Context, name string) (string, string, error
 		return "", "cmd/" + name + " has no main package yet", nil
 	}
 	out := filepath.Join(b.dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/"+name)
+	overlay, err := writeOverlay(b.dir, pkg, name)
+	if err != nil {
+		return "", "", err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-overlay", overlay, "-o", out, "./cmd/"+name)
 	cmd.Dir = b.repo
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("building cmd/%s: %w: %s", name, err, strings.TrimSpace(string(msg)))
@@ -43,6 +57,30 @@ func (b *binaries) path(ctx context.Context, name string) (string, string, error
 	}
 	b.built[name] = out
 	return out, "", nil
+}
+
+// writeOverlay writes the pprof file and the overlay JSON that adds it to
+// package dir.
+func writeOverlay(dir, pkg, name string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, name+"_relaybench_pprof.go")
+	if err := os.WriteFile(src, pprofOverlay, 0o644); err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(pkg)
+	if err != nil {
+		return "", err
+	}
+	js, err := json.Marshal(map[string]map[string]string{
+		"Replace": {filepath.Join(abs, "zz_relaybench_pprof.go"): src},
+	})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name+"-overlay.json")
+	return path, os.WriteFile(path, js, 0o644)
 }
 
 func hasMain(dir string) bool {
@@ -66,15 +104,17 @@ func hasMain(dir string) bool {
 type Daemon struct {
 	Name    string
 	cmd     *exec.Cmd
-	HTTP    string // host:port of its ops server
+	Pprof   string // host:port of its pprof listener
 	LogPath string
 	done    chan error
 	peak    float64
 }
 
-// startDaemon starts bin with env (added to a clean base environment) and
-// logs to dir/<name>.log.
-func startDaemon(bin, name, dir string, env []string) (*Daemon, error) {
+// startDaemon starts bin in the repository (the daemons read configs/ by
+// default) with env added to a clean base environment, serving pprof on a
+// free port, logging to logDir/<name>.log.
+func startDaemon(bin, name, repo, logDir string, env []string) (*Daemon, error) {
+	dir := logDir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -83,14 +123,21 @@ func startDaemon(bin, name, dir string, env []string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	pport, err := freePort()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	pprofAddr := "127.0.0.1:" + strconv.Itoa(pport)
 	cmd := exec.Command(bin)
-	cmd.Env = append(baseEnv(), env...)
+	cmd.Dir = repo
+	cmd.Env = append(append(baseEnv(), env...), "RELAYBENCH_PPROF_ADDR="+pprofAddr)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	d := &Daemon{Name: name, cmd: cmd, LogPath: logPath, done: make(chan error, 1)}
+	d := &Daemon{Name: name, cmd: cmd, Pprof: pprofAddr, LogPath: logPath, done: make(chan error, 1)}
 	go func() { d.done <- cmd.Wait(); logf.Close() }()
 	return d, nil
 }

@@ -37,17 +37,16 @@ func (r *Runner) profileSelf(name string, f func() error) (string, error) {
 	return path, err
 }
 
-// profileDaemon fetches a CPU profile of seconds from a daemon's
-// /debug/pprof/profile, if it serves one, into OutDir/profiles/<name>.pprof.
-// It returns "" when the daemon has no pprof endpoint.
+// profileDaemon fetches a CPU profile of seconds from a daemon's pprof
+// listener into OutDir/profiles/<name>.pprof; "" when that fails.
 func (r *Runner) profileDaemon(ctx context.Context, d *Daemon, name string, seconds int) string {
-	if d.HTTP == "" {
+	if d.Pprof == "" {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+10)*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", d.HTTP, seconds), nil)
+		fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", d.Pprof, seconds), nil)
 	if err != nil {
 		return ""
 	}

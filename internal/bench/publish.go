@@ -8,11 +8,13 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	pubconfig "github.com/eventrelay/eventrelay/internal/publisher/config"
 )
 
 // publishLoop publishes evs to a fresh topic with message ordering on and
-// the client's default batching, and waits for every result. It returns
-// the time from the first Publish to the last result.
+// the publisher's default bundling (configs: publish.delay_threshold and
+// count_threshold), and waits for every result. It returns the time from
+// the first Publish to the last result.
 func publishLoop(ctx context.Context, b *Backend, evs []Event) (time.Duration, error) {
 	topic, err := b.CreateTopic(ctx, "bench-ceiling")
 	if err != nil {
@@ -21,6 +23,9 @@ func publishLoop(ctx context.Context, b *Backend, evs []Event) (time.Duration, e
 	defer b.DeleteTopic(context.Background(), topic)
 	p := b.Client.Publisher(topic)
 	p.EnableMessageOrdering = true
+	def := pubconfig.Default().Publish
+	p.PublishSettings.DelayThreshold = def.DelayThreshold.D()
+	p.PublishSettings.CountThreshold = def.CountThreshold
 	defer p.Stop()
 	msgs := make([]*pubsub.Message, len(evs))
 	for i := range evs {

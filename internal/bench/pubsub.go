@@ -15,6 +15,9 @@ import (
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 )
 
@@ -63,6 +66,16 @@ func (b *Backend) CreateTopic(ctx context.Context, prefix string) (string, error
 		return "", fmt.Errorf("%s: creating topic %s: %w", b.Name, id, gpubsub.Classify(err))
 	}
 	return id, nil
+}
+
+// EnsureTopic creates the topic id if it does not exist yet (the outbox
+// rows name catalog.video.events).
+func (b *Backend) EnsureTopic(ctx context.Context, id string) error {
+	_, err := b.Client.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: gpubsub.TopicName(Project, id)})
+	if err != nil && status.Code(err) != codes.AlreadyExists {
+		return fmt.Errorf("%s: creating topic %s: %w", b.Name, id, gpubsub.Classify(err))
+	}
+	return nil
 }
 
 // CreateSubscription creates a fresh subscription to topic.

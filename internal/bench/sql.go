@@ -8,9 +8,14 @@ package bench
 const (
 	sqlReset = `TRUNCATE outbox_events, inbox_events, video_projection, videos, outbox_replays, admin_audit RESTART IDENTITY`
 
-	sqlCountPending   = `SELECT count(*) FROM outbox_events WHERE status <> 'published'`
+	// sqlCountPending counts unpublished rows through the partial indexes
+	// (cheap enough to poll while a drain runs).
+	sqlCountPending = `SELECT (SELECT count(*) FROM outbox_events WHERE status = 'pending')
+     + (SELECT count(*) FROM outbox_events WHERE status = 'publishing')
+     + (SELECT count(*) FROM outbox_events WHERE status = 'failed')`
 	sqlCountPublished = `SELECT count(*) FROM outbox_events WHERE status = 'published'`
 	sqlCountInbox     = `SELECT count(*) FROM inbox_events`
+	sqlCountFailed    = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
 
 	// sqlDrainSpan is the time from the first claim to the last publish.
 	sqlDrainSpan = `SELECT count(*), coalesce(extract(epoch FROM max(published_at) - min(claimed_at)), 0)

@@ -1,0 +1,168 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+)
+
+// runDrain measures the built publisher: Events pending rows, 1 and 2
+// instances, until the outbox is empty, against pstest and the emulator.
+func runDrain(ctx context.Context, r *Runner) error {
+	bin, why, err := r.bins.path(ctx, "publisher")
+	if err != nil {
+		return err
+	}
+	if bin == "" {
+		r.report.skip("drain: %s; publisher figures are missing", why)
+		return nil
+	}
+	cfg := r.cfg
+	for run := 1; run <= cfg.Runs; run++ {
+		bs, err := r.backends(ctx)
+		if err != nil {
+			return err
+		}
+		for _, b := range bs {
+			for _, n := range []int{1, 2} {
+				if err := r.drainOnce(ctx, bin, b, n, run); err != nil {
+					closeAll(bs)
+					return fmt.Errorf("%s, %d instance(s): %w", b.Name, n, err)
+				}
+			}
+		}
+		closeAll(bs)
+	}
+	return nil
+}
+
+func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instances, run int) error {
+	cfg := r.cfg
+	if err := r.db.reset(ctx); err != nil {
+		return err
+	}
+	if err := b.EnsureTopic(ctx, events.Topic); err != nil {
+		return err
+	}
+	if err := NewFixture(cfg.Aggregates).Seed(ctx, r.db, cfg.Events); err != nil {
+		return err
+	}
+	if err := analyze(ctx, r.db); err != nil {
+		return err
+	}
+	var ds []*Daemon
+	stopAll := func() error {
+		var first error
+		for _, d := range ds {
+			if err := d.Stop(30 * time.Second); err != nil && first == nil {
+				first = fmt.Errorf("%s: exit: %w (log %s)", d.Name, err, d.LogPath)
+			}
+		}
+		return first
+	}
+	a := r.cpu.sample()
+	for i := range instances {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("publisher-%s-i%d-%d", b.Name, instances, i)
+		d, err := startDaemon(bin, name, r.cfg.RepoDir, r.repoPath(".run", "bench-logs"), r.publisherEnv(b, name, port))
+		if err != nil {
+			stopAll()
+			return err
+		}
+		ds = append(ds, d)
+		r.cpu.daemons = map[int]string{}
+		for _, d := range ds {
+			r.cpu.daemons[d.Pid()] = "publisher"
+		}
+	}
+	// Profile the first instance of the first run while it drains.
+	var profile string
+	profDone := make(chan struct{})
+	if run == 1 && !cfg.Smoke {
+		go func() {
+			defer close(profDone)
+			profile = r.profileDaemon(ctx, ds[0], fmt.Sprintf("drain.%s.i%d", b.Name, instances), 5)
+		}()
+	} else {
+		close(profDone)
+	}
+	err := r.waitDrained(ctx, ds, cfg.Events)
+	use := a.to(r.cpu.sample())
+	<-profDone
+	var peak float64
+	for _, d := range ds {
+		peak = max(peak, d.PeakRSS())
+	}
+	if stopErr := stopAll(); err == nil {
+		err = stopErr
+	}
+	r.cpu.daemons = nil
+	if err != nil {
+		return err
+	}
+	var n int
+	var span float64
+	if err := r.db.Pool.QueryRow(ctx, sqlDrainSpan).Scan(&n, &span); err != nil {
+		return fmt.Errorf("drain span: %w", postgres.Classify(err))
+	}
+	ev := float64(n) / span
+	r.addRun(Measurement{ID: fmt.Sprintf("drain.%s.i%d", b.Name, instances), Scenario: "drain",
+		Name:    fmt.Sprintf("publisher drain of %d rows over %d aggregates, %d instance(s), bulk %d", cfg.Events, cfg.Aggregates, instances, cfg.Bulk),
+		Backend: b.Name, Unit: "events/s", Note: use.String(), Profile: profile}, ev)
+	r.addRun(Measurement{ID: "memory.publisher." + b.Name, Scenario: "memory",
+		Name: "publisher (" + b.Name + ", drain)", Backend: b.Name, Unit: "MB"}, peak)
+	r.logf("  run %d: drain %s x%d: %.0f events/s, peak RSS %.0f MB; %s", run, b.Name, instances, ev, peak, use)
+	return nil
+}
+
+// publisherEnv configures one publisher instance for the bench.
+func (r *Runner) publisherEnv(b *Backend, worker string, port int) []string {
+	return []string{
+		"DATABASE_URL=" + r.db.URL, "DATABASE_SCHEMA=" + Schema,
+		"PUBSUB_PROJECT_ID=" + Project, "PUBSUB_EMULATOR_HOST=" + b.Config.EmulatorHost,
+		"OUTBOX_WORKER_ID=" + worker, "OUTBOX_BULK_SIZE=" + strconv.Itoa(r.cfg.Bulk),
+		"OUTBOX_HTTP_HOST=127.0.0.1", "OUTBOX_HTTP_PORT=" + strconv.Itoa(port),
+		"OUTBOX_RETENTION_SECONDS=0", // keep published rows: the span is read from them
+	}
+}
+
+// waitDrained polls until every row is published, failing on failed rows,
+// a daemon exit, or no progress for a minute.
+func (r *Runner) waitDrained(ctx context.Context, ds []*Daemon, total int) error {
+	last, lastChange := -1, time.Now()
+	for {
+		for _, d := range ds {
+			if err := d.Exited(); err != nil {
+				return err
+			}
+			d.PeakRSS()
+		}
+		left, err := r.db.count(ctx, sqlCountPending)
+		if err != nil {
+			return err
+		}
+		if left == 0 {
+			return nil
+		}
+		if failed, _ := r.db.count(ctx, sqlCountFailed); failed > 0 {
+			return fmt.Errorf("%d rows ended failed (see %s)", failed, ds[0].LogPath)
+		}
+		if left != last {
+			last, lastChange = left, time.Now()
+		} else if time.Since(lastChange) > time.Minute {
+			return fmt.Errorf("no progress for a minute with %d of %d rows unpublished (see %s)", left, total, ds[0].LogPath)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
