@@ -184,7 +184,7 @@ func subscriptionDiff(have, want *pb.Subscription) (paths, diffs []string) {
 	add("retain_acked_messages", fmt.Sprint(have.GetRetainAckedMessages()), fmt.Sprint(want.GetRetainAckedMessages()))
 	add("enable_exactly_once_delivery", fmt.Sprint(have.GetEnableExactlyOnceDelivery()), fmt.Sprint(want.GetEnableExactlyOnceDelivery()))
 	add("retry_policy", retryString(have.GetRetryPolicy()), retryString(want.GetRetryPolicy()))
-	add("dead_letter_policy", deadLetterString(have.GetDeadLetterPolicy()), deadLetterString(want.GetDeadLetterPolicy()))
+	add("dead_letter_policy", DeadLetterString(have.GetDeadLetterPolicy()), DeadLetterString(want.GetDeadLetterPolicy()))
 	return paths, diffs
 }
 
@@ -195,7 +195,8 @@ func retryString(r *pb.RetryPolicy) string {
 	return fmt.Sprintf("backoff %s..%s", durationOf(r.GetMinimumBackoff()), durationOf(r.GetMaximumBackoff()))
 }
 
-func deadLetterString(d *pb.DeadLetterPolicy) string {
+// DeadLetterString describes a dead-letter policy ("none", or "<topic id> after N attempts").
+func DeadLetterString(d *pb.DeadLetterPolicy) string {
 	if d == nil || d.GetDeadLetterTopic() == "" {
 		return "none"
 	}

@@ -63,6 +63,7 @@ var commands map[string]command
 func init() {
 	commands = map[string]command{
 		"migrate":  {"apply or inspect the embedded schema migrations (guarded)", runMigrate},
+		"status":   {"outbox, inbox and subscription health (exit 1 when something needs attention)", runStatus},
 		"failed":   {"list failed outbox rows with their errors", runFailed},
 		"replay":   {"move failed (or published) outbox rows back to pending, audited", runReplay},
 		"dlq":      {"list, show, republish or purge dead-lettered messages", runDLQ},

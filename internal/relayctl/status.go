@@ -1,0 +1,259 @@
+package relayctl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
+)
+
+const statusUsage = `
+status [-f configs/pubsub.yaml] [--max-processing 5m] [--json]
+
+Outbox: rows by status; lag (pending + publishing), ready now, retries
+waiting for their backoff, in flight, stuck claims (lease expired or claimed
+longer than --max-processing), oldest unpublished age, failed rows by
+error_reason. Inbox: events per consumer (duplicates are absorbed without a
+row: see the projector's duplicate counter). Pub/Sub (with -f): per
+subscription whether it exists, ordering and dead-letter policy; backlog
+"n/a" (the Pub/Sub API does not report it: use Cloud Monitoring
+subscription/num_undelivered_messages); for dead-letter subscriptions,
+whether messages are waiting (peeked with Pull, not acked).
+
+Exit 1 when something needs attention: failed rows, stuck claims, dead
+letters waiting, or a configured subscription missing.`
+
+// statusReport is status --json.
+type statusReport struct {
+	Outbox struct {
+		ByStatus         map[string]int64 `json:"by_status"`
+		Lag              int64            `json:"lag"`
+		Ready            int64            `json:"ready"`
+		RetryScheduled   int64            `json:"retry_scheduled"`
+		Inflight         int64            `json:"inflight"`
+		Stuck            int64            `json:"stuck"`
+		OldestAgeSeconds float64          `json:"oldest_age_seconds"`
+		FailedByReason   map[string]int64 `json:"failed_by_reason"`
+		StuckSamples     []stuckClaim     `json:"stuck_samples,omitempty"`
+	} `json:"outbox"`
+	Inbox         []inboxConsumer `json:"inbox"`
+	Subscriptions []subStatus     `json:"subscriptions,omitempty"`
+	Problems      []string        `json:"problems"`
+}
+
+type stuckClaim struct {
+	ID          int64     `json:"id"`
+	EventID     string    `json:"event_id"`
+	AggregateID string    `json:"aggregate_id"`
+	LockedBy    string    `json:"locked_by"`
+	ClaimedAt   time.Time `json:"claimed_at"`
+	LeaseUntil  time.Time `json:"lease_until"`
+}
+
+type inboxConsumer struct {
+	Consumer       string    `json:"consumer"`
+	Events         int64     `json:"events"`
+	Unprocessed    int64     `json:"unprocessed"`
+	Retried        int64     `json:"retried"`
+	LastReceivedAt time.Time `json:"last_received_at"`
+}
+
+type subStatus struct {
+	Name        string `json:"name"`
+	Exists      bool   `json:"exists"`
+	Ordered     bool   `json:"ordered"`
+	DeadLetter  string `json:"dead_letter,omitempty"`
+	Backlog     string `json:"backlog"`
+	IsDLQ       bool   `json:"is_dlq"`
+	DeadLetters int    `json:"dead_letters,omitempty"` // peeked, at most the peek size
+}
+
+func runStatus(ctx context.Context, c *cli, args []string) error {
+	fs := newFlags(c, "status", statusUsage)
+	db := addDBFlags(c, fs)
+	ps := addPubSubFlags(fs, false)
+	maxProc := conf.Duration(5 * time.Minute)
+	if v := c.env("OUTBOX_MAX_PROCESSING_SECONDS", ""); v != "" {
+		if d, err := conf.ParseDuration(v); err == nil {
+			maxProc = conf.Duration(d)
+		}
+	}
+	fs.Var(&durationFlag{&maxProc}, "max-processing", "a claim older than this is stuck (env OUTBOX_MAX_PROCESSING_SECONDS; default 5m)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args, false); err != nil {
+		return err
+	}
+	pool, err := db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	rep := &statusReport{Problems: []string{}}
+	if err := outboxStatus(ctx, pool, maxProc.D(), rep); err != nil {
+		return err
+	}
+	if ps.file != "" {
+		client, cfg, res, err := ps.connect(ctx, c)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		if err := subscriptionStatus(ctx, client, cfg, res, rep); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(c.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printStatus(c.stdout, rep, ps.file != "")
+	}
+	if len(rep.Problems) > 0 {
+		return problemErr("%d problem(s): %v", len(rep.Problems), rep.Problems)
+	}
+	return nil
+}
+
+func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc time.Duration, rep *statusReport) error {
+	q := outboxdb.New(pool)
+	o := &rep.Outbox
+	o.ByStatus = map[string]int64{"pending": 0, "publishing": 0, "published": 0, "failed": 0}
+	counts, err := q.OutboxStatusCounts(ctx)
+	if err != nil {
+		return fmt.Errorf("counting outbox rows: %w", postgres.Classify(err))
+	}
+	for _, r := range counts {
+		o.ByStatus[r.Status] = r.N
+	}
+	h, err := q.OutboxHealth(ctx, maxProc.Seconds())
+	if err != nil {
+		return fmt.Errorf("reading outbox health: %w", postgres.Classify(err))
+	}
+	o.Lag, o.Ready, o.RetryScheduled, o.Inflight, o.Stuck, o.OldestAgeSeconds = h.Lag, h.Ready, h.RetryScheduled, h.Inflight, h.Stuck, h.OldestAgeSeconds
+	reasons, err := q.FailedByReason(ctx)
+	if err != nil {
+		return fmt.Errorf("counting failed rows: %w", postgres.Classify(err))
+	}
+	o.FailedByReason = map[string]int64{}
+	for _, r := range reasons {
+		o.FailedByReason[r.Reason] = r.N
+	}
+	if o.Stuck > 0 {
+		stuck, err := q.StuckClaims(ctx, outboxdb.StuckClaimsParams{MaxProcessingSeconds: maxProc.Seconds(), RowLimit: 10})
+		if err != nil {
+			return fmt.Errorf("listing stuck claims: %w", postgres.Classify(err))
+		}
+		for _, s := range stuck {
+			o.StuckSamples = append(o.StuckSamples, stuckClaim{ID: s.ID, EventID: s.EventID.String(), AggregateID: s.AggregateID,
+				LockedBy: s.LockedBy.String, ClaimedAt: s.ClaimedAt.Time, LeaseUntil: s.LeaseUntil.Time})
+		}
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%d stuck claim(s)", o.Stuck))
+	}
+	if n := o.ByStatus["failed"]; n > 0 {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%d failed outbox row(s)", n))
+	}
+	inbox, err := q.InboxByConsumer(ctx)
+	if err != nil {
+		return fmt.Errorf("counting inbox rows: %w", postgres.Classify(err))
+	}
+	rep.Inbox = []inboxConsumer{}
+	for _, r := range inbox {
+		rep.Inbox = append(rep.Inbox, inboxConsumer(r))
+	}
+	return nil
+}
+
+// dlqPeek bounds how many dead letters status pulls to see if any wait.
+const dlqPeek = 100
+
+func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.Config, res *gpubsub.Resources, rep *statusReport) error {
+	dlqTopics := map[string]bool{}
+	for _, s := range res.Subscriptions {
+		if s.DeadLetter != nil {
+			dlqTopics[s.DeadLetter.Topic] = true
+		}
+	}
+	for _, spec := range res.Subscriptions {
+		st := subStatus{Name: spec.Name, Backlog: "n/a", IsDLQ: dlqTopics[spec.Topic]}
+		s, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: gpubsub.SubscriptionName(cfg.ProjectID, spec.Name)})
+		if status.Code(err) == codes.NotFound {
+			rep.Problems = append(rep.Problems, "subscription "+spec.Name+" is missing (relayctl pubsub ensure)")
+			rep.Subscriptions = append(rep.Subscriptions, st)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading subscription %s: %w", spec.Name, gpubsub.Classify(err))
+		}
+		st.Exists, st.Ordered = true, s.GetEnableMessageOrdering()
+		if dl := s.GetDeadLetterPolicy(); dl != nil {
+			st.DeadLetter = gpubsub.DeadLetterString(dl)
+		}
+		if st.IsDLQ {
+			scan, err := pullAll(ctx, client, cfg.ProjectID, spec.Name, dlqPeek)
+			if err != nil {
+				return err
+			}
+			st.DeadLetters = len(scan.msgs)
+			if err := scan.release(context.WithoutCancel(ctx)); err != nil {
+				return err
+			}
+			st.Backlog = fmt.Sprintf("%d message(s) waiting", st.DeadLetters)
+			if st.DeadLetters >= dlqPeek {
+				st.Backlog = fmt.Sprintf(">= %d message(s) waiting", dlqPeek)
+			}
+			if st.DeadLetters > 0 {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("dead letters waiting in %s (relayctl dlq list --subscription %s)", spec.Name, spec.Name))
+			}
+		}
+		rep.Subscriptions = append(rep.Subscriptions, st)
+	}
+	return nil
+}
+
+func printStatus(w io.Writer, rep *statusReport, withPubSub bool) {
+	o := rep.Outbox
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OUTBOX")
+	fmt.Fprintf(tw, "  pending\t%d\n  publishing\t%d\n  published\t%d\n  failed\t%d\n", o.ByStatus["pending"], o.ByStatus["publishing"], o.ByStatus["published"], o.ByStatus["failed"])
+	fmt.Fprintf(tw, "  lag (pending+publishing)\t%d\n  ready now\t%d\n  retry scheduled\t%d\n  in flight\t%d\n  stuck claims\t%d\n  oldest unpublished age\t%s\n",
+		o.Lag, o.Ready, o.RetryScheduled, o.Inflight, o.Stuck, (time.Duration(o.OldestAgeSeconds * float64(time.Second))).Round(time.Millisecond))
+	for r, n := range o.FailedByReason {
+		fmt.Fprintf(tw, "  failed{reason=%s}\t%d\n", r, n)
+	}
+	for _, s := range o.StuckSamples {
+		fmt.Fprintf(tw, "  stuck row %d event %s aggregate %s locked by %s since %s (lease until %s)\n", s.ID, s.EventID, s.AggregateID, s.LockedBy,
+			s.ClaimedAt.UTC().Format(time.RFC3339), s.LeaseUntil.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintln(tw, "INBOX (consumer\tevents\tunprocessed\tretried\tlast received)")
+	for _, i := range rep.Inbox {
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\n", i.Consumer, i.Events, i.Unprocessed, i.Retried, i.LastReceivedAt.UTC().Format(time.RFC3339))
+	}
+	if withPubSub {
+		fmt.Fprintln(tw, "SUBSCRIPTIONS (name\texists\tordered\tdead letter policy\tbacklog)")
+		for _, s := range rep.Subscriptions {
+			fmt.Fprintf(tw, "  %s\t%t\t%t\t%s\t%s\n", s.Name, s.Exists, s.Ordered, dash(s.DeadLetter), s.Backlog)
+		}
+	} else {
+		fmt.Fprintln(tw, "SUBSCRIPTIONS: skipped (pass -f configs/pubsub.yaml)")
+	}
+	if len(rep.Problems) == 0 {
+		fmt.Fprintln(tw, "OK: nothing needs attention")
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(tw, "PROBLEM: %s\n", p)
+	}
+	tw.Flush()
+}
