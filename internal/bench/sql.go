@@ -16,6 +16,12 @@ const (
 	sqlCountPublished = `SELECT count(*) FROM outbox_events WHERE status = 'published'`
 	sqlCountInbox     = `SELECT count(*) FROM inbox_events`
 	sqlCountFailed    = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
+	sqlCountConsumer  = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
+
+	// sqlInboxSpan is the time a consumer took from its first receive to
+	// its last apply.
+	sqlInboxSpan = `SELECT coalesce(extract(epoch FROM max(processed_at) - min(received_at)), 0)::float8
+FROM inbox_events WHERE consumer = $1`
 
 	// sqlDrainSpan is the time from the first claim to the last publish.
 	sqlDrainSpan = `SELECT count(*), coalesce(extract(epoch FROM max(published_at) - min(claimed_at)), 0)
