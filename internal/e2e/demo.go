@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"sort"
 	"strings"
 	"time"
@@ -123,16 +122,11 @@ func (s *Stack) PubSubConfig() gpubsub.Config {
 
 // Verify runs `relayctl verify` (exit 0: converged, 1: drift).
 func (s *Stack) Verify(ctx context.Context) (converged bool, output string, err error) {
-	out, err := s.Relayctl(ctx, "verify")
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return true, out, nil
-	case errors.As(err, &ee) && ee.ExitCode() == 1:
-		return false, out, nil
-	default:
-		return false, err.Error(), fmt.Errorf("relayctl verify could not run: %w", err)
+	out, code, err := s.RelayctlCode(ctx, "verify")
+	if err != nil {
+		return false, out, fmt.Errorf("relayctl verify could not run: %w", err)
 	}
+	return code == 0, out, nil
 }
 
 func printPIDs(out io.Writer, s *Stack) {

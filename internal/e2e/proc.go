@@ -283,3 +283,10 @@ func exitText(err error) string {
 	}
 	return err.Error()
 }
+
+// Crashed reports a process that has exited although nobody stopped it.
+func (p *Proc) Crashed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cmd != nil && closed(p.done) && !p.stopped
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -197,9 +198,21 @@ func (s *Stack) EnsurePubSub(ctx context.Context) error {
 	return err
 }
 
-// Relayctl runs relayctl with the run's environment and returns stdout; the
-// command and both streams are appended to relayctl.log.
+// Relayctl runs relayctl with the run's environment and returns stdout; any
+// non-zero exit is an error. The command and both streams are appended to
+// relayctl.log.
 func (s *Stack) Relayctl(ctx context.Context, args ...string) (string, error) {
+	out, code, err := s.RelayctlCode(ctx, args...)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("relayctl %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out, err
+}
+
+// RelayctlCode runs relayctl and returns stdout and the exit code (relayctl
+// exits 1 for "found something": drift, matching dead letters). err is set
+// only when it could not run or exited 2 (usage) or 3 (runtime failure).
+func (s *Stack) RelayctlCode(ctx context.Context, args ...string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.bin("relayctl"), args...)
@@ -211,10 +224,18 @@ func (s *Stack) Relayctl(ctx context.Context, args ...string) (string, error) {
 		fmt.Fprintf(f, "=== %s relayctl %s (%s)\n%s%s", time.Now().Format(time.RFC3339Nano), strings.Join(args, " "), exitText(runErr), out.String(), errb.String())
 		f.Close()
 	}
+	code := 0
 	if runErr != nil {
-		return out.String(), fmt.Errorf("relayctl %s: %s\n%s%s", strings.Join(args, " "), exitText(runErr), out.String(), errb.String())
+		var ee *exec.ExitError
+		if !errors.As(runErr, &ee) {
+			return out.String(), -1, fmt.Errorf("relayctl %s: %w", strings.Join(args, " "), runErr)
+		}
+		code = ee.ExitCode()
 	}
-	return out.String(), nil
+	if code >= 2 || code < 0 {
+		return out.String(), code, fmt.Errorf("relayctl %s: %s\n%s%s", strings.Join(args, " "), exitText(runErr), out.String(), errb.String())
+	}
+	return out.String(), code, nil
 }
 
 // baseEnv points a process at the run's Postgres and Pub/Sub.

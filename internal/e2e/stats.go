@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/e2e/e2edb"
@@ -132,4 +133,33 @@ func (s *Stats) WaitSettled(ctx context.Context, consumers []string, timeout tim
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// PublishedUnapplied counts published events consumer has not applied.
+func (s *Stats) PublishedUnapplied(ctx context.Context, consumer string) (int64, error) {
+	n, err := s.q.CountPublishedUnapplied(ctx, consumer)
+	if err != nil {
+		return 0, fmt.Errorf("counting published unapplied events of %s: %w", consumer, err)
+	}
+	return n, nil
+}
+
+// OldEvents samples up to n published events older than their aggregate's
+// current version.
+func (s *Stats) OldEvents(ctx context.Context, n int32) ([]uuid.UUID, error) {
+	ids, err := s.q.OldPublishedEvents(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("sampling old events: %w", err)
+	}
+	return ids, nil
+}
+
+// ForgetInbox deletes every consumer's inbox rows of ids (simulated inbox
+// retention) and returns how many rows went.
+func (s *Stats) ForgetInbox(ctx context.Context, ids []uuid.UUID) (int64, error) {
+	n, err := s.q.ForgetInboxEvents(ctx, ids)
+	if err != nil {
+		return 0, fmt.Errorf("forgetting inbox rows: %w", err)
+	}
+	return n, nil
 }

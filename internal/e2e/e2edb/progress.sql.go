@@ -47,6 +47,24 @@ func (q *Queries) CommitToProjected(ctx context.Context, consumer string) (Commi
 	return i, err
 }
 
+const countPublishedUnapplied = `-- name: CountPublishedUnapplied :one
+SELECT count(*)::bigint
+FROM outbox_events o
+WHERE o.status = 'published' AND NOT EXISTS (
+    SELECT 1 FROM inbox_events i WHERE i.consumer = $1 AND i.event_id = o.event_id
+)
+`
+
+// CountPublishedUnapplied: published events the consumer has not applied
+// (0 means nothing is left in flight in Pub/Sub for it, as far as the
+// outbox knows).
+func (q *Queries) CountPublishedUnapplied(ctx context.Context, consumer string) (int64, error) {
+	row := q.db.QueryRow(ctx, countPublishedUnapplied, consumer)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const countUnapplied = `-- name: CountUnapplied :one
 SELECT count(*)::bigint
 FROM outbox_events o
@@ -62,6 +80,22 @@ func (q *Queries) CountUnapplied(ctx context.Context, consumer string) (int64, e
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const forgetInboxEvents = `-- name: ForgetInboxEvents :execrows
+DELETE FROM inbox_events WHERE event_id = ANY($1::uuid[])
+`
+
+// ForgetInboxEvents deletes the inbox rows of the given events for every
+// consumer, as inbox retention does for old rows. A later redelivery of
+// such an event is then stopped only by the read model's version guard,
+// which is what the fault suite's stale re-drive checks.
+func (q *Queries) ForgetInboxEvents(ctx context.Context, eventIds []uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, forgetInboxEvents, eventIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const inboxProgress = `-- name: InboxProgress :many
@@ -92,6 +126,38 @@ func (q *Queries) InboxProgress(ctx context.Context) ([]InboxProgressRow, error)
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const oldPublishedEvents = `-- name: OldPublishedEvents :many
+SELECT o.event_id
+FROM outbox_events o
+JOIN videos v ON v.id::text = o.aggregate_id
+WHERE o.status = 'published' AND o.origin = 'write' AND o.aggregate_version < v.version
+ORDER BY random()
+LIMIT $1
+`
+
+// OldPublishedEvents: a random sample of published business events that
+// are older than their aggregate's current version (re-driving them must
+// change nothing: the version guard skips them).
+func (q *Queries) OldPublishedEvents(ctx context.Context, maxRows int32) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, oldPublishedEvents, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var event_id uuid.UUID
+		if err := rows.Scan(&event_id); err != nil {
+			return nil, err
+		}
+		items = append(items, event_id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -67,3 +67,31 @@ FROM outbox_events o
 WHERE NOT EXISTS (
     SELECT 1 FROM inbox_events i WHERE i.consumer = @consumer AND i.event_id = o.event_id
 );
+
+-- CountPublishedUnapplied: published events the consumer has not applied
+-- (0 means nothing is left in flight in Pub/Sub for it, as far as the
+-- outbox knows).
+-- name: CountPublishedUnapplied :one
+SELECT count(*)::bigint
+FROM outbox_events o
+WHERE o.status = 'published' AND NOT EXISTS (
+    SELECT 1 FROM inbox_events i WHERE i.consumer = @consumer AND i.event_id = o.event_id
+);
+
+-- OldPublishedEvents: a random sample of published business events that
+-- are older than their aggregate's current version (re-driving them must
+-- change nothing: the version guard skips them).
+-- name: OldPublishedEvents :many
+SELECT o.event_id
+FROM outbox_events o
+JOIN videos v ON v.id::text = o.aggregate_id
+WHERE o.status = 'published' AND o.origin = 'write' AND o.aggregate_version < v.version
+ORDER BY random()
+LIMIT @max_rows;
+
+-- ForgetInboxEvents deletes the inbox rows of the given events for every
+-- consumer, as inbox retention does for old rows. A later redelivery of
+-- such an event is then stopped only by the read model's version guard,
+-- which is what the fault suite's stale re-drive checks.
+-- name: ForgetInboxEvents :execrows
+DELETE FROM inbox_events WHERE event_id = ANY(@event_ids::uuid[]);

@@ -1,0 +1,277 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// FaultLog counts what the harness did to the system.
+type FaultLog struct {
+	PublisherKills   atomic.Int64
+	PublisherPauses  atomic.Int64
+	GracefulRestarts atomic.Int64
+	PubSubRestarts   atomic.Int64
+	PostgresRestarts atomic.Int64
+	ESFaults         atomic.Int64
+	// Crashes are exits nobody asked for; the watchdog restarted them.
+	Crashes atomic.Int64
+}
+
+// esControl posts a fault-injection request to the Elasticsearch test
+// server's control address (which stays up during an outage).
+func (s *Stack) esControl(ctx context.Context, path string, body any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.ESControl+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("es-testserver %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("es-testserver %s: %s", path, resp.Status)
+	}
+	return nil
+}
+
+// ESFault makes every Elasticsearch API request answer status for d.
+func (s *Stack) ESFault(ctx context.Context, status int, d time.Duration) error {
+	return s.esControl(ctx, "/_estest/fault", map[string]any{"status": status, "seconds": int(d.Seconds())})
+}
+
+// ESDown closes the Elasticsearch listener for d.
+func (s *Stack) ESDown(ctx context.Context, d time.Duration) error {
+	return s.esControl(ctx, "/_estest/down", map[string]any{"seconds": int(d.Seconds())})
+}
+
+// ESItemFault makes the next times writes of document id fail with status.
+func (s *Stack) ESItemFault(ctx context.Context, id string, status, times int) error {
+	return s.esControl(ctx, "/_estest/item-fault", map[string]any{"id": id, "status": status, "times": times})
+}
+
+// RestartPostgres stops Postgres (fast shutdown: sessions are cut), keeps
+// it down for down, and starts it again.
+func (s *Stack) RestartPostgres(ctx context.Context, down time.Duration) error {
+	if err := s.PG.Stop(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(down):
+	}
+	return s.PG.Start(ctx)
+}
+
+// KillPublishers SIGKILLs a random publisher every interval and starts it
+// again after restartAfter, until ctx ends.
+func (s *Stack) KillPublishers(ctx context.Context, interval, restartAfter time.Duration, log *FaultLog) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		p := s.Publishers[rand.IntN(len(s.Publishers))]
+		if !p.Running() {
+			continue
+		}
+		s.Scraper.ScrapeAll(ctx)
+		p.Kill()
+		log.PublisherKills.Add(1)
+		s.Sup.Logf("fault: SIGKILL %s", p.Name())
+		time.Sleep(restartAfter)
+		if err := p.Start(); err != nil {
+			return err
+		}
+		if err := p.WaitReady(context.WithoutCancel(ctx), time.Minute); err != nil {
+			return err
+		}
+	}
+}
+
+// PausePublisher freezes a publisher (SIGSTOP) for d, longer than its
+// lease, so another replica takes its claims over; when it thaws, its late
+// writes must be fenced off by the lock token.
+func (s *Stack) PausePublisher(ctx context.Context, p *Proc, d time.Duration, log *FaultLog) error {
+	if err := p.Pause(); err != nil {
+		return err
+	}
+	log.PublisherPauses.Add(1)
+	s.Sup.Logf("fault: SIGSTOP %s for %s", p.Name(), d)
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+	return p.Resume()
+}
+
+// RollingRestart restarts every publisher and then the projector with
+// SIGTERM, one at a time, each back to ready before the next; every
+// graceful stop must exit 0.
+func (s *Stack) RollingRestart(ctx context.Context, log *FaultLog) error {
+	procs := append(append([]*Proc(nil), s.Publishers...), s.Projector)
+	for _, p := range procs {
+		s.Sup.Logf("fault: rolling restart (SIGTERM) %s", p.Name())
+		if err := s.Restart(ctx, p); err != nil {
+			return err
+		}
+		log.GracefulRestarts.Add(1)
+	}
+	return nil
+}
+
+// RestartPubSub takes Pub/Sub away and brings an empty one back.
+//
+// Neither the emulator nor pstest keeps state across a restart: topics,
+// subscriptions and every message not yet delivered and acked are gone.
+// Losing those is the emulator's doing, not the pipeline's, so the harness
+// arranges that nothing is in flight when the server dies: it freezes the
+// publishers (SIGSTOP), waits until every published event has been applied
+// by every consumer and the audit subscription has been quiet for a moment,
+// then kills the server. The publishers are thawed while it is down (they
+// see Pub/Sub unavailable and back off, for down), frozen again while the
+// new server starts and `relayctl pubsub ensure` recreates the resources
+// (so no publish reaches a server without topics, which would be a
+// deterministic topic_not_found), and thawed. The projector and the audit
+// checker ride the outage out on their own.
+func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down time.Duration, log *FaultLog) error {
+	freeze := func() error {
+		for _, p := range s.Publishers {
+			if err := p.Pause(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	thaw := func() {
+		for _, p := range s.Publishers {
+			_ = p.Resume()
+		}
+	}
+	defer thaw()
+	if err := freeze(); err != nil {
+		return err
+	}
+	s.Sup.Logf("fault: Pub/Sub restart: publishers frozen, draining")
+	if err := s.WaitDrained(ctx, chk, 2*time.Second, 90*time.Second); err != nil {
+		return fmt.Errorf("draining before the Pub/Sub restart: %w", err)
+	}
+	if err := s.PubSub.Stop(ctx); err != nil {
+		return err
+	}
+	log.PubSubRestarts.Add(1)
+	s.Sup.Logf("fault: Pub/Sub down for %s (publishers running)", down)
+	thaw()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(down):
+	}
+	if err := freeze(); err != nil {
+		return err
+	}
+	if err := s.PubSub.Start(ctx); err != nil {
+		return err
+	}
+	if err := s.EnsurePubSub(ctx); err != nil {
+		return err
+	}
+	s.Sup.Logf("fault: Pub/Sub back (pids %v), resources ensured, publishers thawed", s.PubSub.PIDs())
+	return nil
+}
+
+// WaitDrained waits until no published event is unapplied by any consumer
+// and the audit checker has received nothing for quiet.
+func (s *Stack) WaitDrained(ctx context.Context, chk *OrderChecker, quiet, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		pending := int64(0)
+		var err error
+		for _, c := range []string{ConsumerPG, ConsumerES} {
+			var n int64
+			if n, err = s.Stats.PublishedUnapplied(ctx, c); err != nil {
+				break
+			}
+			pending += n
+		}
+		if err == nil && pending == 0 && time.Since(chk.LastReceive()) >= quiet {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("still %d published events unapplied after %s (err %v)", pending, timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// WaitUnapplied waits until each consumer has exactly want[consumer]
+// published events it has not applied (dead letters awaiting replay).
+func (s *Stack) WaitUnapplied(ctx context.Context, want map[string]int64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		snap, err := s.Stats.Snapshot(ctx)
+		ok := err == nil && snap.Outbox.Lag == 0
+		got := map[string]int64{"outbox lag": snap.Outbox.Lag}
+		for c, w := range want {
+			n, err := s.Stats.PublishedUnapplied(ctx, c)
+			got[c] = n
+			if err != nil || n != w {
+				ok = false
+			}
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("published but unapplied events: %v, want %v after %s", got, want, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// Watch restarts supervised daemons that exit without being asked to (as
+// an orchestrator would) and counts them as crashes, until ctx ends.
+func (s *Stack) Watch(ctx context.Context, log *FaultLog) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, p := range append([]*Proc{s.Catalog, s.Projector, s.ES}, s.Publishers...) {
+			if !p.Crashed() {
+				continue
+			}
+			log.Crashes.Add(1)
+			s.Sup.Logf("watchdog: %s exited on its own (%s); restarting; last log lines:\n%s", p.Name(), exitText(p.ExitErr()), p.Tail(10))
+			if err := p.Start(); err != nil {
+				s.Sup.Logf("watchdog: restarting %s: %v", p.Name(), err)
+			}
+		}
+	}
+}

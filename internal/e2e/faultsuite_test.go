@@ -1,0 +1,97 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestFaultSuite is `make e2e`: the whole system as separate processes on
+// the real Pub/Sub emulator (pstest only when the emulator is not
+// installed, said loudly), a workload of >= 20,000 events over 1,000
+// videos, and every fault of issue 6 (see Suite.faults, Suite.poison and
+// Suite.staleRedrive). It fails with the assertion table and the tail of
+// every process log.
+//
+// Knobs: E2E_EVENTS (default 21000), E2E_RATE (default 220/s),
+// E2E_AGGREGATES (default 1000), EVENTRELAY_PUBSUB=pstest.
+func TestFaultSuite(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
+	defer cancel()
+
+	emu, why := EmulatorAvailable(ctx, repo)
+	kind := "the real Pub/Sub emulator"
+	if !emu {
+		kind = "an EMBEDDED PSTEST SERVER — FALLBACK (" + why + "); this run does not exercise the real emulator"
+	}
+	t.Logf("fault suite: Pub/Sub is %s", kind)
+
+	runDir := filepath.Join(repo, ".run", "e2e", time.Now().Format("20060102-150405"))
+	binDir := filepath.Join(runDir, "bin")
+	start := time.Now()
+	if err := BuildBinaries(ctx, repo, binDir); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("built binaries in %s (%s); logs in %s", binDir, time.Since(start).Truncate(time.Millisecond), runDir)
+
+	s := &Suite{Cfg: SuiteConfig{
+		Stack: StackConfig{
+			Repo: repo, BinDir: binDir, RunDir: runDir,
+			// Its own Postgres: the suite restarts it.
+			PGDir:    filepath.Join(repo, ".run", "pg-e2e"),
+			Database: "eventrelay_e2e",
+			Emulator: emu,
+			PublisherEnv: []string{
+				"OUTBOX_LEASE_SECONDS=5",
+				"OUTBOX_RECLAIM_INTERVAL_SECONDS=1",
+				"OUTBOX_MAX_ATTEMPTS=200",
+				"OUTBOX_BASE_BACKOFF_SECONDS=200ms",
+				"OUTBOX_MAX_BACKOFF_SECONDS=3",
+				"OUTBOX_GRACE_PERIOD_SECONDS=10",
+			},
+			ProjectorEnv: []string{"PROJECTOR_SHUTDOWN_TIMEOUT=15s"},
+			Out:          os.Stdout,
+		},
+		Workload: WorkloadConfig{
+			Events:     envInt("E2E_EVENTS", 21000),
+			Rate:       float64(envInt("E2E_RATE", 220)),
+			Aggregates: envInt("E2E_AGGREGATES", 1000),
+			Workers:    16,
+		},
+		Out: os.Stdout,
+	}}
+	runErr := s.Run(ctx)
+	failed := runErr != nil || s.Table.Failed() > 0
+	if failed && s.Stack != nil {
+		t.Logf("process logs (tails):\n%s", s.Stack.Sup.TailAll(40))
+	}
+	alive := s.Stop()
+	t.Logf("results:")
+	s.Table.Print(os.Stdout)
+	if runErr != nil {
+		t.Errorf("suite could not complete: %v", runErr)
+	}
+	if n := s.Table.Failed(); n > 0 {
+		t.Errorf("%d assertion(s) failed (table above); logs in %s", n, runDir)
+	}
+	if len(alive) > 0 {
+		t.Errorf("processes left running after stop: %v", alive)
+	}
+	t.Logf("fault suite done on %s: %s", kind, map[bool]string{true: "FAILED", false: "passed"}[t.Failed()])
+}
+
+func envInt(k string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

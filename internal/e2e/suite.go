@@ -1,0 +1,329 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// SuiteConfig shapes the fault suite.
+type SuiteConfig struct {
+	Stack    StackConfig
+	Workload WorkloadConfig
+	// Malformed is the number of undecodable messages published straight
+	// to the topic (default 3); MappingPoison the number of videos whose
+	// next search-index write is refused with a 400 (default 5); StaleRedrive
+	// the number of old events re-driven after their inbox rows were
+	// forgotten (default 300).
+	Malformed, MappingPoison, StaleRedrive int
+	// Settle bounds each wait for the pipeline to drain (default 3m).
+	Settle time.Duration
+	Out    io.Writer
+}
+
+func (c *SuiteConfig) defaults() {
+	if c.Malformed == 0 {
+		c.Malformed = 3
+	}
+	if c.MappingPoison == 0 {
+		c.MappingPoison = 5
+	}
+	if c.StaleRedrive == 0 {
+		c.StaleRedrive = 300
+	}
+	if c.Settle == 0 {
+		c.Settle = 3 * time.Minute
+	}
+}
+
+// Suite is one run of the fault suite: the system under a workload while
+// the harness kills, pauses and restarts its parts, then poison, a stale
+// re-drive, and the checks.
+type Suite struct {
+	Cfg     SuiteConfig
+	Stack   *Stack
+	Checker *OrderChecker
+	Work    *Workload
+	Faults  FaultLog
+	Table   Table
+
+	// Poison bookkeeping, for the report.
+	malformedIDs          []string
+	malformedDeadLettered map[string]int // per DLQ subscription
+	mappingVideos         []uuid.UUID
+	mappingNewer          []uuid.UUID // written again after the poison
+	mappingDeadLettered   int
+	mappingReplayed       int
+	staleRedriven         int
+	staleBefore           float64
+	started               time.Time
+}
+
+// Run executes the suite; the returned error is a failure to run (the
+// system could not be started, a fault could not be injected). Assertion
+// results are in s.Table (s.Table.Failed() > 0 means the suite failed).
+func (s *Suite) Run(ctx context.Context) (err error) {
+	s.Cfg.defaults()
+	s.started = time.Now()
+	out := s.Cfg.Out
+	if s.Stack, err = StartStack(ctx, s.Cfg.Stack); err != nil {
+		return fmt.Errorf("starting the system: %w", err)
+	}
+	printPIDs(out, s.Stack)
+	if s.Checker, err = NewOrderChecker(ctx, s.Stack.PubSubConfig(), Topic, AuditSubscription); err != nil {
+		return err
+	}
+	s.Checker.Skip = IsPoison
+	bg, stopBG := context.WithCancel(ctx)
+	defer stopBG()
+	go s.Checker.Run(bg)
+	go s.Stack.Scraper.Run(bg, time.Second)
+	go s.Stack.Watch(bg, &s.Faults)
+
+	if s.Work, err = NewWorkload(s.Cfg.Workload, NewCatalogClient(s.Stack.CatalogURL)); err != nil {
+		return err
+	}
+	progress := NewProgress(out, s.Stack.Stats, s.Stack.Scraper, s.Work)
+	progCtx, stopProgress := context.WithCancel(bg)
+	defer stopProgress()
+	go progress.Run(progCtx)
+
+	// Workload and faults run together; both must end.
+	var wg sync.WaitGroup
+	var faultErr error
+	wg.Add(2)
+	go func() { defer wg.Done(); s.Work.Run(ctx) }()
+	go func() { defer wg.Done(); faultErr = s.faults(ctx) }()
+	wg.Wait()
+	if faultErr != nil {
+		return fmt.Errorf("injecting faults: %w", faultErr)
+	}
+	s.logf("workload done: %d writes acknowledged; settling", s.Work.Stats.Acked.Load())
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
+	if err := s.poison(ctx); err != nil {
+		return fmt.Errorf("poison phase: %w", err)
+	}
+	if err := s.staleRedrive(ctx); err != nil {
+		return fmt.Errorf("stale re-drive phase: %w", err)
+	}
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
+	stopProgress()
+	s.Stack.Scraper.ScrapeAll(ctx)
+	return s.check(ctx)
+}
+
+// Stop stops everything and reports leftover pids.
+func (s *Suite) Stop() []int {
+	if s.Checker != nil {
+		s.Checker.Close()
+	}
+	if s.Stack == nil {
+		return nil
+	}
+	return s.Stack.Stop()
+}
+
+func (s *Suite) logf(format string, args ...any) { s.Stack.Sup.Logf(format, args...) }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// faults is the timeline of injected faults, phase by phase.
+func (s *Suite) faults(ctx context.Context) error {
+	st := s.Stack
+	if err := sleepCtx(ctx, 5*time.Second); err != nil {
+		return err
+	}
+	s.logf("phase 1: SIGKILL a publisher every 4s for 24s")
+	kctx, cancel := context.WithTimeout(ctx, 24*time.Second)
+	err := st.KillPublishers(kctx, 4*time.Second, time.Second, &s.Faults)
+	cancel()
+	if err != nil {
+		return err
+	}
+	s.logf("phase 2: freeze %s (SIGSTOP) past its lease; its late writes must be fenced", st.Publishers[0].Name())
+	if err := st.PausePublisher(ctx, st.Publishers[0], 12*time.Second, &s.Faults); err != nil {
+		return err
+	}
+	s.logf("phase 3: rolling SIGTERM restart of every publisher and the projector")
+	if err := st.RollingRestart(ctx, &s.Faults); err != nil {
+		return err
+	}
+	s.logf("phase 4: Pub/Sub restart")
+	if err := st.RestartPubSub(ctx, s.Checker, 6*time.Second, &s.Faults); err != nil {
+		return err
+	}
+	s.logf("phase 5: Elasticsearch 429 for 10s, 503 for 10s, then down for 10s; Postgres restart meanwhile")
+	pgDone := make(chan error, 1)
+	go func() {
+		if err := sleepCtx(ctx, 12*time.Second); err != nil {
+			pgDone <- err
+			return
+		}
+		s.logf("fault: Postgres restart (down 3s)")
+		s.Faults.PostgresRestarts.Add(1)
+		pgDone <- st.RestartPostgres(ctx, 3*time.Second)
+	}()
+	for _, step := range []func() error{
+		func() error { return st.ESFault(ctx, 429, 10*time.Second) },
+		func() error { return sleepCtx(ctx, 10*time.Second) },
+		func() error { return st.ESFault(ctx, 503, 10*time.Second) },
+		func() error { return sleepCtx(ctx, 10*time.Second) },
+		func() error { return st.ESDown(ctx, 10*time.Second) },
+		func() error { return sleepCtx(ctx, 10*time.Second) },
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	s.Faults.ESFaults.Add(3)
+	return <-pgDone
+}
+
+func (s *Suite) settle(ctx context.Context) error {
+	s.logf("waiting for the pipeline to drain (at most %s)", s.Cfg.Settle)
+	if _, err := s.Stack.Stats.WaitSettled(ctx, []string{ConsumerPG, ConsumerES}, s.Cfg.Settle, nil); err != nil {
+		return fmt.Errorf("settling: %w", err)
+	}
+	return nil
+}
+
+// poison injects undecodable messages and search-index mapping rejections,
+// waits for them in the dead-letter queues, then purges the undecodable
+// ones (nothing can fix them) and, the rejection's cause being gone,
+// replays the others with relayctl dlq replay.
+func (s *Suite) poison(ctx context.Context) error {
+	st := s.Stack
+	var err error
+	s.logf("poison: %d malformed messages straight to %s", s.Cfg.Malformed, Topic)
+	if s.malformedIDs, err = st.PublishMalformed(ctx, s.Cfg.Malformed); err != nil {
+		return err
+	}
+	isMalformed := func(d DeadLetter) bool { return d.Attributes[PoisonAttr] == "malformed" }
+	s.malformedDeadLettered = map[string]int{}
+	for _, sub := range []string{DLQSubscriptionPG, DLQSubscriptionES} {
+		got, err := st.WaitDLQ(ctx, sub, len(s.malformedIDs), time.Minute, isMalformed)
+		s.malformedDeadLettered[sub] = len(got)
+		if err != nil {
+			return err
+		}
+	}
+
+	// Mapping poison: the next search-index write of each chosen video is
+	// refused with a 400 (deterministic: dead-lettered), then the refusal
+	// is lifted (the fault fires once). The first half of the videos is
+	// left alone: their dead-lettered version is the newest, so only its
+	// replay can bring the index up to date. The second half is written
+	// once more (that version is indexed normally), so the replay of the
+	// dead-lettered, older version must be skipped by the index's external
+	// version. The Postgres projection sees duplicates either way.
+	client := NewCatalogClient(st.CatalogURL)
+	for _, id := range s.Work.IDs() {
+		if len(s.mappingVideos) == s.Cfg.MappingPoison {
+			break
+		}
+		v, err := client.Get(ctx, id)
+		if err != nil || v.GetDeletedAt() != nil {
+			continue
+		}
+		s.mappingVideos = append(s.mappingVideos, id)
+	}
+	s.logf("poison: the search index refuses (400) the next write of %d videos", len(s.mappingVideos))
+	for _, id := range s.mappingVideos {
+		if err := st.ESItemFault(ctx, id.String(), 400, 1); err != nil {
+			return err
+		}
+		if err := client.Update(ctx, id, randomChange()); err != nil {
+			return fmt.Errorf("poison update of %s: %w", id, err)
+		}
+	}
+	inMapping := func(d DeadLetter) bool {
+		for _, id := range s.mappingVideos {
+			if d.AggregateID == id.String() {
+				return true
+			}
+		}
+		return false
+	}
+	got, err := st.WaitDLQ(ctx, DLQSubscriptionES, len(s.mappingVideos), time.Minute, inMapping)
+	s.mappingDeadLettered = len(got)
+	if err != nil {
+		return err
+	}
+	s.mappingNewer = s.mappingVideos[len(s.mappingVideos)/2:]
+	for _, id := range s.mappingNewer {
+		if err := client.Update(ctx, id, randomChange()); err != nil {
+			return fmt.Errorf("second update of %s: %w", id, err)
+		}
+	}
+	// Drained except for the dead letters.
+	if err := st.WaitUnapplied(ctx, map[string]int64{ConsumerPG: 0, ConsumerES: int64(len(got))}, s.Cfg.Settle); err != nil {
+		return err
+	}
+
+	// Replay the mapping poison; purge the malformed messages.
+	var ids []string
+	for _, d := range got {
+		ids = append(ids, d.MessageID)
+	}
+	s.logf("poison: relayctl dlq replay of %d search-index dead letters", len(ids))
+	if _, err := st.Relayctl(ctx, "dlq", "replay", "--subscription", DLQSubscriptionES, "--ids", strings.Join(ids, ","),
+		"--by", "e2e-suite", "--why", "mapping fixed; replay"); err != nil {
+		return err
+	}
+	s.mappingReplayed = len(ids)
+	for _, sub := range []string{DLQSubscriptionPG, DLQSubscriptionES} {
+		if _, err := st.Relayctl(ctx, "dlq", "purge", "--subscription", sub, "--ids", strings.Join(s.malformedIDs, ","),
+			"--by", "e2e-suite", "--why", "undecodable test poison"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// staleRedrive forgets the inbox rows of a sample of old events (as inbox
+// retention would) and re-drives them through the whole pipeline with
+// relayctl replay --include-published. Only the version guards stand
+// between them and a stale overwrite.
+func (s *Suite) staleRedrive(ctx context.Context) error {
+	st := s.Stack
+	ids, err := st.Stats.OldEvents(ctx, int32(s.Cfg.StaleRedrive))
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return errors.New("no old events to re-drive")
+	}
+	if _, err := st.Stats.ForgetInbox(ctx, ids); err != nil {
+		return err
+	}
+	st.Scraper.ScrapeAll(ctx)
+	s.staleBefore = st.Scraper.SumWhere("projector", "projector_stale_skipped_total")
+	strs := make([]string, len(ids))
+	for i, id := range ids {
+		strs[i] = id.String()
+	}
+	s.logf("stale re-drive: %d old events, inbox rows forgotten, replayed with --include-published", len(ids))
+	if _, err := st.Relayctl(ctx, "replay", "--ids", strings.Join(strs, ","), "--include-published",
+		"--by", "e2e-suite", "--why", "stale re-drive after inbox retention"); err != nil {
+		return err
+	}
+	s.staleRedriven = len(ids)
+	return nil
+}
