@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -18,6 +19,21 @@ type Config struct {
 	Outbox   Outbox         `yaml:"outbox"`
 	Publish  Publish        `yaml:"publish"`
 	HTTP     HTTP           `yaml:"http"`
+	Log      Log            `yaml:"log"`
+}
+
+// Log configures the JSON logs.
+type Log struct {
+	// Level is debug, info, warn or error. At debug every published event
+	// is logged.
+	Level string `yaml:"level" env:"LOG_LEVEL"`
+}
+
+// SlogLevel is Level as a slog.Level (after Validate).
+func (l Log) SlogLevel() slog.Level {
+	var v slog.Level
+	_ = v.UnmarshalText([]byte(l.Level))
+	return v
 }
 
 // Database says where the outbox lives.
@@ -139,6 +155,7 @@ func Default() Config {
 			CountThreshold:  100,
 		},
 		HTTP: HTTP{Port: 8081},
+		Log:  Log{Level: "info"},
 	}
 }
 
@@ -176,6 +193,10 @@ func (c *Config) Validate() error {
 	}
 	if c.HTTP.Port < 1 || c.HTTP.Port > 65535 {
 		return fmt.Errorf("http.port (OUTBOX_HTTP_PORT) must be in 1..65535, got %d", c.HTTP.Port)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.Log.Level)); err != nil {
+		return fmt.Errorf("log.level (LOG_LEVEL) must be debug, info, warn or error, got %q", c.Log.Level)
 	}
 	return nil
 }

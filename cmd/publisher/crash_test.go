@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"github.com/google/uuid"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/publisher/biz"
+	"github.com/eventrelay/eventrelay/internal/publisher/data"
+	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// slowPublish delays every Publish RPC so batches are in flight when a
+// process is killed or stopped.
+type slowPublish struct {
+	delay atomic.Int64 // nanoseconds
+}
+
+func (s *slowPublish) React(req any) (bool, any, error) {
+	if _, ok := req.(*pb.PublishRequest); ok {
+		time.Sleep(time.Duration(s.delay.Load()))
+	}
+	return false, nil, nil
+}
+
+// TestKillNineMidBatchTakeover: two publisher processes; one is killed
+// with SIGKILL while it holds claimed rows. The other takes them over after
+// the lease, nothing is lost, the dead worker's late writes (its lock
+// token) change nothing, and per key the first-seen versions still
+// increase.
+func TestKillNineMidBatchTakeover(t *testing.T) {
+	t.Parallel()
+	const aggregates, versions = 100, 30
+	db := relaytest.NewDB(t)
+	slow := &slowPublish{}
+	slow.delay.Store(int64(15 * time.Millisecond)) // a batch takes ~1s: the kill lands mid-batch
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: slow})
+	ps.Topic(t, pt.Topic)
+	pt.InsertRounds(t, db.Pool, pt.Writer(t, false), 0, aggregates, versions, 500)
+
+	env := map[string]string{"OUTBOX_BULK_SIZE": "100", "OUTBOX_CONCURRENCY": "2"}
+	victim := startPublisher(t, "victim", db.URL, ps.Config, env)
+	survivor := startPublisher(t, "survivor", db.URL, ps.Config, env)
+
+	var held []heldRow
+	pt.WaitFor(t, 30*time.Second, "victim holding claimed rows after publishing some", func() bool {
+		held = heldBy(t, db, "victim")
+		return len(held) > 0 && pt.CountStatus(t, db.Pool, "published") > 0
+	})
+	victim.signal(syscall.SIGKILL)
+	victim.wait(5 * time.Second)
+	held = heldBy(t, db, "victim") // what the dead process still holds
+	if len(held) == 0 {
+		t.Fatal("the victim held no rows when it died; nothing to take over")
+	}
+	t.Logf("victim killed holding %d rows", len(held))
+	slow.delay.Store(0)
+
+	pt.WaitFor(t, 90*time.Second, "all rows published", func() bool {
+		return pt.CountStatus(t, db.Pool, "published") == aggregates*versions
+	})
+	d := pt.Collect(t, ps.Messages())
+	dups := d.RequireFirstSeenInOrder(t, aggregates, versions)
+	t.Logf("%d messages, %d duplicates (republished after the takeover)", d.Total, dups)
+
+	if n := survivor.metric("outbox_takeovers_total"); n < float64(len(held)) {
+		t.Fatalf("survivor outbox_takeovers_total = %v, want >= %d", n, len(held))
+	}
+	var takenOver int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_events
+		WHERE error_history @> '[{"reason": "lease_expired", "worker": "victim"}]' AND status = 'published'`).Scan(&takenOver); err != nil {
+		t.Fatal(err)
+	}
+	if takenOver < len(held) {
+		t.Fatalf("%d published rows record the takeover from the victim, want >= %d", takenOver, len(held))
+	}
+
+	// The dead worker's late marks (simulated with its token) change nothing.
+	store := data.NewStore(db.Pool)
+	byToken := map[uuid.UUID][]int64{}
+	for _, h := range held {
+		byToken[h.token] = append(byToken[h.token], h.id)
+	}
+	for token, ids := range byToken {
+		var out biz.Outcomes
+		for _, id := range ids {
+			out.Published = append(out.Published, biz.Published{ID: id, MessageID: "late-from-the-dead"})
+		}
+		applied, err := store.Complete(context.Background(), token, out)
+		if err != nil || len(applied.Published) != 0 {
+			t.Fatalf("late mark with the dead worker's token = %+v, %v; want nothing changed", applied, err)
+		}
+		if n, err := store.Release(context.Background(), token, ids); err != nil || n != 0 {
+			t.Fatalf("late release with the dead worker's token = %d, %v", n, err)
+		}
+	}
+	var late int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_events WHERE message_id = 'late-from-the-dead' OR status <> 'published'`).Scan(&late); err != nil || late != 0 {
+		t.Fatalf("rows changed by late marks or not published: %d, %v", late, err)
+	}
+	survivor.signal(syscall.SIGTERM)
+	if code := survivor.wait(15 * time.Second); code != 0 {
+		t.Fatalf("survivor exit code %d", code)
+	}
+}
+
+type heldRow struct {
+	id    int64
+	token uuid.UUID
+}
+
+func heldBy(t *testing.T, db *relaytest.DB, worker string) []heldRow {
+	t.Helper()
+	rows, err := db.Pool.Query(context.Background(), `SELECT id, lock_token FROM outbox_events WHERE status = 'publishing' AND locked_by = $1`, worker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []heldRow
+	for rows.Next() {
+		var h heldRow
+		if err := rows.Scan(&h.id, &h.token); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// TestSIGTERMUnderLoadDrainsAndExitsZero: a publisher stopped with SIGTERM
+// while busy exits 0 within the grace period and leaves no row publishing
+// under its worker id; a second process finishes the rest, and nothing is
+// published twice.
+func TestSIGTERMUnderLoadDrainsAndExitsZero(t *testing.T) {
+	t.Parallel()
+	const aggregates, versions = 100, 30
+	db := relaytest.NewDB(t)
+	slow := &slowPublish{}
+	slow.delay.Store(int64(2 * time.Millisecond))
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: slow})
+	ps.Topic(t, pt.Topic)
+	pt.InsertRounds(t, db.Pool, pt.Writer(t, false), 0, aggregates, versions, 500)
+
+	grace := 5 * time.Second
+	first := startPublisher(t, "first", db.URL, ps.Config, map[string]string{
+		"OUTBOX_GRACE_PERIOD_SECONDS": "5", "OUTBOX_BULK_SIZE": "100", "OUTBOX_CONCURRENCY": "4",
+	})
+	pt.WaitFor(t, 30*time.Second, "busy publishing", func() bool {
+		return len(heldBy(t, db, "first")) > 0 && pt.CountStatus(t, db.Pool, "published") > 200
+	})
+	start := time.Now()
+	first.signal(syscall.SIGTERM)
+	code := first.wait(grace + 5*time.Second)
+	took := time.Since(start)
+	if code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0", code)
+	}
+	if took > grace+time.Second {
+		t.Fatalf("exit took %s, grace period %s", took, grace)
+	}
+	if h := heldBy(t, db, "first"); len(h) != 0 {
+		t.Fatalf("%d rows left publishing under the stopped worker", len(h))
+	}
+	published := pt.CountStatus(t, db.Pool, "published")
+	t.Logf("drained and exited 0 in %s; %d of %d rows published", took, published, aggregates*versions)
+	if published == aggregates*versions {
+		t.Fatal("everything was published before SIGTERM: the test did not stop a busy publisher")
+	}
+
+	slow.delay.Store(0)
+	second := startPublisher(t, "second", db.URL, ps.Config, nil)
+	pt.WaitFor(t, 60*time.Second, "the rest published", func() bool {
+		return pt.CountStatus(t, db.Pool, "published") == aggregates*versions
+	})
+	pt.Collect(t, ps.Messages()).RequireExactlyOnceInOrder(t, aggregates, versions)
+	second.signal(syscall.SIGINT)
+	if code := second.wait(15 * time.Second); code != 0 {
+		t.Fatalf("second exit code %d", code)
+	}
+}

@@ -1,0 +1,69 @@
+// Command publisher is the outbox relay: it claims committed rows of
+// outbox_events, publishes them to Pub/Sub in per-aggregate order and
+// records the outcome. Several replicas can run at once. See
+// internal/publisher for the protocol and configs/publisher.yaml for the
+// configuration.
+//
+//	publisher -conf configs/publisher.yaml
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/go-kratos/kratos/v2"
+	khttp "github.com/go-kratos/kratos/v2/transport/http"
+
+	"github.com/eventrelay/eventrelay/internal/ops"
+	"github.com/eventrelay/eventrelay/internal/publisher/config"
+	"github.com/eventrelay/eventrelay/internal/publisher/server"
+)
+
+// Version is set at build time (-ldflags "-X main.Version=...").
+var Version = "dev"
+
+func main() {
+	confPath := flag.String("conf", "configs/publisher.yaml", "config file (empty: defaults and environment only)")
+	flag.Parse()
+
+	cfg, err := config.Load(*confPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "publisher:", err)
+		os.Exit(2)
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: cfg.Log.SlogLevel()}))
+	slog.SetDefault(logger)
+
+	app, cleanup, err := wireApp(cfg, logger)
+	if err != nil {
+		logger.Error("publisher: starting", "error", err)
+		os.Exit(1)
+	}
+	err = app.Run()
+	cleanup()
+	if err != nil {
+		logger.Error("publisher: stopped with error", "error", err)
+		os.Exit(1)
+	}
+	logger.Info("publisher: stopped")
+}
+
+// newApp assembles the Kratos app: the relay loop and the ops HTTP server.
+// Kratos stops both on SIGTERM/SIGINT; readiness fails first.
+func newApp(cfg config.Config, logger *slog.Logger, health *ops.Health, relay *server.RelayServer, hs *khttp.Server) *kratos.App {
+	return kratos.New(
+		kratos.ID(cfg.Outbox.WorkerID),
+		kratos.Name("publisher"),
+		kratos.Version(Version),
+		kratos.Logger(kratosLogger{logger}),
+		kratos.StopTimeout(cfg.Outbox.GracePeriod.D()+cfg.Outbox.Lease.D()),
+		kratos.BeforeStop(func(context.Context) error {
+			health.SetDraining() // /readyz 503 before anything stops
+			return nil
+		}),
+		kratos.Server(relay, hs),
+	)
+}

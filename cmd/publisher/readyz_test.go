@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+)
+
+// privatePG is a Postgres instance of this test alone (scripts/pg.sh with
+// its own data directory and port), so it can be stopped without
+// disturbing the shared one.
+type privatePG struct {
+	t   *testing.T
+	env []string
+	url string
+}
+
+func startPrivatePG(t *testing.T) *privatePG {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "eventrelay-pg-") // under /tmp: the postgres user can reach it
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &privatePG{t: t, env: append(os.Environ(), "EVENTRELAY_PG_DIR="+dir, "EVENTRELAY_PG_PORT="+strconv.Itoa(freePort(t)))}
+	t.Cleanup(func() {
+		p.run("stop")
+		os.RemoveAll(dir)
+	})
+	for _, line := range strings.Split(p.run("start"), "\n") {
+		if v, ok := strings.CutPrefix(line, "export DATABASE_URL='"); ok {
+			p.url = strings.TrimSuffix(v, "'")
+		}
+	}
+	if p.url == "" {
+		t.Fatal("scripts/pg.sh start printed no DATABASE_URL")
+	}
+	m, err := postgres.NewMigrator(ctxFor(t, time.Minute), postgres.Config{URL: p.url, Schema: postgres.DefaultSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Up(ctxFor(t, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *privatePG) run(action string) string {
+	p.t.Helper()
+	cmd := exec.Command("../../scripts/pg.sh", action)
+	cmd.Env = p.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("scripts/pg.sh %s: %v\n%s", action, err, out)
+	}
+	return string(out)
+}
+
+// TestReadyzFollowsPostgresAndPubSub: /readyz is 503 while Postgres is
+// stopped and 200 again after it returns (the relay resumes publishing),
+// 503 when Pub/Sub is unreachable; /healthz stays 200 throughout (the loop
+// ticks); /metrics shows every metric name of DESIGN.md.
+func TestReadyzFollowsPostgresAndPubSub(t *testing.T) {
+	t.Parallel()
+	pg := startPrivatePG(t)
+	srv := pstest.NewServer()
+	defer srv.Close()
+	ps := gpubsub.Config{ProjectID: "eventrelay-test", EmulatorHost: srv.Addr}
+	client, err := gpubsub.NewClient(context.Background(), ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if _, err := client.TopicAdminClient.CreateTopic(context.Background(), &pb.Topic{Name: gpubsub.TopicName(ps.ProjectID, pt.Topic)}); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := postgres.Open(context.Background(), postgres.Config{URL: pg.url, Schema: postgres.DefaultSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+
+	p := startPublisher(t, "readyz", pg.url, ps, nil)
+	p.waitHTTP("/readyz", 200, 10*time.Second)
+	_, metrics := p.get("/metrics")
+	for _, name := range []string{"outbox_lag_events", "outbox_oldest_age_seconds", "outbox_inflight_events",
+		"outbox_stuck_processing_events", "outbox_processed_total", "outbox_failed_total{reason=",
+		"outbox_retry_scheduled_total", "outbox_terminal_failed_total{reason=", "outbox_publish_latency_seconds_bucket",
+		"outbox_claim_batch_size_bucket", "outbox_takeovers_total"} {
+		if !strings.Contains(metrics, name) {
+			t.Fatalf("/metrics lacks %s", name)
+		}
+	}
+
+	w := pt.Writer(t, true)
+	pt.Insert(t, pool, w, pt.VideoEvent(pt.AggregateID(1), 1, 0))
+	pt.WaitFor(t, 10*time.Second, "first event published", func() bool { return len(srv.Messages()) == 1 })
+
+	pg.run("stop")
+	body := p.waitHTTP("/readyz", 503, 10*time.Second)
+	if !strings.Contains(body, "postgres") {
+		t.Fatalf("/readyz with postgres stopped: %s", body)
+	}
+	if code, body := p.get("/healthz"); code != 200 {
+		t.Fatalf("/healthz with postgres stopped = %d %s, want 200 (the loop keeps ticking)", code, body)
+	}
+	time.Sleep(time.Second) // a few failing claim rounds
+	pg.run("start")
+	p.waitHTTP("/readyz", 200, 20*time.Second)
+	pt.Insert(t, pool, w, pt.VideoEvent(pt.AggregateID(1), 2, 0))
+	pt.WaitFor(t, 20*time.Second, "publishing resumed after postgres returned", func() bool { return len(srv.Messages()) == 2 })
+	if n := p.metric("outbox_store_errors_total"); n == 0 {
+		t.Fatal("outbox_store_errors_total = 0 after an outage")
+	}
+
+	srv.Close()
+	body = p.waitHTTP("/readyz", 503, 10*time.Second)
+	if !strings.Contains(body, "pubsub") {
+		t.Fatalf("/readyz with pubsub down: %s", body)
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(15 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}
+
+// TestInvalidConfigFailsAtStartNamingTheKey runs the binary with a bad
+// value.
+func TestInvalidConfigFailsAtStartNamingTheKey(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(publisherBinary(t), "-conf", "../../configs/publisher.yaml")
+	cmd.Env = append(os.Environ(), "DATABASE_URL=postgres://u@127.0.0.1:1/db", "PUBSUB_PROJECT_ID=eventrelay-test",
+		"OUTBOX_LEASE_SECONDS=abc")
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 {
+		t.Fatalf("exit = %v, want code 2; output %s", err, out)
+	}
+	if !strings.Contains(string(out), "outbox.lease") || !strings.Contains(string(out), "OUTBOX_LEASE_SECONDS") {
+		t.Fatalf("output does not name the key: %s", out)
+	}
+}

@@ -1,0 +1,98 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eventrelay/eventrelay/internal/conf"
+)
+
+func baseEnv() map[string]string {
+	return map[string]string{
+		"DATABASE_URL":      "postgres://u@127.0.0.1:5432/db",
+		"PUBSUB_PROJECT_ID": "eventrelay-test",
+	}
+}
+
+func load(t *testing.T, path string, env map[string]string) (Config, error) {
+	t.Helper()
+	c := Default()
+	err := conf.LoadWithEnv(path, &c, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	return c, err
+}
+
+// TestShippedConfigLoads: configs/publisher.yaml with the required
+// environment is valid, and the seeds' variable names override it.
+func TestShippedConfigLoads(t *testing.T) {
+	env := baseEnv()
+	env["OUTBOX_CONCURRENCY"] = "8"
+	env["OUTBOX_LEASE_SECONDS"] = "45"
+	env["OUTBOX_POLL_INTERVAL_SECONDS"] = "0.25"
+	env["OUTBOX_HTTP_PORT"] = "9100"
+	env["OUTBOX_WORKER_ID"] = "replica-a"
+	c, err := load(t, "../../../configs/publisher.yaml", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Outbox.Concurrency != 8 || c.Outbox.Lease.D() != 45*time.Second || c.Outbox.PollInterval.D() != 250*time.Millisecond ||
+		c.HTTP.Addr() != ":9100" || c.Outbox.WorkerID != "replica-a" || c.Database.MaxConns != 12 ||
+		c.Publish.ReadyTopic != "catalog.video.events" || c.Database.Schema != "catalog" {
+		t.Fatalf("loaded %+v", c)
+	}
+}
+
+func TestDefaultWorkerIDIsHostnamePid(t *testing.T) {
+	c, err := load(t, "", baseEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Outbox.WorkerID == "" || !strings.Contains(c.Outbox.WorkerID, "-") {
+		t.Fatalf("worker id %q, want hostname-pid", c.Outbox.WorkerID)
+	}
+}
+
+// TestInvalidValuesNameTheKey: every bad value fails naming the YAML key
+// and its environment variable.
+func TestInvalidValuesNameTheKey(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{"DATABASE_URL": ""}, []string{"database.url", "DATABASE_URL"}},
+		{map[string]string{"PUBSUB_PROJECT_ID": ""}, []string{"pubsub.project_id", "PUBSUB_PROJECT_ID"}},
+		{map[string]string{"OUTBOX_CONCURRENCY": "0"}, []string{"outbox.concurrency", "OUTBOX_CONCURRENCY"}},
+		{map[string]string{"OUTBOX_CONCURRENCY": "lots"}, []string{"outbox.concurrency", "OUTBOX_CONCURRENCY"}},
+		{map[string]string{"OUTBOX_BULK_SIZE": "-5"}, []string{"outbox.bulk_size", "OUTBOX_BULK_SIZE"}},
+		{map[string]string{"OUTBOX_POLL_INTERVAL_SECONDS": "0"}, []string{"outbox.poll_interval", "OUTBOX_POLL_INTERVAL_SECONDS"}},
+		{map[string]string{"OUTBOX_LEASE_SECONDS": "soon"}, []string{"outbox.lease", "OUTBOX_LEASE_SECONDS"}},
+		{map[string]string{"OUTBOX_LEASE_SECONDS": "0.1"}, []string{"outbox.lease", "OUTBOX_LEASE_SECONDS"}},
+		{map[string]string{"OUTBOX_RECLAIM_INTERVAL_SECONDS": "-1"}, []string{"outbox.reclaim_interval", "OUTBOX_RECLAIM_INTERVAL_SECONDS"}},
+		{map[string]string{"OUTBOX_MAX_PROCESSING_SECONDS": "10"}, []string{"outbox.max_processing", "OUTBOX_MAX_PROCESSING_SECONDS"}},
+		{map[string]string{"OUTBOX_MAX_ATTEMPTS": "0"}, []string{"outbox.max_attempts", "OUTBOX_MAX_ATTEMPTS"}},
+		{map[string]string{"OUTBOX_BASE_BACKOFF_SECONDS": "0"}, []string{"outbox.base_backoff", "OUTBOX_BASE_BACKOFF_SECONDS"}},
+		{map[string]string{"OUTBOX_MAX_BACKOFF_SECONDS": "0.5"}, []string{"outbox.max_backoff", "OUTBOX_MAX_BACKOFF_SECONDS"}},
+		{map[string]string{"OUTBOX_BACKOFF_JITTER": "some"}, []string{"outbox.jitter", "OUTBOX_BACKOFF_JITTER"}},
+		{map[string]string{"OUTBOX_HTTP_PORT": "70000"}, []string{"http.port", "OUTBOX_HTTP_PORT"}},
+		{map[string]string{"OUTBOX_MAX_MESSAGE_BYTES": "20000000"}, []string{"publish.max_message_bytes", "OUTBOX_MAX_MESSAGE_BYTES"}},
+		{map[string]string{"OUTBOX_RETENTION_SECONDS": "-3"}, []string{"outbox.retention", "OUTBOX_RETENTION_SECONDS"}},
+		{map[string]string{"OUTBOX_GRACE_PERIOD_SECONDS": "0"}, []string{"outbox.grace_period", "OUTBOX_GRACE_PERIOD_SECONDS"}},
+		{map[string]string{"LOG_LEVEL": "loud"}, []string{"log.level", "LOG_LEVEL"}},
+		{map[string]string{"DATABASE_SCHEMA": "Bad-Schema"}, []string{"database.schema"}},
+	}
+	for _, tc := range cases {
+		env := baseEnv()
+		for k, v := range tc.env {
+			env[k] = v
+		}
+		_, err := load(t, "", env)
+		if err == nil {
+			t.Fatalf("%v: want an error", tc.env)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Fatalf("%v: error %q does not name %q", tc.env, err, w)
+			}
+		}
+	}
+}

@@ -1,0 +1,29 @@
+package server
+
+import (
+	"time"
+
+	khttp "github.com/go-kratos/kratos/v2/transport/http"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eventrelay/eventrelay/internal/ops"
+	"github.com/eventrelay/eventrelay/internal/publisher/config"
+	"github.com/eventrelay/eventrelay/internal/publisher/data"
+)
+
+// readyTimeout bounds each /readyz dependency probe.
+const readyTimeout = 2 * time.Second
+
+// NewHealth returns the publisher's health: /readyz probes Postgres (ping)
+// and Pub/Sub (GetTopic on publish.ready_topic).
+func NewHealth(store *data.Store, sink *data.Sink) *ops.Health {
+	h := ops.NewHealth(readyTimeout)
+	h.AddCheck("postgres", store.Ping)
+	h.AddCheck("pubsub", sink.Ping)
+	return h
+}
+
+// NewHTTPServer serves /healthz, /readyz and /metrics on http.host:port.
+func NewHTTPServer(cfg config.HTTP, health *ops.Health, reg *prometheus.Registry) *khttp.Server {
+	return ops.NewServer(cfg.Addr(), health, reg)
+}
