@@ -18,6 +18,11 @@ type ReceiveConfig struct {
 	NumGoroutines int `yaml:"num_goroutines" env:"PROJECTOR_NUM_GOROUTINES"`
 	// MaxExtension bounds automatic ack deadline extension (default 10m).
 	MaxExtension conf.Duration `yaml:"max_extension" env:"PROJECTOR_MAX_EXTENSION"`
+	// AckDeadline caps each ack deadline extension the client requests
+	// (10s..600s; 0: the library's default, 60s for the stream). It bounds
+	// how long messages a stopped or crashed projector held (or that were in
+	// flight to it) stay invisible before redelivery.
+	AckDeadline conf.Duration `yaml:"ack_deadline" env:"PROJECTOR_ACK_DEADLINE"`
 	// ExactlyOnce acks with AckWithResult and waits for the answer; set it
 	// when the subscription has exactly-once delivery enabled.
 	ExactlyOnce bool `yaml:"exactly_once" env:"PROJECTOR_EXACTLY_ONCE"`
@@ -46,6 +51,8 @@ func (c *ReceiveConfig) Validate(prefix string) error {
 		return fmt.Errorf("%s.num_goroutines (PROJECTOR_NUM_GOROUTINES) must be 1..256, got %d", prefix, c.NumGoroutines)
 	case c.MaxExtension.D() < 10*time.Second:
 		return fmt.Errorf("%s.max_extension (PROJECTOR_MAX_EXTENSION) must be >= 10s, got %s", prefix, c.MaxExtension)
+	case c.AckDeadline != 0 && (c.AckDeadline.D() < 10*time.Second || c.AckDeadline.D() > 600*time.Second):
+		return fmt.Errorf("%s.ack_deadline (PROJECTOR_ACK_DEADLINE) must be 0 or 10s..600s, got %s", prefix, c.AckDeadline)
 	}
 	return nil
 }

@@ -42,6 +42,9 @@ func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg Rece
 		MaxOutstandingBytes:    cfg.MaxOutstandingBytes,
 		NumGoroutines:          cfg.NumGoroutines,
 		MaxExtension:           cfg.MaxExtension.D(),
+		// The stream's ack deadline and each extension; 0 keeps the
+		// library's defaults.
+		MaxDurationPerAckExtension: cfg.AckDeadline.D(),
 	}
 	if log == nil {
 		log = slog.Default()

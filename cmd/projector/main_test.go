@@ -1,0 +1,251 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds cmd/projector once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "projector-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "projector")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// daemon is one run of the built binary.
+type daemon struct {
+	cmd  *exec.Cmd
+	port int
+	done chan error
+	log  string
+}
+
+func start(t *testing.T, env []string) *daemon {
+	t.Helper()
+	d := &daemon{port: freePort(t), done: make(chan error, 1)}
+	d.log = filepath.Join(t.TempDir(), "projector.log")
+	f, err := os.Create(d.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.cmd = exec.Command(binary(t), "-conf", "../../configs/projector.yaml")
+	d.cmd.Env = append(os.Environ(), append(env, "PROJECTOR_HTTP_PORT="+strconv.Itoa(d.port))...)
+	d.cmd.Stdout, d.cmd.Stderr = f, f
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.done <- d.cmd.Wait(); f.Close() }()
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			_ = d.cmd.Process.Kill()
+			<-d.done
+		}
+	})
+	return d
+}
+
+func (d *daemon) readyz() int {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", d.port))
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// stop sends SIGTERM and returns the exit code.
+func (d *daemon) stop(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.done:
+	case <-time.After(timeout):
+		_ = d.cmd.Process.Kill()
+		<-d.done
+		b, _ := os.ReadFile(d.log)
+		t.Fatalf("projector did not exit within %s of SIGTERM; log:\n%s", timeout, b)
+	}
+	return d.cmd.ProcessState.ExitCode()
+}
+
+func (d *daemon) dumpLog(t *testing.T) {
+	b, _ := os.ReadFile(d.log)
+	t.Logf("projector log:\n%s", b)
+}
+
+const applyLog = `
+CREATE TABLE apply_log (video_id uuid NOT NULL, version bigint NOT NULL, logged_at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE FUNCTION log_apply() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO apply_log (video_id, version) VALUES (NEW.video_id, NEW.version);
+  RETURN NEW;
+END $$;
+CREATE TRIGGER log_apply AFTER INSERT OR UPDATE ON video_projection FOR EACH ROW EXECUTE FUNCTION log_apply();
+`
+
+func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the projector binary")
+	}
+	ctx := context.Background()
+	db := relaytest.NewDB(t)
+	if _, err := db.Pool.Exec(ctx, applyLog); err != nil {
+		t.Fatal(err)
+	}
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, "events")
+	ps.Topic(t, "events-dlq")
+	ps.Subscription(t, "videos", "events", gpubsubtest.SubscriptionOptions{AckDeadline: 10 * time.Second})
+
+	const videos, versions = 80, 5
+	var msgs []projectiontest.Msg
+	for range videos {
+		id := uuid.New()
+		for v := int64(1); v <= versions; v++ {
+			msgs = append(msgs, projectiontest.Event(t, id, v, false))
+		}
+	}
+	projectiontest.Publish(t, ps.Client, "events", msgs...)
+
+	env := []string{
+		"DATABASE_URL=" + db.URL,
+		"PUBSUB_PROJECT_ID=" + gpubsubtest.Project,
+		"PUBSUB_EMULATOR_HOST=" + ps.Addr,
+		"PROJECTOR_SEARCH_ENABLED=false",
+		"PROJECTOR_VIDEOS_SUBSCRIPTION=videos",
+		"PROJECTOR_VIDEOS_DEAD_LETTER_TOPIC=events-dlq",
+		"PROJECTOR_NUM_GOROUTINES=4",
+		"PROJECTOR_BATCH_SIZE=20",
+		"PROJECTOR_SHUTDOWN_TIMEOUT=20s",
+		"PROJECTOR_ACK_DEADLINE=10s",
+	}
+	inbox := func() int {
+		var n int
+		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM inbox_events WHERE consumer = 'video-projection'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	waitFor := func(what string, timeout time.Duration, d *daemon, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		for !cond() {
+			if time.Now().After(deadline) {
+				d.dumpLog(t)
+				for _, m := range ps.Messages() {
+					if m.Acks == 0 {
+						t.Logf("unacked message %s: deliveries=%d attrs=%v", m.ID, m.Deliveries, m.Attributes["event_id"])
+					}
+				}
+				t.Fatalf("timed out waiting for %s (inbox has %d of %d events)", what, inbox(), len(msgs))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	d := start(t, env)
+	waitFor("/readyz 200", 15*time.Second, d, func() bool { return d.readyz() == 200 })
+	waitFor("some events applied", 30*time.Second, d, func() bool { return inbox() >= 40 })
+	if code := d.stop(t, 30*time.Second); code != 0 {
+		d.dumpLog(t)
+		t.Fatalf("exit code after SIGTERM = %d, want 0", code)
+	}
+	first := inbox()
+	t.Logf("applied before SIGTERM completed: %d of %d", first, len(msgs))
+
+	d = start(t, env)
+	waitFor("every event applied", 60*time.Second, d, func() bool { return inbox() == len(msgs) })
+	if code := d.stop(t, 30*time.Second); code != 0 {
+		d.dumpLog(t)
+		t.Fatalf("second run: exit code = %d, want 0", code)
+	}
+
+	var twice, atFinal int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM apply_log GROUP BY video_id, version HAVING count(*) > 1) d`).Scan(&twice); err != nil {
+		t.Fatal(err)
+	}
+	if twice != 0 {
+		t.Fatalf("%d (video, version) pairs were applied more than once", twice)
+	}
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM video_projection WHERE version = $1`, versions).Scan(&atFinal); err != nil {
+		t.Fatal(err)
+	}
+	if atFinal != videos {
+		t.Fatalf("%d of %d videos at their final version", atFinal, videos)
+	}
+	if n := inbox(); n != len(msgs) {
+		t.Fatalf("inbox rows = %d, want %d", n, len(msgs))
+	}
+}
+
+func TestInvalidConfigFailsNamingTheKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the projector binary")
+	}
+	cases := map[string][]string{
+		"batch.size (env PROJECTOR_BATCH_SIZE":                {"PROJECTOR_BATCH_SIZE=lots"},
+		"receive.num_goroutines (PROJECTOR_NUM_GOROUTINES)":   {"PROJECTOR_NUM_GOROUTINES=999"},
+		"elastic.url (ELASTIC_URL)":                           {"PROJECTOR_SEARCH_ENABLED=true", "ELASTIC_URL="},
+		"videos.subscription (PROJECTOR_VIDEOS_SUBSCRIPTION)": {"PROJECTOR_SEARCH_ENABLED=false", "PROJECTOR_VIDEOS_SUBSCRIPTION=x"},
+	}
+	for want, env := range cases {
+		cmd := exec.Command(binary(t), "-conf", "../../configs/projector.yaml")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || cmd.ProcessState.ExitCode() != 1 {
+			t.Errorf("%v: exit %v, want 1", env, err)
+		}
+		if !strings.Contains(string(out), want) {
+			t.Errorf("%v: output does not name %q:\n%s", env, want, out)
+		}
+	}
+}

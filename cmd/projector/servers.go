@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"cloud.google.com/go/pubsub/v2"
+	"github.com/go-kratos/kratos/v2"
+	"github.com/go-kratos/kratos/v2/transport"
+	khttp "github.com/go-kratos/kratos/v2/transport/http"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
+	"github.com/eventrelay/eventrelay/internal/ops"
+	"github.com/eventrelay/eventrelay/internal/projector"
+	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// receivers are the transport.Servers of the enabled projections.
+type receivers []*projector.Receiver
+
+// newReceivers builds one engine and receiver per enabled projection, each
+// with its own subscription, inbox consumer and dead-letter topic.
+func newReceivers(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, m *projector.Metrics,
+	health *ops.Health, logger *slog.Logger, videos *catproj.Videos) (receivers, func(), error) {
+	var out receivers
+	var stops []func()
+	cleanup := func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	opts := func(name, consumer, dlqTopic string) projector.Options {
+		dl := projector.NewTopicDeadLetterer(ps, dlqTopic)
+		stops = append(stops, dl.Stop)
+		return projector.Options{Name: name, Consumer: consumer, Batch: cfg.Batch, DeadLetter: dl, Metrics: m, Logger: logger}
+	}
+	if cfg.Videos.Enabled {
+		reg := projection.NewRegistry[projection.TxHandler]()
+		if err := catproj.Register[projection.TxHandler](reg, videos); err != nil {
+			return nil, cleanup, err
+		}
+		e, err := projector.NewTxEngine(pool, reg, opts("videos", catproj.VideosConsumer, cfg.Videos.DeadLetterTopic))
+		if err != nil {
+			return nil, cleanup, err
+		}
+		out = append(out, projector.NewReceiver(ps, cfg.Videos.Subscription, e, cfg.Receive, health, logger))
+	}
+	return out, cleanup, nil
+}
+
+func newOpsServer(cfg *pconf.Config, h *ops.Health, reg prometheus.Gatherer) *khttp.Server {
+	return ops.NewServer(cfg.HTTP.Addr(), h, reg)
+}
+
+// newApp is the Kratos app: on SIGTERM/SIGINT /readyz fails first, then
+// every receiver stops pulling and settles its in-flight messages.
+func newApp(cfg *pconf.Config, rs receivers, opsSrv *khttp.Server, health *ops.Health) *kratos.App {
+	servers := []transport.Server{opsSrv}
+	for _, r := range rs {
+		servers = append(servers, r)
+	}
+	return kratos.New(
+		kratos.Name("projector"),
+		kratos.Server(servers...),
+		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
+		kratos.BeforeStop(func(context.Context) error {
+			health.SetDraining()
+			return nil
+		}),
+	)
+}

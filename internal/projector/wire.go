@@ -1,0 +1,17 @@
+package projector
+
+import (
+	"github.com/google/wire"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eventrelay/eventrelay/internal/ops"
+)
+
+// ProviderSet provides the metrics registry (Go and process collectors
+// included) and the projector's Metrics on it.
+var ProviderSet = wire.NewSet(
+	ops.NewRegistry,
+	wire.Bind(new(prometheus.Registerer), new(*prometheus.Registry)),
+	wire.Bind(new(prometheus.Gatherer), new(*prometheus.Registry)),
+	NewMetrics,
+)
