@@ -69,6 +69,8 @@ func init() {
 		"dlq":      {"list, show, republish or purge dead-lettered messages", runDLQ},
 		"seek":     {"seek a subscription to a time or snapshot (redelivers), audited", runSeek},
 		"snapshot": {"create, list or delete Pub/Sub snapshots", runSnapshot},
+		"rebuild":  {"restate every video through the outbox so projections converge; --reindex", runRebuild},
+		"verify":   {"compare videos with video_projection and Elasticsearch (exit 1 on drift)", runVerify},
 		"pubsub":   {"ensure topics and subscriptions match configs/pubsub.yaml", runPubSub},
 	}
 }

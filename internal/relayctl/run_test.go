@@ -19,6 +19,14 @@ type result struct {
 // env, so tests never pick up the developer's DATABASE_URL by accident.
 func relayctl(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
+	r := relayctlQuiet(t, env, args...)
+	t.Logf("relayctl %s -> %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	return r
+}
+
+// relayctlQuiet is relayctl without logging (for polling loops).
+func relayctlQuiet(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
@@ -27,7 +35,6 @@ func relayctl(t *testing.T, env map[string]string, args ...string) result {
 		return v, ok
 	}}
 	code := run(ctx, args, c)
-	t.Logf("relayctl %s -> %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out.String(), errb.String())
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 

@@ -1,0 +1,118 @@
+package relayctl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/internal/elastic"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
+)
+
+type videoState struct {
+	version int64
+	deleted bool
+	seen    bool
+}
+
+// verifySearch compares the index behind the alias with catalog.videos by
+// version and tombstone flag (the document's "deleted" field).
+func verifySearch(ctx context.Context, pool *pgxpool.Pool, es *elasticFlags, samples int) (storeReport, error) {
+	rep := storeReport{Store: "elasticsearch alias " + es.alias, Drift: []driftKind{}}
+	if es.cfg.URL == "" {
+		rep.Note = "no ELASTIC_URL / --elastic-url: the search index was not compared"
+		return rep, nil
+	}
+	client, err := es.client()
+	if err != nil {
+		return rep, err
+	}
+	defer client.Close()
+	videos, err := loadVideoStates(ctx, pool)
+	if err != nil {
+		return rep, err
+	}
+	rep.Checked = true
+	byKind := map[string]*driftKind{}
+	add := func(kind, id string, src, store int64) {
+		k := byKind[kind]
+		if k == nil {
+			k = &driftKind{Kind: kind, Samples: []driftSample{}}
+			byKind[kind] = k
+		}
+		k.Count++
+		if len(k.Samples) < samples {
+			k.Samples = append(k.Samples, driftSample{ID: id, SourceVersion: src, StoreVersion: store})
+		}
+	}
+	if err := client.Refresh(ctx, es.alias); err != nil {
+		return rep, fmt.Errorf("refreshing %s: %w", es.alias, err)
+	}
+	err = client.Scan(ctx, es.alias, func(id string, version int64, source []byte) error {
+		var doc map[string]any
+		if err := json.Unmarshal(source, &doc); err != nil {
+			return fmt.Errorf("document %s: source is not a JSON object: %w", id, err)
+		}
+		deleted, _ := doc[elastic.FieldDeleted].(bool)
+		rep.Rows++
+		if deleted {
+			rep.Deleted++
+		}
+		u, perr := uuid.Parse(id)
+		v, ok := videos[u]
+		if perr != nil || !ok {
+			add("extra", id, 0, version)
+			return nil
+		}
+		v.seen = true
+		switch {
+		case version < v.version:
+			add("stale", id, v.version, version)
+		case version > v.version:
+			add("ahead", id, v.version, version)
+		case v.deleted && !deleted:
+			add("resurrected", id, v.version, version)
+		case !v.deleted && deleted:
+			add("deleted_in_projection", id, v.version, version)
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("scanning Elasticsearch alias %s: %w", es.alias, err)
+	}
+	for id, v := range videos {
+		if !v.seen {
+			kind := "missing"
+			if v.deleted {
+				kind = "missing_tombstone"
+			}
+			add(kind, id.String(), v.version, 0)
+		}
+	}
+	rep.Drift = sortedKinds(byKind)
+	return rep, nil
+}
+
+// loadVideoStates reads (version, deleted) of every video, page by page.
+func loadVideoStates(ctx context.Context, pool *pgxpool.Pool) (map[uuid.UUID]*videoState, error) {
+	out := map[uuid.UUID]*videoState{}
+	q := catalogdb.New(pool)
+	var after uuid.UUID
+	for {
+		rows, err := q.VideoVersions(ctx, catalogdb.VideoVersionsParams{AfterID: after, PageSize: 5000})
+		if err != nil {
+			return nil, fmt.Errorf("reading video versions: %w", postgres.Classify(err))
+		}
+		for _, r := range rows {
+			out[r.ID] = &videoState{version: r.Version, deleted: r.Deleted}
+			after = r.ID
+		}
+		if len(rows) < 5000 {
+			return out, nil
+		}
+	}
+}
