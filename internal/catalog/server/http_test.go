@@ -275,6 +275,17 @@ func TestHTTPInvalidArgumentsNameTheField(t *testing.T) {
 	}
 	c.fails("GET", "/v1/videos/"+uuid.NewString(), "", 404, "ERROR_REASON_VIDEO_NOT_FOUND")
 
+	// curl's default form content type must not turn a JSON body into an
+	// empty request.
+	code, body := c.do("PATCH", "/v1/videos/"+id, `{"title":"x"}`, "Content-Type", "application/x-www-form-urlencoded")
+	var e apiError
+	if err := json.Unmarshal(body, &e); err != nil || code != 415 || e.Reason != "ERROR_REASON_INVALID_ARGUMENT" ||
+		!strings.Contains(e.Message, "application/json") {
+		t.Errorf("form body: %d %s, want 415 asking for application/json", code, body)
+	}
+	var ok catalogv1.CreateVideoResponse
+	c.ok("POST", "/v1/videos", `{"uploader_id":"`+uploader+`","title":"charset"}`, &ok, "Content-Type", "application/json; charset=utf-8")
+
 	// Nothing was written by the refused requests.
 	var got catalogv1.GetVideoResponse
 	c.ok("GET", "/v1/videos/"+id, "", &got)

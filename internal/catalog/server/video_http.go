@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"mime"
 	"net/http"
 
 	"github.com/go-kratos/kratos/v2/errors"
@@ -33,8 +35,13 @@ func route[Req any, Resp any](operation string, bind func(khttp.Context, any) er
 	return func(ctx khttp.Context) error {
 		in := new(Req)
 		if err := bind(ctx, in); err != nil {
-			return errors.BadRequest(catalogv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT.String(), "request: "+errors.FromError(err).GetMessage()).
-				WithCause(err)
+			se := errors.FromError(err)
+			code := int(se.GetCode())
+			if code != http.StatusUnsupportedMediaType {
+				code = http.StatusBadRequest
+			}
+			return errors.New(code, catalogv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT.String(), "request: "+se.GetMessage()).
+				WithMetadata(map[string]string{"field": "request"}).WithCause(err)
 		}
 		khttp.SetOperation(ctx, operation)
 		h := ctx.Middleware(func(ctx context.Context, req any) (any, error) {
@@ -48,12 +55,23 @@ func route[Req any, Resp any](operation string, bind func(khttp.Context, any) er
 	}
 }
 
-func bindBody(ctx khttp.Context, in any) error { return ctx.Bind(in) }
+// bindBody decodes a JSON body. Other content types are refused: Kratos
+// would decode e.g. curl's default application/x-www-form-urlencoded as a
+// form, silently turning a JSON body into an empty request.
+func bindBody(ctx khttp.Context, in any) error {
+	if ct := ctx.Request().Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return errors.New(http.StatusUnsupportedMediaType, catalogv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT.String(),
+				fmt.Sprintf("Content-Type %q is not supported, send application/json", ct))
+		}
+	}
+	return ctx.Bind(in)
+}
 
 func bindQuery(ctx khttp.Context, in any) error { return ctx.BindQuery(in) }
 
 func bindBodyAndVars(ctx khttp.Context, in any) error {
-	if err := ctx.Bind(in); err != nil {
+	if err := bindBody(ctx, in); err != nil {
 		return err
 	}
 	return ctx.BindVars(in)
