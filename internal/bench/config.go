@@ -61,7 +61,7 @@ func Smoke() Config {
 	return Config{
 		Runs: 1, Events: 2000, Aggregates: 50, Bulk: 100,
 		ScaleSizes: []int{1000, 5000}, Retained: 5000, ClaimSamples: 10,
-		Rates: []int{200}, LatencyEach: 2 * time.Second, LatencyDrain: 10 * time.Second,
+		Rates: []int{200}, LatencyEach: time.Second, LatencyDrain: 10 * time.Second,
 		Emulator: "off", Smoke: true,
 	}
 }

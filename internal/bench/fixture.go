@@ -40,11 +40,24 @@ func NewFixture(n int) *Fixture {
 	return f
 }
 
-// Event is one generated event: its metadata and encoded envelope.
+// Event is one generated event: its metadata, payload and encoded
+// envelope, and the index of its aggregate.
 type Event struct {
-	Meta  outbox.Metadata
-	Video *catalogv1.Video
-	Body  []byte
+	Meta    outbox.Metadata
+	Video   *catalogv1.Video
+	Payload proto.Message
+	Body    []byte
+	Agg     int
+}
+
+// Outbox is the event as a service hands it to outbox.Writer (same id,
+// aggregate, version and payload; occurred now).
+func (e Event) Outbox() outbox.Event {
+	return outbox.Event{
+		EventID: e.Meta.EventID, AggregateType: e.Meta.AggregateType, AggregateID: e.Meta.AggregateID,
+		AggregateVersion: e.Meta.AggregateVersion, EventType: e.Meta.EventType, Payload: e.Payload,
+		Headers: map[string]string{"traceparent": e.Meta.Headers["traceparent"]},
+	}
 }
 
 // description keeps the envelope near the ~300 bytes issue 7 asks for
@@ -95,7 +108,7 @@ func (f *Fixture) Next() (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("encoding fixture event: %w", err)
 	}
-	return Event{Meta: meta, Video: v, Body: body}, nil
+	return Event{Meta: meta, Video: v, Payload: payload, Body: body, Agg: i % len(f.aggregates)}, nil
 }
 
 // Message is the Pub/Sub message the publisher makes of an event: the

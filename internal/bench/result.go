@@ -15,10 +15,14 @@ type Measurement struct {
 	ID       string `json:"id"`
 	Scenario string `json:"scenario"`
 	// Name says what was measured, for the table.
-	Name    string    `json:"name"`
-	Backend string    `json:"backend,omitempty"`
-	Unit    string    `json:"unit"`
-	Runs    []float64 `json:"runs"`
+	Name    string `json:"name"`
+	Backend string `json:"backend,omitempty"`
+	// Group and Metric pivot the latency scenario into one table row per
+	// group ("pstest, NOTIFY, 1000/s") and one column per metric.
+	Group  string    `json:"group,omitempty"`
+	Metric string    `json:"metric,omitempty"`
+	Unit   string    `json:"unit"`
+	Runs   []float64 `json:"runs"`
 	Summary
 	Note string `json:"note,omitempty"`
 	// Profile is a CPU profile captured during one run (for misses).

@@ -18,6 +18,11 @@ const (
 	sqlCountFailed    = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
 	sqlCountConsumer  = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
 
+	// sqlEventTimes lists every outbox event with its publish time and the
+	// time consumer $1 applied it.
+	sqlEventTimes = `SELECT o.event_id, o.published_at, i.processed_at
+FROM outbox_events o LEFT JOIN inbox_events i ON i.consumer = $1 AND i.event_id = o.event_id`
+
 	// sqlInboxSpan is the time a consumer took from its first receive to
 	// its last apply.
 	sqlInboxSpan = `SELECT coalesce(extract(epoch FROM max(processed_at) - min(received_at)), 0)::float8

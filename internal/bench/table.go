@@ -24,9 +24,13 @@ func (r *Report) Markdown() string {
 	b.WriteString("| Scenario | Measurement | Backend | Median | Min | Max | Unit |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---|\n")
 	for _, x := range r.Measurements {
+		if x.Group != "" {
+			continue
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n",
 			x.Scenario, x.Name, dash(x.Backend), num(x.Median), num(x.Min), num(x.Max), x.Unit)
 	}
+	r.latencyTable(&b)
 	if len(r.Targets) > 0 {
 		b.WriteString("\n| Target | Figure | Bound | Result | How |\n|---|---:|---|---|---|\n")
 		for _, t := range r.Targets {
@@ -51,6 +55,47 @@ func (r *Report) Markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// latencyMetrics are the columns of the latency table.
+var latencyMetrics = []string{"achieved", "published-p50", "published-p99", "published-max", "projected-p50", "projected-p99", "projected-max"}
+
+// latencyTable pivots the grouped measurements: one row per offered-load
+// step, medians of the runs (min-max of the p99s in brackets).
+func (r *Report) latencyTable(b *strings.Builder) {
+	var groups []string
+	cells := map[string]map[string]Measurement{}
+	for _, x := range r.Measurements {
+		if x.Group == "" {
+			continue
+		}
+		if cells[x.Group] == nil {
+			cells[x.Group] = map[string]Measurement{}
+			groups = append(groups, x.Group)
+		}
+		cells[x.Group][x.Metric] = x
+	}
+	if len(groups) == 0 {
+		return
+	}
+	b.WriteString("\nEnd-to-end latency from the writer's commit (ms; medians of the runs, p99 range in brackets):\n\n")
+	b.WriteString("| Offered load | Written/s | Published p50 | p99 | max | Projected p50 | p99 | max |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, g := range groups {
+		fmt.Fprintf(b, "| %s |", g)
+		for _, m := range latencyMetrics {
+			x, ok := cells[g][m]
+			switch {
+			case !ok:
+				b.WriteString(" - |")
+			case strings.HasSuffix(m, "-p99") && x.Min != x.Max:
+				fmt.Fprintf(b, " %s [%s-%s] |", num(x.Median), num(x.Min), num(x.Max))
+			default:
+				fmt.Fprintf(b, " %s |", num(x.Median))
+			}
+		}
+		b.WriteString("\n")
+	}
 }
 
 func dash(s string) string {

@@ -1,0 +1,295 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+)
+
+// pstestStreams is the projector's NumGoroutines on pstest, which delivers
+// about 100 messages/s per stream: 1,000/s needs at least 10.
+const pstestStreams = 16
+
+// latencyResult is one offered-load step.
+type latencyResult struct {
+	offered, achieved float64
+	published         []time.Duration
+	projected         []time.Duration
+	missing           int
+	pubPeak, projPeak float64
+	cpu               cpuUse
+}
+
+func (l latencyResult) sustained() bool {
+	return l.missing == 0 && l.achieved >= 0.95*l.offered && Percentile(l.projected, 99) < 1000
+}
+
+// runLatency measures commit->published and commit->projected at offered
+// loads, with NOTIFY on and off, on pstest and the emulator, and searches
+// the highest sustainable rate (NOTIFY on).
+func runLatency(ctx context.Context, r *Runner) error {
+	pub, why, err := r.bins.path(ctx, "publisher")
+	if err != nil {
+		return err
+	}
+	proj, why2, err := r.bins.path(ctx, "projector")
+	if err != nil {
+		return err
+	}
+	if pub == "" || proj == "" {
+		r.report.skip("latency: %s%s", why, why2)
+		return nil
+	}
+	backends := []string{"pstest"}
+	if r.emu != nil {
+		backends = append(backends, "emulator")
+	}
+	for _, backend := range backends {
+		for _, notify := range []bool{true, false} {
+			for _, rate := range r.cfg.Rates {
+				for run := 1; run <= r.cfg.Runs; run++ {
+					res, err := r.latencyStep(ctx, backend, pub, proj, notify, rate, r.cfg.LatencyDrain)
+					if err != nil {
+						return fmt.Errorf("%s, notify %v, %d/s: %w", backend, notify, rate, err)
+					}
+					r.recordLatency(backend, notify, strconv.Itoa(rate), fmt.Sprintf("%d/s", rate), res)
+				}
+			}
+		}
+		if r.cfg.LatencyMax {
+			if err := r.highestSustainable(ctx, backend, pub, proj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// highestSustainable raises the offered load by 1.5x from the highest
+// configured rate until a step is not sustained (writer behind, p99 over a
+// second, or events left unprojected 5 s after the step), then records the
+// last sustained step.
+func (r *Runner) highestSustainable(ctx context.Context, backend, pub, proj string) error {
+	rate := float64(r.cfg.Rates[len(r.cfg.Rates)-1])
+	var best *latencyResult
+	for range 6 {
+		rate *= 1.5
+		res, err := r.latencyStep(ctx, backend, pub, proj, true, int(rate), 5*time.Second)
+		if err != nil {
+			return err
+		}
+		r.logf("  %s: %.0f/s offered, %.0f/s written, projected p99 %.0f ms, %d missing: sustained %v",
+			backend, res.offered, res.achieved, Percentile(res.projected, 99), res.missing, res.sustained())
+		if !res.sustained() {
+			break
+		}
+		best = &res
+	}
+	if best == nil {
+		r.report.note("latency (%s): no rate above %d/s was sustained", backend, r.cfg.Rates[len(r.cfg.Rates)-1])
+		return nil
+	}
+	r.recordLatency(backend, true, "max", fmt.Sprintf("highest sustained %.0f/s", best.offered), *best)
+	return nil
+}
+
+func (r *Runner) recordLatency(backend string, notify bool, slug, label string, res latencyResult) {
+	mode, modeName := "notify", "NOTIFY"
+	if !notify {
+		mode, modeName = "poll", "polling"
+	}
+	id := fmt.Sprintf("latency.%s.%s.r%s.", backend, mode, slug)
+	group := fmt.Sprintf("%s, %s, %s", backend, modeName, label)
+	add := func(metric, unit string, v float64) {
+		r.addRun(Measurement{ID: id + metric, Scenario: "latency", Name: group + ": " + metric, Group: group, Metric: metric,
+			Backend: backend, Unit: unit, Note: res.cpu.String()}, v)
+	}
+	add("achieved", "events/s", res.achieved)
+	for _, p := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"published", res.published}, {"projected", res.projected}} {
+		add(p.name+"-p50", "ms", Percentile(p.ds, 50))
+		add(p.name+"-p99", "ms", Percentile(p.ds, 99))
+		add(p.name+"-max", "ms", Percentile(p.ds, 100))
+	}
+	r.addRun(Measurement{ID: "memory.publisher.latency." + backend, Scenario: "memory",
+		Name: "publisher (" + backend + ", offered load)", Backend: backend, Unit: "MB"}, res.pubPeak)
+	r.addRun(Measurement{ID: "memory.projector.latency." + backend, Scenario: "memory",
+		Name: "projector (" + backend + ", offered load)", Backend: backend, Unit: "MB"}, res.projPeak)
+	r.logf("  %s: written %.0f/s; published p50 %.1f p99 %.1f max %.1f ms; projected p50 %.1f p99 %.1f max %.1f ms; %d missing; %s",
+		group, res.achieved, Percentile(res.published, 50), Percentile(res.published, 99), Percentile(res.published, 100),
+		Percentile(res.projected, 50), Percentile(res.projected, 99), Percentile(res.projected, 100), res.missing, res.cpu)
+}
+
+// latencyStep runs one publisher and one projector on a fresh Pub/Sub,
+// writes LatencyEach worth of events at rate, waits up to drain for them to
+// be projected and measures every event.
+func (r *Runner) latencyStep(ctx context.Context, backend, pubBin, projBin string, notify bool, rate int, drain time.Duration) (latencyResult, error) {
+	res := latencyResult{offered: float64(rate)}
+	var b *Backend
+	var err error
+	if backend == "pstest" {
+		b, err = newPstest(ctx)
+	} else {
+		if err = r.restartEmulator(ctx); err == nil {
+			b, err = r.emu.Backend(ctx)
+		}
+	}
+	if err != nil {
+		return res, err
+	}
+	defer b.Close()
+	if err := r.db.reset(ctx); err != nil {
+		return res, err
+	}
+	env, _, cleanup, err := r.projectorEnv(ctx, b, false)
+	if err != nil {
+		return res, err
+	}
+	defer cleanup()
+	if backend == "pstest" {
+		env = append(env, "PROJECTOR_NUM_GOROUTINES="+strconv.Itoa(pstestStreams))
+	}
+	logDir := r.repoPath(".run", "bench-logs")
+	projD, err := startDaemon(projBin, "projector-latency", r.cfg.RepoDir, logDir, env)
+	if err != nil {
+		return res, err
+	}
+	defer projD.Stop(30 * time.Second) //nolint:errcheck
+	port, err := freePort()
+	if err != nil {
+		return res, err
+	}
+	penv := append(r.publisherEnv(b, "publisher-latency", port), "OUTBOX_LISTEN="+strconv.FormatBool(notify))
+	pubD, err := startDaemon(pubBin, "publisher-latency", r.cfg.RepoDir, logDir, penv)
+	if err != nil {
+		return res, err
+	}
+	defer pubD.Stop(30 * time.Second) //nolint:errcheck
+	if err := waitReady(ctx, pubD, "127.0.0.1:"+strconv.Itoa(port)); err != nil {
+		return res, err
+	}
+	if err := waitReady(ctx, projD, projectorHTTP(env)); err != nil {
+		return res, err
+	}
+	r.cpu.daemons = map[int]string{pubD.Pid(): "publisher", projD.Pid(): "projector"}
+	defer func() { r.cpu.daemons = nil }()
+
+	n := int(float64(rate) * r.cfg.LatencyEach.Seconds())
+	evs, err := NewFixture(min(r.cfg.Aggregates, max(n/2, 1))).Generate(n)
+	if err != nil {
+		return res, err
+	}
+	a := r.cpu.sample()
+	ws, achieved, err := writeLoad(ctx, r.db, evs, rate, notify)
+	if err != nil {
+		return res, err
+	}
+	res.achieved = achieved
+	deadline := time.Now().Add(drain)
+	for time.Now().Before(deadline) {
+		done, err := r.db.count(ctx, sqlCountConsumer, catproj.VideosConsumer)
+		if err != nil {
+			return res, err
+		}
+		if done >= len(ws) {
+			break
+		}
+		if err := pubD.Exited(); err != nil {
+			return res, err
+		}
+		if err := projD.Exited(); err != nil {
+			return res, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.cpu = a.to(r.cpu.sample())
+	res.pubPeak, res.projPeak = pubD.PeakRSS(), projD.PeakRSS()
+	return res, r.collectLatencies(ctx, ws, &res)
+}
+
+// collectLatencies reads when each written event was published (outbox
+// published_at) and projected (its inbox row's processed_at: the
+// projector transaction's now(), a few ms before its commit).
+func (r *Runner) collectLatencies(ctx context.Context, ws []written, res *latencyResult) error {
+	rows, err := r.db.Pool.Query(ctx, sqlEventTimes, catproj.VideosConsumer)
+	if err != nil {
+		return fmt.Errorf("reading event times: %w", postgres.Classify(err))
+	}
+	type times struct{ published, projected *time.Time }
+	byID := map[uuid.UUID]times{}
+	for rows.Next() {
+		var id uuid.UUID
+		var t times
+		if err := rows.Scan(&id, &t.published, &t.projected); err != nil {
+			rows.Close()
+			return fmt.Errorf("reading event times: %w", postgres.Classify(err))
+		}
+		byID[id] = t
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading event times: %w", postgres.Classify(err))
+	}
+	for _, w := range ws {
+		t := byID[w.id]
+		if t.published != nil {
+			res.published = append(res.published, nonNegative(t.published.Sub(w.commitAt)))
+		}
+		if t.projected == nil {
+			res.missing++
+			continue
+		}
+		res.projected = append(res.projected, nonNegative(t.projected.Sub(w.commitAt)))
+	}
+	return nil
+}
+
+// nonNegative clamps the sub-millisecond skew between the client's
+// "commit returned" and the server's now() of a later transaction.
+func nonNegative(d time.Duration) time.Duration { return time.Duration(math.Max(0, float64(d))) }
+
+// waitReady polls a daemon's /readyz until it answers 200.
+func waitReady(ctx context.Context, d *Daemon, addr string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := d.Exited(); err != nil {
+			return err
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready on %s after 30s (see %s)", d.Name, addr, d.LogPath)
+}
+
+// projectorHTTP finds the ops address in a projector environment.
+func projectorHTTP(env []string) string {
+	for _, kv := range env {
+		if v, ok := cutPrefix(kv, "PROJECTOR_HTTP_PORT="); ok {
+			return "127.0.0.1:" + v
+		}
+	}
+	return ""
+}
+
+func cutPrefix(s, p string) (string, bool) {
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):], true
+	}
+	return "", false
+}
