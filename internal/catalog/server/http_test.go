@@ -298,7 +298,7 @@ func TestHTTPStorageDownIsUnavailableWithoutDetail(t *testing.T) {
 	t.Parallel()
 	// Nothing listens on port 1: every query fails to connect.
 	c := client{t: t, base: newHTTP(t, "postgres://eventrelay:secret@127.0.0.1:1/none?sslmode=disable").URL}
-	e := c.fails("POST", "/v1/videos", `{"uploader_id":"`+uuid.NewString()+`","title":"t"}`, 503, "ERROR_REASON_UNSPECIFIED")
+	e := c.fails("POST", "/v1/videos", `{"uploader_id":"`+uuid.NewString()+`","title":"t"}`, 503, "ERROR_REASON_UNAVAILABLE")
 	if strings.Contains(e.Message, "127.0.0.1") || strings.Contains(e.Message, "secret") {
 		t.Errorf("error leaks internals: %q", e.Message)
 	}

@@ -47,9 +47,8 @@ func observe(log *slog.Logger) middleware.Middleware {
 }
 
 func internal(reason errclass.Reason, err error) error {
-	unspecified := catalogv1.ErrorReason_ERROR_REASON_UNSPECIFIED.String()
 	if reason.Transient() && reason != errclass.Unknown {
-		return kerrors.ServiceUnavailable(unspecified, "temporarily unavailable ("+string(reason)+"), retry").WithCause(err)
+		return kerrors.ServiceUnavailable(catalogv1.ErrorReason_ERROR_REASON_UNAVAILABLE.String(), "temporarily unavailable ("+string(reason)+"), retry").WithCause(err)
 	}
-	return kerrors.InternalServer(unspecified, "internal error").WithCause(err)
+	return kerrors.InternalServer(catalogv1.ErrorReason_ERROR_REASON_INTERNAL.String(), "internal error").WithCause(err)
 }
