@@ -146,6 +146,7 @@ func (r *Relay) claimLoop(ctx context.Context) {
 	poll := time.NewTicker(r.cfg.PollInterval.D())
 	defer poll.Stop()
 	now := true // claim at once at start and after a full batch
+	var lastClaim time.Time
 	for {
 		r.live.Tick(LoopName)
 		if !now {
@@ -156,12 +157,20 @@ func (r *Relay) claimLoop(ctx context.Context) {
 				return
 			case <-r.wake:
 			case <-poll.C:
+				// The poll is the fallback for missed notifications and for
+				// retries coming due: a claim less than a poll interval ago
+				// covered it (every claim serializes all replicas, and an
+				// empty one scans every blocked row, so skip it).
+				if time.Since(lastClaim) < r.cfg.PollInterval.D() {
+					continue
+				}
 			}
 		}
 		now = false
 		if !r.acquire(ctx, slots, poll) {
 			return
 		}
+		lastClaim = time.Now()
 		batch, err := r.claim(ctx)
 		if err != nil {
 			<-slots
