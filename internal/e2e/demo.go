@@ -39,6 +39,13 @@ func RunDemo(ctx context.Context, cfg DemoConfig) (err error) {
 		kind = "an EMBEDDED PSTEST SERVER (fallback: " + why + ")"
 	}
 	fmt.Fprintf(out, "eventrelay demo: Pub/Sub is %s; logs in %s\n", kind, cfg.Stack.RunDir)
+	defer func() {
+		result := "CONVERGED"
+		if err != nil {
+			result = "FAILED: " + err.Error()
+		}
+		fmt.Fprintf(out, "eventrelay demo: %s (Pub/Sub: %s)\n", result, kind)
+	}()
 
 	stack, err := StartStack(ctx, cfg.Stack)
 	if err != nil {
@@ -54,11 +61,6 @@ func RunDemo(ctx context.Context, cfg DemoConfig) (err error) {
 			}
 		}
 		fmt.Fprintln(out)
-		result := "CONVERGED"
-		if err != nil {
-			result = "FAILED: " + err.Error()
-		}
-		fmt.Fprintf(out, "eventrelay demo: %s (Pub/Sub: %s)\n", result, kind)
 	}()
 	printPIDs(out, stack)
 

@@ -48,6 +48,7 @@ func TestFaultSuite(t *testing.T) {
 			Repo: repo, BinDir: binDir, RunDir: runDir,
 			// Its own Postgres: the suite restarts it.
 			PGDir:    filepath.Join(repo, ".run", "pg-e2e"),
+			PGPort:   envInt("E2E_PG_PORT", 55434),
 			Database: "eventrelay_e2e",
 			Emulator: emu,
 			PublisherEnv: []string{

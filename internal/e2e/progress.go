@@ -119,7 +119,7 @@ func (p *Progress) format(s Snapshot) string {
 		fmt.Fprintf(&b, "  dead-lettered %.0f", p.Scraper.SumWhere("projector", "projector_dead_lettered_total"))
 	}
 	if p.Workload != nil {
-		el := time.Since(p.start).Seconds()
+		el := p.Workload.Elapsed().Seconds()
 		fmt.Fprintf(&b, "  writes %d (%.0f/s)", p.Workload.Stats.Acked.Load(), float64(p.Workload.Stats.Acked.Load())/max(el, 1))
 		if r := p.Workload.Stats.Retries.Load(); r > 0 {
 			fmt.Fprintf(&b, " retried %d", r)

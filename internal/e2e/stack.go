@@ -26,7 +26,9 @@ type StackConfig struct {
 	RunDir string
 	// PGDir and PGPort select the private Postgres instance (scripts/pg.sh
 	// EVENTRELAY_PG_DIR/EVENTRELAY_PG_PORT). A run that restarts Postgres
-	// must not use the instance other tests share.
+	// must not use the instance other tests share. The port is written
+	// into the data directory when it is created, so it must stay the same
+	// for a given directory.
 	PGDir  string
 	PGPort int
 	// Database is created afresh (default "eventrelay").
@@ -47,15 +49,8 @@ type StackConfig struct {
 }
 
 func (c *StackConfig) defaults() error {
-	if c.Repo == "" || c.BinDir == "" || c.RunDir == "" || c.PGDir == "" {
-		return fmt.Errorf("stack config: Repo, BinDir, RunDir and PGDir are required")
-	}
-	if c.PGPort == 0 {
-		p, err := FreePort()
-		if err != nil {
-			return err
-		}
-		c.PGPort = p
+	if c.Repo == "" || c.BinDir == "" || c.RunDir == "" || c.PGDir == "" || c.PGPort == 0 {
+		return fmt.Errorf("stack config: Repo, BinDir, RunDir, PGDir and PGPort are required")
 	}
 	if c.Database == "" {
 		c.Database = "eventrelay"
@@ -146,10 +141,10 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	}
 
 	s.PG = &Postgres{Repo: cfg.Repo, Dir: cfg.PGDir, Port: cfg.PGPort}
+	sup.OnStop("postgres", func() error { return s.PG.Stop(context.Background()) })
 	if err := s.PG.Start(ctx); err != nil {
 		return nil, err
 	}
-	sup.OnStop("postgres", func() error { return s.PG.Stop(context.Background()) })
 	sup.Logf("postgres     pid %-7d data %s (port %d)", s.PG.PID(), cfg.PGDir, cfg.PGPort)
 	if s.DatabaseURL, err = s.PG.FreshDatabase(ctx, cfg.Database); err != nil {
 		return nil, err

@@ -127,6 +127,23 @@ type Workload struct {
 	Stats  WorkloadStats
 
 	ids []atomic.Pointer[uuid.UUID] // slot -> video id once created
+
+	mu           sync.Mutex
+	start, ended time.Time
+}
+
+// Elapsed is the time the workload has been (or was) running.
+func (w *Workload) Elapsed() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.start.IsZero():
+		return 0
+	case w.ended.IsZero():
+		return time.Since(w.start)
+	default:
+		return w.ended.Sub(w.start)
+	}
 }
 
 // NewWorkload validates cfg and returns a workload against client.
@@ -144,6 +161,14 @@ func (w *Workload) Config() WorkloadConfig { return w.cfg }
 // ctx ends, then waits for the in-flight requests. A slow system slows the
 // workload down (bounded queues): the achieved rate is Acked / elapsed.
 func (w *Workload) Run(ctx context.Context) {
+	w.mu.Lock()
+	w.start = time.Now()
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.ended = time.Now()
+		w.mu.Unlock()
+	}()
 	queues := make([]chan op, w.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range queues {
