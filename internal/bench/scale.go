@@ -103,7 +103,12 @@ func (r *Runner) claimLatency(ctx context.Context, cl claimer, fx *Fixture, size
 				return err
 			}
 		}
-		base := Measurement{Scenario: "scale", Backend: "postgres", Unit: "ms"}
+		plan, exec, err := r.explainClaim(ctx, "claim-plan."+id)
+		if err != nil {
+			return err
+		}
+		base := Measurement{Scenario: "scale", Backend: "postgres", Unit: "ms", Profile: plan,
+			Note: "EXPLAIN ANALYZE of the claim: " + exec + " (" + plan + ")"}
 		for _, p := range []struct {
 			slug, name string
 			pct        float64

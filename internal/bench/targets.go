@@ -24,8 +24,11 @@ func evaluateTargets(ctx context.Context, r *Report, cfg Config) []Target {
 		}
 		if m.Profile != "" {
 			t.Profiles = append(t.Profiles, m.Profile)
-			if top := pprofTop(ctx, m.Profile, 8); top != "" {
-				bound = append(bound, "profile top (flat): "+top)
+			// A .txt profile is a query plan, which the note already quotes.
+			if strings.HasSuffix(m.Profile, ".pprof") {
+				if top := pprofTop(ctx, m.Profile, 8); top != "" {
+					bound = append(bound, "profile top (flat): "+top)
+				}
 			}
 		}
 		t.Bound = strings.Join(bound, "; ")
