@@ -198,3 +198,33 @@ func writeSteadily(db *relaytest.DB, w *outbox.Writer, first, keys, n, perTx int
 	}
 	return nil
 }
+
+// BenchmarkWriterNotify measures what NOTIFY costs committing writers:
+// BENCH_WRITERS (8) goroutines commit one-event transactions with the
+// writer's Notify on and off (no relay running). NOTIFY takes a global lock
+// at commit, serializing committers; the publisher works either way (LISTEN
+// or polling).
+//
+//	go test -run '^$' -bench WriterNotify -benchtime 4000x ./internal/publisher/
+func BenchmarkWriterNotify(b *testing.B) {
+	for _, notify := range []bool{false, true} {
+		b.Run(fmt.Sprintf("notify=%v", notify), func(b *testing.B) {
+			db := relaytest.NewDB(b)
+			w := pt.Writer(b, notify)
+			writers := envInt("BENCH_WRITERS", 8)
+			perWriter := (b.N + writers - 1) / writers
+			errs := make(chan error, writers)
+			b.ResetTimer()
+			start := time.Now()
+			for g := 0; g < writers; g++ {
+				go func() { errs <- writeSteadily(db, w, g*1000, 100, perWriter, 1) }()
+			}
+			for g := 0; g < writers; g++ {
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(writers*perWriter)/time.Since(start).Seconds(), "commits/s")
+		})
+	}
+}

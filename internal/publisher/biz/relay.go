@@ -17,6 +17,10 @@ import (
 // LoopName is the relay's loop in /healthz.
 const LoopName = "outbox-relay"
 
+// claimErrorLogEvery throttles the log of failing claims (Postgres down):
+// one line per interval, with the count.
+const claimErrorLogEvery = 10 * time.Second
+
 // writeTimeout bounds each outcome write; writes use a context detached
 // from shutdown so a drain still records what was published.
 const writeTimeout = 10 * time.Second
@@ -146,7 +150,8 @@ func (r *Relay) claimLoop(ctx context.Context) {
 	poll := time.NewTicker(r.cfg.PollInterval.D())
 	defer poll.Stop()
 	now := true // claim at once at start and after a full batch
-	var lastClaim time.Time
+	var lastClaim, lastErrLog time.Time
+	failedClaims := 0
 	for {
 		r.live.Tick(LoopName)
 		if !now {
@@ -175,7 +180,11 @@ func (r *Relay) claimLoop(ctx context.Context) {
 		if err != nil {
 			<-slots
 			r.m.StoreErrors.WithLabelValues("claim").Inc()
-			r.log.Error("claiming outbox rows", "error", err, "error_reason", errclass.Of(err))
+			failedClaims++
+			if time.Since(lastErrLog) >= claimErrorLogEvery {
+				r.log.Error("claiming outbox rows", "error", err, "error_reason", errclass.Of(err), "failed_claims", failedClaims)
+				lastErrLog, failedClaims = time.Now(), 0
+			}
 			continue // next poll tick or wake-up
 		}
 		if len(batch.Events) == 0 {

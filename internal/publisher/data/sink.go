@@ -57,7 +57,24 @@ func NewSink(client *pubsub.Client, ps gpubsub.Config, cfg config.Publish) (*Sin
 		maxBytes: cfg.MaxMessageBytes,
 		probe:    cfg.ReadyTopic,
 	}
-	return s, s.pubs.Stop
+	return s, s.stop
+}
+
+// stopTimeout bounds the final flush: after an abandoned drain, messages
+// may still be in flight for up to publish.timeout; their rows were
+// released and will be published again.
+const stopTimeout = 5 * time.Second
+
+func (s *Sink) stop() {
+	done := make(chan struct{})
+	go func() {
+		s.pubs.Stop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+	}
 }
 
 func (s *Sink) topic(e *biz.Event) string {
