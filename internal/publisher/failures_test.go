@@ -271,3 +271,46 @@ func TestLongBatchExtendsItsLease(t *testing.T) {
 type reactorFunc func(req any) (bool, any, error)
 
 func (f reactorFunc) React(req any) (bool, any, error) { return f(req) }
+
+// TestDrainPastGraceReleasesUnfinishedRows: when the grace period ends
+// with publishes still unanswered, the relay stops waiting, hands those
+// rows back to pending (no attempt counted) and returns; nothing is left
+// publishing.
+func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	var stall atomic.Bool
+	stall.Store(true)
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: reactorFunc(func(any) (bool, any, error) {
+		if stall.Load() {
+			time.Sleep(3 * time.Second)
+		}
+		return false, nil, nil
+	})})
+	ps.Topic(t, pt.Topic)
+	r := pt.StartRelay(t, db.Pool, pt.Config("relay", ps.Config))
+	pt.Insert(t, db.Pool, pt.Writer(t, true), pt.VideoEvent(pt.AggregateID(1), 1, 0), pt.VideoEvent(pt.AggregateID(2), 1, 0))
+	pt.WaitFor(t, 5*time.Second, "rows claimed", func() bool { return pt.CountStatus(t, db.Pool, "publishing") == 2 })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := r.Drain(ctx)
+	if err == nil {
+		t.Fatal("Drain returned nil although the grace period ended with publishes in flight")
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Drain took %s past a 300ms grace period", took)
+	}
+	stall.Store(false)
+	if n := pt.CountStatus(t, db.Pool, "publishing"); n != 0 {
+		t.Fatalf("%d rows left publishing after the drain", n)
+	}
+	var attempts int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT coalesce(sum(attempts), 0) FROM outbox_events WHERE status = 'pending' AND lock_token IS NULL`).Scan(&attempts); err != nil || attempts != 0 {
+		t.Fatalf("released rows: attempts %d, %v", attempts, err)
+	}
+	if n := pt.Metric(t, r.Registry, "outbox_released_total", nil); n != 2 {
+		t.Fatalf("outbox_released_total = %v, want 2", n)
+	}
+}

@@ -147,3 +147,27 @@ func TestWakeUpByNotifyAndByPolling(t *testing.T) {
 		})
 	}
 }
+
+// TestRetentionDeletesPublishedRows: the relay's retention loop removes
+// published rows older than the retention in bounded batches and leaves
+// the others.
+func TestRetentionDeletesPublishedRows(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, pt.Topic)
+	cfg := pt.Config("relay", ps.Config)
+	cfg.Outbox.Retention = conf.Duration(time.Second)
+	cfg.Outbox.RetentionInterval = conf.Duration(200 * time.Millisecond)
+	cfg.Outbox.RetentionBatchSize = 7
+	r := pt.StartRelay(t, db.Pool, cfg)
+	pt.InsertRounds(t, db.Pool, pt.Writer(t, true), 0, 10, 2, 20)
+	pt.WaitFor(t, 10*time.Second, "published rows deleted", func() bool {
+		var n int
+		_ = db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_events`).Scan(&n)
+		return n == 0 && len(ps.Messages()) == 20
+	})
+	if n := pt.Metric(t, r.Registry, "outbox_retention_deleted_total", nil); n != 20 {
+		t.Fatalf("outbox_retention_deleted_total = %v, want 20", n)
+	}
+}
