@@ -90,7 +90,7 @@ func RunDemo(ctx context.Context, cfg DemoConfig) (err error) {
 	wl.Run(ctx)
 	writeTime := time.Since(start)
 	if ctx.Err() == nil {
-		_, err = stack.Stats.WaitSettled(ctx, []string{ConsumerPG, ConsumerES}, cfg.Settle, nil)
+		_, err = stack.Stats.WaitSettled(ctx, stack.Cfg.Consumers, cfg.Settle, nil)
 	}
 	drained := time.Since(start)
 	stopProgress()
@@ -166,7 +166,7 @@ func printDemoSummary(ctx context.Context, out io.Writer, s *Stack, wl *Workload
 	t.Row("events in the outbox (business writes)", fmt.Sprint(snap.Outbox.Produced))
 	t.Row("source versions (sum of videos.version)", fmt.Sprint(src.Versions))
 	t.Row("published", fmt.Sprint(snap.Outbox.Published))
-	for _, c := range []string{ConsumerPG, ConsumerES} {
+	for _, c := range s.Cfg.Consumers {
 		lat, err := s.Stats.Latency(ctx, c)
 		if err != nil {
 			return err

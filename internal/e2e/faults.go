@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,6 +22,23 @@ type FaultLog struct {
 	ESFaults         atomic.Int64
 	// Crashes are exits nobody asked for; the watchdog restarted them.
 	Crashes atomic.Int64
+
+	mu sync.Mutex
+	// Unclean lists graceful stops (SIGTERM) that did not exit 0 in time.
+	Unclean []string
+}
+
+func (l *FaultLog) unclean(what string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Unclean = append(l.Unclean, what)
+}
+
+// UncleanStops returns the graceful stops that did not exit 0.
+func (l *FaultLog) UncleanStops() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.Unclean...)
 }
 
 // esControl posts a fault-injection request to the Elasticsearch test
@@ -127,7 +145,15 @@ func (s *Stack) RollingRestart(ctx context.Context, log *FaultLog) error {
 	procs := append(append([]*Proc(nil), s.Publishers...), s.Projector)
 	for _, p := range procs {
 		s.Sup.Logf("fault: rolling restart (SIGTERM) %s", p.Name())
-		if err := s.Restart(ctx, p); err != nil {
+		s.Scraper.ScrapeAll(ctx)
+		if err := p.Stop(); err != nil {
+			s.Sup.Logf("fault: %s: graceful stop: %v", p.Name(), err)
+			log.unclean(fmt.Sprintf("%s: %v", p.Name(), exitText(err)))
+		}
+		if err := p.Start(); err != nil {
+			return err
+		}
+		if err := p.WaitReady(ctx, time.Minute); err != nil {
 			return err
 		}
 		log.GracefulRestarts.Add(1)
@@ -202,7 +228,7 @@ func (s *Stack) WaitDrained(ctx context.Context, chk *OrderChecker, quiet, timeo
 	for {
 		pending := int64(0)
 		var err error
-		for _, c := range []string{ConsumerPG, ConsumerES} {
+		for _, c := range s.Cfg.Consumers {
 			var n int64
 			if n, err = s.Stats.PublishedUnapplied(ctx, c); err != nil {
 				break

@@ -44,6 +44,10 @@ type StackConfig struct {
 	Publishers int
 	// PublisherEnv and ProjectorEnv are extra environment entries.
 	PublisherEnv, ProjectorEnv []string
+	// Consumers are the projector's inbox consumers the harness waits for
+	// (default: ConsumerPG and ConsumerES). The fault suite always checks
+	// both, so leaving one out only helps when debugging the harness.
+	Consumers []string
 	// Out receives harness events (default stderr).
 	Out io.Writer
 }
@@ -66,6 +70,9 @@ func (c *StackConfig) defaults() error {
 	}
 	if c.Out == nil {
 		c.Out = os.Stderr
+	}
+	if len(c.Consumers) == 0 {
+		c.Consumers = []string{ConsumerPG, ConsumerES}
 	}
 	return nil
 }
@@ -316,7 +323,8 @@ func (s *Stack) startPublisher(ctx context.Context, i int) error {
 			"OUTBOX_HTTP_HOST=127.0.0.1",
 			"OUTBOX_HTTP_PORT="+strconv.Itoa(port)),
 			s.Cfg.PublisherEnv...),
-		ReadyURL: base + "/readyz",
+		ReadyURL:  base + "/readyz",
+		StopGrace: 40 * time.Second, // outbox.grace_period (20s) plus exit
 	})
 	if err != nil {
 		return err
@@ -339,30 +347,14 @@ func (s *Stack) startProjector(ctx context.Context) error {
 		Env: append(append(s.baseEnv(),
 			"PROJECTOR_HTTP_PORT="+strconv.Itoa(port)),
 			s.Cfg.ProjectorEnv...),
-		ReadyURL: base + "/readyz",
+		ReadyURL:  base + "/readyz",
+		StopGrace: 45 * time.Second, // shutdown_timeout (30s) plus exit
 	})
 	if err != nil {
 		return err
 	}
 	s.Scraper.Add(s.Projector, base+"/metrics")
 	return s.Projector.WaitReady(ctx, 60*time.Second)
-}
-
-// Restart stops p gracefully (SIGTERM), checks it exited 0, and starts it
-// again, waiting until it is ready. The scraper banks its counters first.
-func (s *Stack) Restart(ctx context.Context, p *Proc) error {
-	s.Scraper.ScrapeAll(ctx)
-	stopErr := p.Stop()
-	if err := p.Start(); err != nil {
-		return err
-	}
-	if err := p.WaitReady(ctx, 60*time.Second); err != nil {
-		return err
-	}
-	if stopErr != nil {
-		return fmt.Errorf("%s did not stop cleanly on SIGTERM: %w", p.Name(), stopErr)
-	}
-	return nil
 }
 
 // Stop stops every process and service of the run and reports pids still

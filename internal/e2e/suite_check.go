@@ -22,7 +22,8 @@ func (s *Suite) check(ctx context.Context) error {
 	t.Row("Pub/Sub", st.PubSub.Kind())
 	t.Row("duration", time.Since(s.started).Truncate(time.Second).String())
 	t.Row("faults: publisher SIGKILLs / SIGSTOPs", fmt.Sprintf("%d / %d", s.Faults.PublisherKills.Load(), s.Faults.PublisherPauses.Load()))
-	t.Row("faults: graceful rolling restarts", fmt.Sprint(s.Faults.GracefulRestarts.Load()))
+	unclean := s.Faults.UncleanStops()
+	t.Check("graceful (SIGTERM) restarts that exited 0 in time", fmt.Sprintf("%d of %d %v", int(s.Faults.GracefulRestarts.Load())-len(unclean), s.Faults.GracefulRestarts.Load(), unclean), len(unclean) == 0 && s.Faults.GracefulRestarts.Load() > 0)
 	t.Row("faults: Pub/Sub / Postgres restarts", fmt.Sprintf("%d / %d", s.Faults.PubSubRestarts.Load(), s.Faults.PostgresRestarts.Load()))
 	t.Row("faults: Elasticsearch 429 / 503 / down", "10s / 10s / 10s")
 	t.Row("daemon exits nobody asked for (restarted)", fmt.Sprint(s.Faults.Crashes.Load()))
@@ -32,7 +33,7 @@ func (s *Suite) check(ctx context.Context) error {
 	t.Check("events produced (outbox, business writes) = source versions", fmt.Sprintf("%d = %d over %d videos (%d deleted)", snap.Outbox.Produced, src.Versions, src.Aggregates, src.Deleted), snap.Outbox.Produced == src.Versions && src.Versions >= int64(s.Cfg.Workload.Events))
 	t.Check("events published (all outbox rows)", fmt.Sprintf("%d of %d", snap.Outbox.Published, snap.Outbox.Total), snap.Outbox.Published == snap.Outbox.Total)
 	t.Check("outbox rows failed / still pending", fmt.Sprintf("%d / %d", snap.Outbox.Failed, snap.Outbox.Lag), snap.Outbox.Failed == 0 && snap.Outbox.Lag == 0)
-	for _, c := range []string{ConsumerPG, ConsumerES} {
+	for _, c := range []string{ConsumerPG, ConsumerES} { // both, even if one is not configured
 		rows, n, err := st.Stats.Unapplied(ctx, c, 5)
 		if err != nil {
 			return err
