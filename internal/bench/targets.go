@@ -14,6 +14,11 @@ func evaluateTargets(ctx context.Context, r *Report, cfg Config) []Target {
 	ts := targets(r, cfg)
 	for i := range ts {
 		t := &ts[i]
+		if cfg.Smoke {
+			t.Detail = "smoke sizes are too small to judge (would be " + t.Status + "); " + t.Detail
+			t.Status = "N/A"
+			continue
+		}
 		if t.Status != "MISS" || t.from == "" {
 			continue
 		}
