@@ -1,7 +1,9 @@
 package relayctl
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"sort"
@@ -176,9 +178,13 @@ func dlqShow(_ context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.Cli
 		if err != nil {
 			s.DecodeError = err.Error()
 		} else {
-			b, _ := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(ev)
-			text = string(b)
-			s.Envelope = jsonRaw(b)
+			b, _ := protojson.Marshal(ev)
+			// protojson varies its whitespace on purpose: normalize it.
+			var compact, pretty bytes.Buffer
+			_ = json.Compact(&compact, b)
+			_ = json.Indent(&pretty, compact.Bytes(), "", "  ")
+			text = pretty.String()
+			s.Envelope = jsonRaw(compact.Bytes())
 		}
 		out = append(out, s)
 		if o.asJSON {

@@ -27,18 +27,23 @@ guard). Seeking to the past only finds acked messages when the subscription
 retains them (retain_acked: true) within its retention; the command warns
 otherwise. Recorded in admin_audit (--database-url / DATABASE_URL required).
 
-The Pub/Sub emulator answers UNIMPLEMENTED to Seek (and snapshots): use
-Cloud Pub/Sub or pstest, or re-drive from the outbox instead
-(relayctl replay --include-published --since ...).`
+Support: Cloud Pub/Sub does both. The Pub/Sub emulator answers
+UNIMPLEMENTED to a seek to a time, but supports snapshots and seek to a
+snapshot. pstest (v2.8.0) has no snapshots, and its seek to a past time is
+broken (it restores messages without their bodies); seeking forward works.
+Locally, re-drive from the outbox instead (relayctl replay
+--include-published --since ...) or use a snapshot.`
 
 const snapshotUsage = `
 snapshot create --subscription S --name N | list | delete --name N
 
 Snapshots capture a subscription's unacked messages (and retained acked
 ones) so "relayctl seek --snapshot N" can return to that point, e.g. before a
-risky deploy of a projector. create and delete are recorded in admin_audit
-when a database is configured (--by defaults to the OS user). Not supported
-by the Pub/Sub emulator (UNIMPLEMENTED).`
+risky deploy of a projector. A snapshot keeps the messages unacked at its
+creation and everything published after it, for at most 7 days. Snapshot
+ids need at least 3 characters. create and delete are recorded in
+admin_audit when a database is configured (--by defaults to the OS user).
+Supported by Cloud Pub/Sub and the emulator; not by pstest (UNIMPLEMENTED).`
 
 func runSeek(ctx context.Context, c *cli, args []string) error {
 	fs := newFlags(c, "seek", seekUsage)
@@ -125,7 +130,7 @@ func warnRetention(c *cli, s *pb.Subscription, t time.Time) {
 
 func unimplemented(op string, err error) error {
 	if status.Code(err) == codes.Unimplemented {
-		return fmt.Errorf("%s: the server answered UNIMPLEMENTED (the Pub/Sub emulator does not support Seek or snapshots; use Cloud Pub/Sub or pstest, or re-drive from the outbox with relayctl replay --include-published): %w", op, err)
+		return fmt.Errorf("%s: the server answered UNIMPLEMENTED (the Pub/Sub emulator does not seek to a time, use a snapshot; pstest has no snapshots; or re-drive from the outbox with relayctl replay --include-published): %w", op, err)
 	}
 	return fmt.Errorf("%s: %w", op, gpubsub.Classify(err))
 }

@@ -45,9 +45,10 @@ func drain(t *testing.T, ps *gpubsubtest.Server, sub string) []string {
 // after the target without their bodies (fake.go: "This was not
 // preserved!"), and the next Pull panics on the nil message. So this test
 // seeks forward (skipping a backlog: the same RPC and code path) and checks
-// the past-seek warnings with --dry-run; redelivery after a past seek is
-// Cloud Pub/Sub behaviour this repository cannot exercise (the emulator
-// answers UNIMPLEMENTED).
+// the past-seek warnings with --dry-run; redelivery after a seek to a past
+// time is Cloud Pub/Sub behaviour this repository cannot exercise (the
+// emulator answers UNIMPLEMENTED to it). Seek to a snapshot, which the
+// emulator supports, is exercised by scripts/runbook-drill.sh.
 func TestSeek(t *testing.T) {
 	t.Parallel()
 	ps := gpubsubtest.New(t)

@@ -181,6 +181,9 @@ func printVerify(w io.Writer, rep verifyReport) {
 			continue
 		}
 		fmt.Fprintf(w, "%s: DRIFT (%d rows, %d tombstones)\n", s.Store, s.Rows, s.Deleted)
+		if s.Note != "" {
+			fmt.Fprintf(w, "  %s\n", s.Note)
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  KIND\tCOUNT\tSAMPLE ID\tSOURCE VERSION\tSTORE VERSION")
 		for _, k := range s.Drift {

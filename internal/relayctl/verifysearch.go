@@ -3,7 +3,9 @@ package relayctl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -49,7 +51,21 @@ func verifySearch(ctx context.Context, pool *pgxpool.Pool, es *elasticFlags, sam
 			k.Samples = append(k.Samples, driftSample{ID: id, SourceVersion: src, StoreVersion: store})
 		}
 	}
-	if err := client.Refresh(ctx, es.alias); err != nil {
+	err = client.Refresh(ctx, es.alias)
+	if indexMissing(err) {
+		// No index behind the alias: every video is missing from search.
+		for id, v := range videos {
+			kind := "missing"
+			if v.deleted {
+				kind = "missing_tombstone"
+			}
+			add(kind, id.String(), v.version, 0)
+		}
+		rep.Note = "the alias does not exist (relayctl rebuild --reindex)"
+		rep.Drift = sortedKinds(byKind)
+		return rep, nil
+	}
+	if err != nil {
 		return rep, fmt.Errorf("refreshing %s: %w", es.alias, err)
 	}
 	err = client.Scan(ctx, es.alias, func(id string, version int64, source []byte) error {
@@ -95,6 +111,12 @@ func verifySearch(ctx context.Context, pool *pgxpool.Pool, es *elasticFlags, sam
 	}
 	rep.Drift = sortedKinds(byKind)
 	return rep, nil
+}
+
+// indexMissing reports Elasticsearch's 404 index_not_found_exception.
+func indexMissing(err error) bool {
+	var re *elastic.ResponseError
+	return errors.As(err, &re) && re.Status == http.StatusNotFound && re.Type == "index_not_found_exception"
 }
 
 // loadVideoStates reads (version, deleted) of every video, page by page.
