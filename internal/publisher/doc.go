@@ -54,9 +54,17 @@
 // subplan, forced with OFFSET 0), so a claim costs O(rows examined), not
 // O(table): with a million pending rows it stays in the milliseconds.
 // Rows skipped because their key is blocked are examined again by every
-// claim: a key with many rows behind a failed head makes each claim scan
-// them (tens of thousands of rows cost tens of milliseconds); the failed
-// head is alerted on (outbox_failed_events) and replayed.
+// claim (about 6µs each): a key with many rows behind a failed head makes
+// each claim scan them (tens of thousands of rows cost tens of
+// milliseconds; the failed head is alerted on with outbox_failed_events and
+// replayed), and when every key with a backlog is in flight a claim scans
+// the whole backlog to come back empty. The relay therefore claims on a
+// wake-up (NOTIFY, a finished batch, a takeover), right after a full batch,
+// and on the poll tick only when no claim ran during the last interval.
+// Alternatives weighed: a key-level hashed NOT IN (cheaper per skipped row,
+// but the planner then walks the primary key past every published row)
+// and key-hash partitions with leased owners (no serialized claim, but a
+// hot partition stalls its other keys and rebalancing needs epochs).
 //
 // # Fencing, leases and takeover
 //
