@@ -41,6 +41,7 @@ func run() error {
 	bulk := flag.Int("bulk", 0, "claim batch / projector batch size (default 500)")
 	scale := flag.String("scale", "", "pending-row counts of the claim-latency scenario, comma separated (default 10000,100000,1000000)")
 	rates := flag.String("rates", "", "offered loads of the latency scenario, events/s, comma separated (default 200,1000 + the highest sustainable)")
+	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step (default 10s; smoke 1s)")
 	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,scale,drain,apply,latency)")
 	emulator := flag.String("emulator", "", "auto|on|off: use the real Pub/Sub emulator (default auto; smoke off)")
 	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 58185)")
@@ -90,6 +91,9 @@ func run() error {
 			return err
 		}
 		cfg.LatencyMax = false
+	}
+	if *latencyEach != 0 {
+		cfg.LatencyEach = *latencyEach
 	}
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")

@@ -72,7 +72,7 @@ func (r *Runner) explainClaim(ctx context.Context, name string) (string, string,
 	if !errors.Is(err, errExplained) {
 		return "", "", fmt.Errorf("explaining the claim: %w", postgres.Classify(err))
 	}
-	dir := filepath.Join(r.cfg.OutDir, "profiles")
+	dir := r.profileDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
 	}
@@ -86,5 +86,5 @@ func (r *Runner) explainClaim(ctx context.Context, name string) (string, string,
 			exec = strings.TrimSpace(l)
 		}
 	}
-	return path, exec, nil
+	return r.rel(path), exec, nil
 }

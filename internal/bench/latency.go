@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +27,7 @@ type latencyResult struct {
 	missing           int
 	pubPeak, projPeak float64
 	cpu               cpuUse
+	profiles          []string
 }
 
 func (l latencyResult) sustained() bool {
@@ -56,7 +58,11 @@ func runLatency(ctx context.Context, r *Runner) error {
 		for _, notify := range []bool{true, false} {
 			for _, rate := range r.cfg.Rates {
 				for run := 1; run <= r.cfg.Runs; run++ {
-					res, err := r.latencyStep(ctx, backend, pub, proj, notify, rate, r.cfg.LatencyDrain)
+					profile := ""
+					if run == 1 && notify && rate == 1000 && !r.cfg.Smoke {
+						profile = "latency." + backend + ".notify.r1000"
+					}
+					res, err := r.latencyStep(ctx, backend, pub, proj, notify, rate, r.cfg.LatencyDrain, profile)
 					if err != nil {
 						return fmt.Errorf("%s, notify %v, %d/s: %w", backend, notify, rate, err)
 					}
@@ -82,7 +88,7 @@ func (r *Runner) highestSustainable(ctx context.Context, backend, pub, proj stri
 	var best *latencyResult
 	for range 6 {
 		rate *= 1.5
-		res, err := r.latencyStep(ctx, backend, pub, proj, true, int(rate), 5*time.Second)
+		res, err := r.latencyStep(ctx, backend, pub, proj, true, int(rate), 5*time.Second, "")
 		if err != nil {
 			return err
 		}
@@ -110,7 +116,7 @@ func (r *Runner) recordLatency(backend string, notify bool, slug, label string, 
 	group := fmt.Sprintf("%s, %s, %s", backend, modeName, label)
 	add := func(metric, unit string, v float64) {
 		r.addRun(Measurement{ID: id + metric, Scenario: "latency", Name: group + ": " + metric, Group: group, Metric: metric,
-			Backend: backend, Unit: unit, Note: res.cpu.String()}, v)
+			Backend: backend, Unit: unit, Note: res.cpu.String(), Profile: strings.Join(res.profiles, ",")}, v)
 	}
 	add("achieved", "events/s", res.achieved)
 	for _, p := range []struct {
@@ -132,8 +138,9 @@ func (r *Runner) recordLatency(backend string, notify bool, slug, label string, 
 
 // latencyStep runs one publisher and one projector on a fresh Pub/Sub,
 // writes LatencyEach worth of events at rate, waits up to drain for them to
-// be projected and measures every event.
-func (r *Runner) latencyStep(ctx context.Context, backend, pubBin, projBin string, notify bool, rate int, drain time.Duration) (latencyResult, error) {
+// be projected and measures every event. With profile set, both daemons
+// are CPU-profiled while the load runs.
+func (r *Runner) latencyStep(ctx context.Context, backend, pubBin, projBin string, notify bool, rate int, drain time.Duration, profile string) (latencyResult, error) {
 	res := latencyResult{offered: float64(rate)}
 	var b *Backend
 	var err error
@@ -190,7 +197,22 @@ func (r *Runner) latencyStep(ctx context.Context, backend, pubBin, projBin strin
 		return res, err
 	}
 	a := r.cpu.sample()
+	profiled := make(chan string, 2)
+	if profile != "" {
+		secs := max(1, min(5, int(r.cfg.LatencyEach.Seconds())))
+		for _, d := range []*Daemon{pubD, projD} {
+			go func() { profiled <- r.profileDaemon(ctx, d, profile+"."+d.Name, secs) }()
+		}
+	} else {
+		profiled <- ""
+		profiled <- ""
+	}
 	ws, achieved, err := writeLoad(ctx, r.db, evs, rate, notify)
+	for range 2 {
+		if p := <-profiled; p != "" {
+			res.profiles = append(res.profiles, p)
+		}
+	}
 	if err != nil {
 		return res, err
 	}

@@ -18,7 +18,7 @@ import (
 // in-process loops and engines) written to OutDir/profiles/<name>.pprof. When
 // a profile is already running (-cpuprofile), f just runs.
 func (r *Runner) profileSelf(name string, f func() error) (string, error) {
-	dir := filepath.Join(r.cfg.OutDir, "profiles")
+	dir := r.profileDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -34,7 +34,7 @@ func (r *Runner) profileSelf(name string, f func() error) (string, error) {
 	}
 	err = f()
 	pprof.StopCPUProfile()
-	return path, err
+	return r.rel(path), err
 }
 
 // profileDaemon fetches a CPU profile of seconds from a daemon's pprof
@@ -62,7 +62,7 @@ func (r *Runner) profileDaemon(ctx context.Context, d *Daemon, name string, seco
 	if err != nil || len(body) == 0 {
 		return ""
 	}
-	dir := filepath.Join(r.cfg.OutDir, "profiles")
+	dir := r.profileDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ""
 	}
@@ -70,7 +70,7 @@ func (r *Runner) profileDaemon(ctx context.Context, d *Daemon, name string, seco
 	if err := os.WriteFile(path, body, 0o644); err != nil {
 		return ""
 	}
-	return path
+	return r.rel(path)
 }
 
 // pprofTop returns the top n functions of a profile by flat CPU time, as

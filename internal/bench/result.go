@@ -25,7 +25,8 @@ type Measurement struct {
 	Runs   []float64 `json:"runs"`
 	Summary
 	Note string `json:"note,omitempty"`
-	// Profile is a CPU profile captured during one run (for misses).
+	// Profile lists evidence captured during one run, comma separated: CPU
+	// profiles (.pprof) of the bench or a daemon, query plans (.txt).
 	Profile string `json:"profile,omitempty"`
 }
 
@@ -135,11 +136,7 @@ func (r *Report) WriteJSON(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
-	name := r.StartedAt.UTC().Format("2006-01-02") + "-" + sanitize(r.Machine.Host)
-	if r.Smoke {
-		name += "-smoke"
-	}
-	path := filepath.Join(dir, name+".json")
+	path := filepath.Join(dir, r.baseName()+".json")
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("encoding report: %w", err)
@@ -152,6 +149,16 @@ func (r *Report) WriteJSON(dir string) (string, error) {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// baseName is <date>-<host>[-smoke], the name of the result file and of its
+// profile directory.
+func (r *Report) baseName() string {
+	name := r.StartedAt.UTC().Format("2006-01-02") + "-" + sanitize(r.Machine.Host)
+	if r.Smoke {
+		name += "-smoke"
+	}
+	return name
 }
 
 func sanitize(s string) string {

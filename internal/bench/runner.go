@@ -239,6 +239,23 @@ func (r *Runner) measure(f func() error) (cpuUse, error) {
 	return a.to(r.cpu.sample()), err
 }
 
+// profileDir is where this run's CPU profiles and query plans go, next to
+// its JSON result.
+func (r *Runner) profileDir() string {
+	return filepath.Join(r.cfg.OutDir, r.report.baseName()+"-profiles")
+}
+
+// rel makes a path repository-relative for the report ("" stays "").
+func (r *Runner) rel(p string) string {
+	if p == "" {
+		return ""
+	}
+	if rp, err := filepath.Rel(r.cfg.RepoDir, p); err == nil {
+		return rp
+	}
+	return p
+}
+
 // repoPath is a path inside the repository.
 func (r *Runner) repoPath(p ...string) string {
 	return filepath.Join(append([]string{r.cfg.RepoDir}, p...)...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 )
 
@@ -27,12 +28,15 @@ func evaluateTargets(ctx context.Context, r *Report, cfg Config) []Target {
 		if m.Note != "" {
 			bound = append(bound, m.Note)
 		}
-		if m.Profile != "" {
-			t.Profiles = append(t.Profiles, m.Profile)
+		for _, p := range strings.Split(m.Profile, ",") {
+			if p == "" {
+				continue
+			}
+			t.Profiles = append(t.Profiles, p)
 			// A .txt profile is a query plan, which the note already quotes.
-			if strings.HasSuffix(m.Profile, ".pprof") {
-				if top := pprofTop(ctx, m.Profile, 8); top != "" {
-					bound = append(bound, "profile top (flat): "+top)
+			if strings.HasSuffix(p, ".pprof") {
+				if top := pprofTop(ctx, filepath.Join(cfg.RepoDir, p), 8); top != "" {
+					bound = append(bound, filepath.Base(p)+" top (flat): "+top)
 				}
 			}
 		}
