@@ -152,6 +152,7 @@ func TestSIGTERMUnderLoadDrainsAndExitsZero(t *testing.T) {
 	grace := 5 * time.Second
 	first := startPublisher(t, "first", db.URL, ps.Config, map[string]string{
 		"OUTBOX_GRACE_PERIOD_SECONDS": "5", "OUTBOX_BULK_SIZE": "100", "OUTBOX_CONCURRENCY": "4",
+		"OUTBOX_LEASE_SECONDS": "15", // exactly once is asserted: no takeover on a loaded machine
 	})
 	pt.WaitFor(t, 30*time.Second, "busy publishing", func() bool {
 		return len(heldBy(t, db, "first")) > 0 && pt.CountStatus(t, db.Pool, "published") > 200
@@ -176,7 +177,7 @@ func TestSIGTERMUnderLoadDrainsAndExitsZero(t *testing.T) {
 	}
 
 	slow.delay.Store(0)
-	second := startPublisher(t, "second", db.URL, ps.Config, nil)
+	second := startPublisher(t, "second", db.URL, ps.Config, map[string]string{"OUTBOX_LEASE_SECONDS": "15"})
 	pt.WaitFor(t, 60*time.Second, "the rest published", func() bool {
 		return pt.CountStatus(t, db.Pool, "published") == aggregates*versions
 	})

@@ -41,7 +41,7 @@ func Config(worker string, ps gpubsub.Config) config.Config {
 	o := &c.Outbox
 	o.WorkerID = worker
 	o.PollInterval = conf.Duration(100 * time.Millisecond)
-	o.Lease = conf.Duration(5 * time.Second)
+	o.Lease = conf.Duration(10 * time.Second) // no takeover under a loaded test machine
 	o.ReclaimInterval = conf.Duration(500 * time.Millisecond)
 	o.MaxProcessing = conf.Duration(time.Minute)
 	o.BaseBackoff = conf.Duration(50 * time.Millisecond)
