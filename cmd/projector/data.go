@@ -9,6 +9,7 @@ import (
 	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
@@ -16,7 +17,7 @@ import (
 )
 
 // dataSet provides the clients of the projector's dependencies.
-var dataSet = wire.NewSet(newPool, newPubSub)
+var dataSet = wire.NewSet(newPool, newPubSub, newElastic)
 
 // defaultMaxConns sizes the pool when the config leaves it to us: one
 // connection per batch worker of each projection, plus readiness checks.
@@ -44,10 +45,23 @@ func newPubSub(cfg *pconf.Config) (*pubsub.Client, func(), error) {
 	return c, func() { _ = c.Close() }, nil
 }
 
+// newElastic returns the Elasticsearch client, or nil when the search
+// projection is disabled. It does not contact the cluster.
+func newElastic(cfg *pconf.Config) (*elastic.Client, func(), error) {
+	if !cfg.Search.Enabled {
+		return nil, func() {}, nil
+	}
+	es, err := elastic.New(cfg.Elastic)
+	if err != nil {
+		return nil, nil, err
+	}
+	return es, es.Close, nil
+}
+
 // newHealth registers the readiness checks: Postgres and every enabled
 // subscription are required; Elasticsearch only when
-// elastic.require_ready is set (added by the search receiver).
-func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client) *ops.Health {
+// search.require_ready (PROJECTOR_REQUIRE_ES_READY) is set.
+func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, es *elastic.Client) *ops.Health {
 	h := ops.NewHealth(0)
 	h.AddCheck("postgres", func(ctx context.Context) error {
 		if err := pool.Ping(ctx); err != nil {
@@ -71,5 +85,8 @@ func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client) *ops.He
 		}
 		return nil
 	})
+	if es != nil && cfg.Search.RequireReady {
+		h.AddCheck("elasticsearch", es.Ping)
+	}
 	return h
 }

@@ -24,6 +24,7 @@ import (
 	klog "github.com/go-kratos/kratos/v2/log"
 
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 )
@@ -63,6 +64,7 @@ func run(confPath string, logger *slog.Logger, level *slog.LevelVar) error {
 		"pubsub_project", cfg.PubSub.ProjectID, "pubsub_emulator", cfg.PubSub.EmulatorHost,
 		"videos", cfg.Videos.Enabled, "videos_subscription", cfg.Videos.Subscription,
 		"search", cfg.Search.Enabled, "search_subscription", cfg.Search.Subscription,
+		"elastic", elastic.RedactURL(cfg.Elastic.URL), "search_alias", cfg.Search.Alias,
 		"batch_size", cfg.Batch.Size, "batch_linger", cfg.Batch.Linger.String(),
 		"num_goroutines", cfg.Receive.NumGoroutines, "max_outstanding_messages", cfg.Receive.MaxOutstandingMessages,
 		"exactly_once", cfg.Receive.ExactlyOnce)

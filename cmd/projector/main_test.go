@@ -18,6 +18,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
+	"github.com/eventrelay/eventrelay/internal/elastic"
+	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -145,11 +147,16 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 	ps.Topic(t, "events")
 	ps.Topic(t, "events-dlq")
 	ps.Subscription(t, "videos", "events", gpubsubtest.SubscriptionOptions{AckDeadline: 10 * time.Second})
+	ps.Subscription(t, "search", "events", gpubsubtest.SubscriptionOptions{AckDeadline: 10 * time.Second})
+	es := estest.New(estest.Options{})
+	t.Cleanup(es.Close)
 
 	const videos, versions = 80, 5
 	var msgs []projectiontest.Msg
+	var ids []uuid.UUID
 	for range videos {
 		id := uuid.New()
+		ids = append(ids, id)
 		for v := int64(1); v <= versions; v++ {
 			msgs = append(msgs, projectiontest.Event(t, id, v, false))
 		}
@@ -160,7 +167,9 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 		"DATABASE_URL=" + db.URL,
 		"PUBSUB_PROJECT_ID=" + gpubsubtest.Project,
 		"PUBSUB_EMULATOR_HOST=" + ps.Addr,
-		"PROJECTOR_SEARCH_ENABLED=false",
+		"ELASTIC_URL=" + es.URL,
+		"PROJECTOR_SEARCH_SUBSCRIPTION=search",
+		"PROJECTOR_SEARCH_DEAD_LETTER_TOPIC=events-dlq",
 		"PROJECTOR_VIDEOS_SUBSCRIPTION=videos",
 		"PROJECTOR_VIDEOS_DEAD_LETTER_TOPIC=events-dlq",
 		"PROJECTOR_NUM_GOROUTINES=4",
@@ -168,13 +177,14 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 		"PROJECTOR_SHUTDOWN_TIMEOUT=20s",
 		"PROJECTOR_ACK_DEADLINE=10s",
 	}
-	inbox := func() int {
+	inboxOf := func(consumer string) int {
 		var n int
-		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM inbox_events WHERE consumer = 'video-projection'").Scan(&n); err != nil {
+		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM inbox_events WHERE consumer = $1", consumer).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
+	inbox := func() int { return inboxOf("video-projection") }
 	waitFor := func(what string, timeout time.Duration, d *daemon, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(timeout)
@@ -203,7 +213,9 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 	t.Logf("applied before SIGTERM completed: %d of %d", first, len(msgs))
 
 	d = start(t, env)
-	waitFor("every event applied", 60*time.Second, d, func() bool { return inbox() == len(msgs) })
+	waitFor("every event applied", 60*time.Second, d, func() bool {
+		return inbox() == len(msgs) && inboxOf("video-search") == len(msgs)
+	})
 	if code := d.stop(t, 30*time.Second); code != 0 {
 		d.dumpLog(t)
 		t.Fatalf("second run: exit code = %d, want 0", code)
@@ -224,6 +236,16 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 	}
 	if n := inbox(); n != len(msgs) {
 		t.Fatalf("inbox rows = %d, want %d", n, len(msgs))
+	}
+	client, err := elastic.New(elastic.Config{URL: es.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	for _, id := range ids {
+		if _, v, found, err := client.Get(ctx, "videos", id.String()); err != nil || !found || v != versions {
+			t.Fatalf("search document %s: v%d found=%v err=%v, want v%d", id, v, found, err, versions)
+		}
 	}
 }
 

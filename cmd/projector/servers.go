@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
+	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
@@ -24,7 +25,7 @@ type receivers []*projector.Receiver
 // newReceivers builds one engine and receiver per enabled projection, each
 // with its own subscription, inbox consumer and dead-letter topic.
 func newReceivers(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, m *projector.Metrics,
-	health *ops.Health, logger *slog.Logger, videos *catproj.Videos) (receivers, func(), error) {
+	health *ops.Health, logger *slog.Logger, videos *catproj.Videos, es *elastic.Client) (receivers, func(), error) {
 	var out receivers
 	var stops []func()
 	cleanup := func() {
@@ -47,6 +48,17 @@ func newReceivers(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, m *p
 			return nil, cleanup, err
 		}
 		out = append(out, projector.NewReceiver(ps, cfg.Videos.Subscription, e, cfg.Receive, health, logger))
+	}
+	if cfg.Search.Enabled {
+		reg := projection.NewRegistry[projection.BatchHandler]()
+		if err := catproj.Register[projection.BatchHandler](reg, catproj.NewSearch(es, cfg.Search.Alias)); err != nil {
+			return nil, cleanup, err
+		}
+		e, err := projector.NewBatchEngine(pool, reg, opts("search", catproj.SearchConsumer, cfg.Search.DeadLetterTopic))
+		if err != nil {
+			return nil, cleanup, err
+		}
+		out = append(out, projector.NewReceiver(ps, cfg.Search.Subscription, e, cfg.Receive, health, logger))
 	}
 	return out, cleanup, nil
 }

@@ -35,10 +35,17 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 		cleanup()
 		return nil, nil, err
 	}
-	health := newHealth(config, pool, client)
-	videos := projection.NewVideos()
-	mainReceivers, cleanup3, err := newReceivers(config, pool, client, metrics, health, logger, videos)
+	elasticClient, cleanup3, err := newElastic(config)
 	if err != nil {
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	health := newHealth(config, pool, client, elasticClient)
+	videos := projection.NewVideos()
+	mainReceivers, cleanup4, err := newReceivers(config, pool, client, metrics, health, logger, videos, elasticClient)
+	if err != nil {
+		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
@@ -46,6 +53,7 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 	server := newOpsServer(config, health, registry)
 	app := newApp(config, mainReceivers, server, health)
 	return app, func() {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()

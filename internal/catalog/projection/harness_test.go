@@ -2,6 +2,7 @@ package projection_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,11 +13,14 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/elastic"
+	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
@@ -31,14 +35,21 @@ const eventsTopic = "catalog.video.events"
 type harness struct {
 	t       *testing.T
 	ps      *gpubsubtest.Server
-	db      *relaytest.DB
+	pool    *pgxpool.Pool
 	reg     *prometheus.Registry
 	metrics *projector.Metrics
 	health  *ops.Health
 	log     *slog.Logger
 }
 
+// newHarness runs on a fresh test database.
 func newHarness(t *testing.T) *harness {
+	t.Helper()
+	return newHarnessOn(t, relaytest.NewDB(t).Pool)
+}
+
+// newHarnessOn runs on pool, a migrated database.
+func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
 	t.Helper()
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, eventsTopic)
@@ -52,7 +63,7 @@ func newHarness(t *testing.T) *harness {
 		w = os.Stderr
 	}
 	return &harness{
-		t: t, ps: ps, db: relaytest.NewDB(t), reg: reg, metrics: m,
+		t: t, ps: ps, pool: pool, reg: reg, metrics: m,
 		health: ops.NewHealth(time.Second),
 		log:    slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
@@ -109,8 +120,54 @@ func (h *harness) videos(batch projector.BatchConfig) {
 	}
 	h.pipeline("videos", func(o projector.Options) (*projector.Engine, error) {
 		o.Consumer = catproj.VideosConsumer
-		return projector.NewTxEngine(h.db.Pool, reg, o)
+		return projector.NewTxEngine(h.pool, reg, o)
 	}, batch)
+}
+
+// search runs the search index on subscription "search" against a new
+// Elasticsearch test server, which it returns with the client. pre, when
+// set, runs before the search index is ensured.
+func (h *harness) search(batch projector.BatchConfig, opts estest.Options, pre func(*elastic.Client)) (*estest.Server, *elastic.Client) {
+	h.t.Helper()
+	srv := estest.New(opts)
+	h.t.Cleanup(srv.Close)
+	es, err := elastic.New(elastic.Config{URL: srv.URL, RequestTimeout: conf.Duration(2 * time.Second)})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(es.Close)
+	if pre != nil {
+		pre(es)
+	}
+	// Readers need the index from the start; the handler would create it
+	// on its first batch (a no-op when it exists).
+	if _, err := es.EnsureIndex(context.Background(), catproj.DefaultAlias, catproj.IndexBody); err != nil {
+		h.t.Fatal(err)
+	}
+	reg := projection.NewRegistry[projection.BatchHandler]()
+	if err := catproj.Register[projection.BatchHandler](reg, catproj.NewSearch(es, "")); err != nil {
+		h.t.Fatal(err)
+	}
+	h.pipeline("search", func(o projector.Options) (*projector.Engine, error) {
+		o.Consumer = catproj.SearchConsumer
+		return projector.NewBatchEngine(h.pool, reg, o)
+	}, batch)
+	return srv, es
+}
+
+// doc reads a search document; found is false when there is none.
+func (h *harness) doc(es *elastic.Client, id uuid.UUID) (src map[string]any, version int64, found bool) {
+	h.t.Helper()
+	b, v, found, err := es.Get(context.Background(), catproj.DefaultAlias, id.String())
+	if err != nil {
+		h.t.Fatalf("getting search document %s: %v", id, err)
+	}
+	if found {
+		if err := json.Unmarshal(b, &src); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	return src, v, found
 }
 
 func (h *harness) publish(msgs ...projectiontest.Msg) {
@@ -141,7 +198,7 @@ func (h *harness) eventually(timeout time.Duration, what string, cond func() boo
 // row reads video_projection; ok is false when there is no row.
 func (h *harness) row(id uuid.UUID) (inboxdb.VideoProjection, bool) {
 	h.t.Helper()
-	r, err := inboxdb.New(h.db.Pool).GetVideoProjection(context.Background(), id)
+	r, err := inboxdb.New(h.pool).GetVideoProjection(context.Background(), id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, false
 	}
@@ -153,7 +210,7 @@ func (h *harness) row(id uuid.UUID) (inboxdb.VideoProjection, bool) {
 
 func (h *harness) inboxCount(consumer string) int64 {
 	h.t.Helper()
-	n, err := inboxdb.New(h.db.Pool).CountInboxEvents(context.Background(), consumer)
+	n, err := inboxdb.New(h.pool).CountInboxEvents(context.Background(), consumer)
 	if err != nil {
 		h.t.Fatal(err)
 	}

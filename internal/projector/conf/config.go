@@ -2,12 +2,12 @@ package conf
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
 	"time"
 
 	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/projector"
 )
@@ -17,7 +17,7 @@ type Config struct {
 	HTTP     HTTP                    `yaml:"http"`
 	Database catconf.Database        `yaml:"database"`
 	PubSub   gpubsub.Config          `yaml:"pubsub"`
-	Elastic  Elastic                 `yaml:"elastic"`
+	Elastic  elastic.Config          `yaml:"elastic"`
 	Receive  projector.ReceiveConfig `yaml:"receive"`
 	Batch    projector.BatchConfig   `yaml:"batch"`
 	Videos   Videos                  `yaml:"videos"`
@@ -36,20 +36,6 @@ type HTTP struct {
 // Addr is the listen address.
 func (h HTTP) Addr() string { return fmt.Sprintf(":%d", h.Port) }
 
-// Elastic says where the search index lives.
-type Elastic struct {
-	URL            string        `yaml:"url" env:"ELASTIC_URL"`
-	Username       string        `yaml:"username" env:"ELASTIC_USERNAME"`
-	Password       string        `yaml:"password" env:"ELASTIC_PASSWORD"`
-	RequestTimeout conf.Duration `yaml:"request_timeout" env:"ELASTIC_REQUEST_TIMEOUT"`
-	// Alias is the index alias the search projection writes (the index
-	// behind it is created on first use).
-	Alias string `yaml:"alias" env:"ELASTIC_INDEX_ALIAS"`
-	// RequireReady makes /readyz fail while Elasticsearch is unreachable.
-	// Off by default: Elasticsearch being down only delays search updates.
-	RequireReady bool `yaml:"require_ready" env:"PROJECTOR_REQUIRE_ES_READY"`
-}
-
 // Videos is the Postgres read model's subscription.
 type Videos struct {
 	Enabled         bool   `yaml:"enabled" env:"PROJECTOR_VIDEOS_ENABLED"`
@@ -57,11 +43,17 @@ type Videos struct {
 	DeadLetterTopic string `yaml:"dead_letter_topic" env:"PROJECTOR_VIDEOS_DEAD_LETTER_TOPIC"`
 }
 
-// Search is the search index's subscription.
+// Search is the search index's subscription and index.
 type Search struct {
 	Enabled         bool   `yaml:"enabled" env:"PROJECTOR_SEARCH_ENABLED"`
 	Subscription    string `yaml:"subscription" env:"PROJECTOR_SEARCH_SUBSCRIPTION"`
 	DeadLetterTopic string `yaml:"dead_letter_topic" env:"PROJECTOR_SEARCH_DEAD_LETTER_TOPIC"`
+	// Alias is the index alias written (the index behind it is created on
+	// first use with the projection's explicit mapping).
+	Alias string `yaml:"alias" env:"ELASTIC_INDEX_ALIAS"`
+	// RequireReady makes /readyz fail while Elasticsearch is unreachable.
+	// Off by default: Elasticsearch being down only delays search updates.
+	RequireReady bool `yaml:"require_ready" env:"PROJECTOR_REQUIRE_ES_READY"`
 }
 
 // Default returns the configuration used for keys the file and the
@@ -71,15 +63,18 @@ func Default() Config {
 		HTTP:     HTTP{Port: 8082},
 		Database: catconf.Default().Database,
 		PubSub:   gpubsub.Config{ProjectID: "eventrelay-local"},
-		Elastic:  Elastic{Alias: "videos", RequestTimeout: conf.Duration(10 * time.Second)},
+		Elastic:  elastic.Config{RequestTimeout: conf.Duration(10 * time.Second)},
 		Videos: Videos{Enabled: true, Subscription: "catalog.video.projection-pg",
 			DeadLetterTopic: "catalog.video.events.dlq-pg"},
 		Search: Search{Enabled: true, Subscription: "catalog.video.projection-es",
-			DeadLetterTopic: "catalog.video.events.dlq-es"},
+			DeadLetterTopic: "catalog.video.events.dlq-es", Alias: "videos"},
 		ShutdownTimeout: conf.Duration(30 * time.Second),
 		LogLevel:        "info",
 	}
 }
+
+// indexName is an Elasticsearch index or alias name.
+var indexName = regexp.MustCompile(`^[a-z0-9][a-z0-9_\-.+]{0,254}$`)
 
 // resourceID is a Pub/Sub topic or subscription id.
 var resourceID = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$`)
@@ -115,8 +110,14 @@ func (c *Config) Validate() error {
 		if err := checkIDs("search", "PROJECTOR_SEARCH", c.Search.Subscription, c.Search.DeadLetterTopic); err != nil {
 			return err
 		}
-		if err := c.Elastic.validate(); err != nil {
+		if err := c.Elastic.Validate("elastic"); err != nil {
 			return err
+		}
+		if !c.Elastic.Enabled() {
+			return fmt.Errorf("elastic.url (ELASTIC_URL) is required when search.enabled (PROJECTOR_SEARCH_ENABLED) is true")
+		}
+		if !indexName.MatchString(c.Search.Alias) {
+			return fmt.Errorf("search.alias (ELASTIC_INDEX_ALIAS) %q is not a valid index alias (lower case, no spaces or \\/*?\"<>|,#:)", c.Search.Alias)
 		}
 	}
 	if c.Videos.Enabled && c.Search.Enabled && c.Videos.Subscription == c.Search.Subscription {
@@ -139,22 +140,6 @@ func checkIDs(section, env, sub, dlq string) error {
 	}
 	if !resourceID.MatchString(dlq) {
 		return fmt.Errorf("%s.dead_letter_topic (%s_DEAD_LETTER_TOPIC) %q is not a valid topic id", section, env, dlq)
-	}
-	return nil
-}
-
-func (e *Elastic) validate() error {
-	if e.URL == "" {
-		return fmt.Errorf("elastic.url (ELASTIC_URL) is required when search.enabled (PROJECTOR_SEARCH_ENABLED) is true")
-	}
-	if u, err := url.Parse(e.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("elastic.url (ELASTIC_URL) must be an http(s) URL")
-	}
-	if e.Alias == "" {
-		return fmt.Errorf("elastic.alias (ELASTIC_INDEX_ALIAS) is required")
-	}
-	if e.RequestTimeout.D() <= 0 {
-		return fmt.Errorf("elastic.request_timeout (ELASTIC_REQUEST_TIMEOUT) must be > 0, got %s", e.RequestTimeout)
 	}
 	return nil
 }
