@@ -139,7 +139,7 @@ func TestDeadLettersReplayedAfterFixAreApplied(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 1 {
 		t.Fatalf("dlq list: %d messages, err %v; want 1", len(got), err)
 	}
-	if got[0].Reason != "mapping_error" || got[0].AggregateID != bad.ID.String() || got[0].Version != "2" || got[0].Projection != "video_projection" {
+	if got[0].Reason != "mapping_error" || got[0].AggregateID != bad.ID.String() || got[0].Version != "2" || got[0].Projection != "videos" {
 		t.Fatalf("dead letter: %+v", got[0])
 	}
 	if r := relayctl(t, s.env, "verify"); r.code != ExitProblem || !strings.Contains(r.stdout, "stale") || !strings.Contains(r.stdout, bad.ID.String()) {

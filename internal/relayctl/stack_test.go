@@ -102,7 +102,7 @@ func (s *stack) startProjection() {
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	dl := projector.NewTopicDeadLetterer(s.ps.Client, "catalog.video.events.dlq-pg")
 	e, err := projector.NewTxEngine(s.db.Pool, reg, projector.Options{
-		Name: "video_projection", Consumer: catproj.VideosConsumer, DeadLetter: dl, Metrics: m, Logger: log,
+		Name: "videos", Consumer: catproj.VideosConsumer, DeadLetter: dl, Metrics: m, Logger: log,
 		Batch: projector.BatchConfig{Size: 50, Linger: conf.Duration(10 * time.Millisecond),
 			RetryBackoffMin: conf.Duration(20 * time.Millisecond), RetryBackoffMax: conf.Duration(200 * time.Millisecond)},
 	})
