@@ -84,6 +84,22 @@ func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Repor
 	body, attrs := messageSize()
 	r.report.note("Messages: %d-byte envelope (events.Encode of a state-carrying VideoUpdated) + %d bytes of attributes; ordering key = aggregate id.", body, attrs)
 
+	// Build the daemons now: what is measured is the tree as it was when the
+	// run started, even if it changes during a long run.
+	if cfg.wants("drain") || cfg.wants("apply") || cfg.wants("latency") {
+		for _, name := range []string{"publisher", "projector"} {
+			r.logf("bench: building cmd/%s", name)
+			if _, why, err := r.bins.path(ctx, name); err != nil {
+				return r.report, err
+			} else if why != "" {
+				r.logf("bench: %s", why)
+			}
+		}
+		r.report.note("Daemons: cmd/publisher and cmd/projector built from the working tree at commit %s when the run started, "+
+			"with a pprof listener added at build time (go build -overlay), run with their configs/*.yaml defaults except the "+
+			"bench's database, Pub/Sub resources and ports.", r.report.Machine.GitCommit)
+	}
+
 	if err := r.startEmulator(ctx); err != nil {
 		return r.report, err
 	}
