@@ -64,12 +64,7 @@ func publish(t *testing.T, ps *gpubsubtest.Server, topic string, msgs ...*pubsub
 
 func TestDLQListShowReplayPurge(t *testing.T) {
 	t.Parallel()
-	ps := gpubsubtest.New(t)
-	db := newDB(t)
-	env := psEnv(ps, map[string]string{"DATABASE_URL": db.URL})
-	if r := relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig); r.code != ExitOK {
-		t.Fatalf("pubsub ensure: exit %d", r.code)
-	}
+	ps, db, env := ensured(t)
 	mapping := newPoison(t, "mapping_error", true)
 	garbage := newPoison(t, "payload_invalid", false)
 	forwarded := newPoison(t, "", true) // forwarded by Pub/Sub's dead-letter policy

@@ -20,6 +20,26 @@ func psEnv(ps *gpubsubtest.Server, extra map[string]string) map[string]string {
 	return env
 }
 
+// ensured is a pstest server with the resources of configs/pubsub.yaml, a
+// database, and the environment that points relayctl at both.
+func ensured(t *testing.T) (*gpubsubtest.Server, *testDB, map[string]string) {
+	t.Helper()
+	ps := gpubsubtest.New(t)
+	db, env := ensure(t, ps)
+	return ps, db, env
+}
+
+// ensure creates a database and the configured resources on ps.
+func ensure(t *testing.T, ps *gpubsubtest.Server) (*testDB, map[string]string) {
+	t.Helper()
+	db := newDB(t)
+	env := psEnv(ps, map[string]string{"DATABASE_URL": db.URL})
+	if r := relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig); r.code != ExitOK {
+		t.Fatalf("pubsub ensure: exit %d", r.code)
+	}
+	return db, env
+}
+
 func TestPubSubEnsureTwice(t *testing.T) {
 	t.Parallel()
 	ps := gpubsubtest.New(t)

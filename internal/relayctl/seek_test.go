@@ -51,12 +51,7 @@ func drain(t *testing.T, ps *gpubsubtest.Server, sub string) []string {
 // emulator supports, is exercised by scripts/runbook-drill.sh.
 func TestSeek(t *testing.T) {
 	t.Parallel()
-	ps := gpubsubtest.New(t)
-	db := newDB(t)
-	env := psEnv(ps, map[string]string{"DATABASE_URL": db.URL})
-	if r := relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig); r.code != ExitOK {
-		t.Fatalf("pubsub ensure: exit %d", r.code)
-	}
+	ps, db, env := ensured(t)
 	const audit, proj = "catalog.video.audit", "catalog.video.projection-pg"
 	var batch []*pubsub.Message
 	for i := 0; i < 5; i++ {

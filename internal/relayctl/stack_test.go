@@ -67,11 +67,7 @@ func newStack(t *testing.T) *stack {
 	t.Helper()
 	s := &stack{t: t, broken: map[string]bool{}}
 	s.ps = gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: s})
-	s.db = newDB(t)
-	s.env = psEnv(s.ps, map[string]string{"DATABASE_URL": s.db.URL})
-	if r := relayctl(t, s.env, "pubsub", "ensure", "-f", pubsubConfig); r.code != ExitOK {
-		t.Fatalf("pubsub ensure: exit %d", r.code)
-	}
+	s.db, s.env = ensure(t, s.ps)
 	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Encode, DefaultTopic: events.Topic, Notify: true})
 	if err != nil {
 		t.Fatal(err)
