@@ -79,14 +79,14 @@ func runLatency(ctx context.Context, r *Runner) error {
 	return nil
 }
 
-// highestSustainable raises the offered load by 1.5x from the highest
+// highestSustainable raises the offered load by 1.5x from the lowest
 // configured rate until a step is not sustained (writer behind, p99 over a
 // second, or events left unprojected 5 s after the step), then records the
-// last sustained step.
+// last sustained step. NOTIFY on: that is the latency configuration.
 func (r *Runner) highestSustainable(ctx context.Context, backend, pub, proj string) error {
-	rate := float64(r.cfg.Rates[len(r.cfg.Rates)-1])
+	rate := float64(r.cfg.Rates[0])
 	var best *latencyResult
-	for range 6 {
+	for range 10 {
 		rate *= 1.5
 		res, err := r.latencyStep(ctx, backend, pub, proj, true, int(rate), 5*time.Second, "")
 		if err != nil {
@@ -100,7 +100,7 @@ func (r *Runner) highestSustainable(ctx context.Context, backend, pub, proj stri
 		best = &res
 	}
 	if best == nil {
-		r.report.note("latency (%s): no rate above %d/s was sustained", backend, r.cfg.Rates[len(r.cfg.Rates)-1])
+		r.report.note("latency (%s): no rate above %d/s was sustained", backend, r.cfg.Rates[0])
 		return nil
 	}
 	r.recordLatency(backend, true, "max", fmt.Sprintf("highest sustained %.0f/s", best.offered), *best)
