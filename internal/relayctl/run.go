@@ -131,7 +131,7 @@ func newFlags(c *cli, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("relayctl "+name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "usage: relayctl %s\n\n%s\n\nflags:\n", name, strings.TrimSpace(usage))
+		fmt.Fprintf(c.stderr, "usage: relayctl %s\n\nexit codes: 0 ok, 1 problem found, 2 usage/config error, 3 runtime failure\n\nflags:\n", strings.TrimSpace(usage))
 		fs.PrintDefaults()
 	}
 	return fs
@@ -156,7 +156,7 @@ func parse(fs *flag.FlagSet, args []string, allowArgs bool) error {
 // group dispatches "relayctl <name> <sub> ..." to subcommands.
 func group(ctx context.Context, c *cli, name, usage string, subs map[string]func(context.Context, *cli, []string) error, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(c.stderr, "usage: relayctl %s\n\n%s\n", name, strings.TrimSpace(usage))
+		fmt.Fprintf(c.stderr, "usage: relayctl %s\n", strings.TrimSpace(usage))
 		if len(args) == 0 {
 			return usageErr("%s: missing subcommand", name)
 		}
