@@ -20,6 +20,8 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/elastic"
+	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
@@ -63,7 +65,9 @@ func (s *stack) setBroken(agg string, v bool) { s.mu.Lock(); s.broken[agg] = v; 
 
 func (s *stack) isBroken(agg string) bool { s.mu.Lock(); defer s.mu.Unlock(); return s.broken[agg] }
 
-func newStack(t *testing.T) *stack {
+// newStack starts the pipeline; with an Elasticsearch test server it also
+// runs the search projection (alias "videos") and points relayctl at it.
+func newStack(t *testing.T, es ...*estest.Server) *stack {
 	t.Helper()
 	s := &stack{t: t, broken: map[string]bool{}}
 	s.ps = gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: s})
@@ -75,7 +79,28 @@ func newStack(t *testing.T) *stack {
 	s.w = w
 	publishertest.StartRelay(t, s.db.Pool, publishertest.Config("relay-1", s.ps.Config))
 	s.startProjection()
+	if len(es) > 0 {
+		s.startSearch(es[0])
+	}
 	return s
+}
+
+func (s *stack) startSearch(es *estest.Server) {
+	t := s.t
+	client, err := elastic.New(elastic.Config{URL: es.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	reg := projection.NewRegistry[projection.BatchHandler]()
+	if err := catproj.Register[projection.BatchHandler](reg, catproj.NewSearch(client, "videos")); err != nil {
+		t.Fatal(err)
+	}
+	s.receive("catalog.video.projection-es", "catalog.video.events.dlq-es", func(o projector.Options) (*projector.Engine, error) {
+		o.Name, o.Consumer = "search", catproj.SearchConsumer
+		return projector.NewBatchEngine(s.db.Pool, reg, o)
+	})
+	s.env["ELASTIC_URL"] = es.URL
 }
 
 func (s *stack) startProjection() {
@@ -91,14 +116,24 @@ func (s *stack) startProjection() {
 	if err := catproj.Register[projection.TxHandler](reg, h); err != nil {
 		t.Fatal(err)
 	}
+	s.receive("catalog.video.projection-pg", "catalog.video.events.dlq-pg", func(o projector.Options) (*projector.Engine, error) {
+		o.Name, o.Consumer = "videos", catproj.VideosConsumer
+		return projector.NewTxEngine(s.db.Pool, reg, o)
+	})
+}
+
+// receive runs one projection on sub until the test ends, dead-lettering
+// to dlTopic.
+func (s *stack) receive(sub, dlTopic string, build func(projector.Options) (*projector.Engine, error)) {
+	t := s.t
 	m, err := projector.NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	dl := projector.NewTopicDeadLetterer(s.ps.Client, "catalog.video.events.dlq-pg")
-	e, err := projector.NewTxEngine(s.db.Pool, reg, projector.Options{
-		Name: "videos", Consumer: catproj.VideosConsumer, DeadLetter: dl, Metrics: m, Logger: log,
+	dl := projector.NewTopicDeadLetterer(s.ps.Client, dlTopic)
+	e, err := build(projector.Options{
+		DeadLetter: dl, Metrics: m, Logger: log,
 		Batch: projector.BatchConfig{Size: 50, Linger: conf.Duration(10 * time.Millisecond),
 			RetryBackoffMin: conf.Duration(20 * time.Millisecond), RetryBackoffMax: conf.Duration(200 * time.Millisecond)},
 	})
@@ -109,17 +144,17 @@ func (s *stack) startProjection() {
 	if err := rc.Validate("receive"); err != nil {
 		t.Fatal(err)
 	}
-	r := projector.NewReceiver(s.ps.Client, "catalog.video.projection-pg", e, rc, ops.NewHealth(time.Second), log)
+	r := projector.NewReceiver(s.ps.Client, sub, e, rc, ops.NewHealth(time.Second), log)
 	errc := make(chan error, 1)
 	go func() { errc <- r.Start(context.Background()) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := r.Stop(ctx); err != nil {
-			t.Errorf("stopping the projection: %v", err)
+			t.Errorf("stopping the projection on %s: %v", sub, err)
 		}
 		if err := <-errc; err != nil {
-			t.Errorf("projection receiver: %v", err)
+			t.Errorf("projection receiver on %s: %v", sub, err)
 		}
 		dl.Stop()
 	})
