@@ -107,39 +107,19 @@ func (s *batchSink) handle(ctx context.Context, g []*item) {
 // whose row already exists was applied by a concurrent delivery: it becomes
 // a duplicate.
 func (s *batchSink) record(ctx context.Context, items []*item) {
-	p := inboxdb.InsertInboxEventsParams{Consumer: s.consumer}
 	var accepted []*item
 	for _, it := range items {
-		if it.err != nil || it.result == resultDuplicate || it.result == resultNone {
-			continue
+		if it.err == nil && (it.result == resultApplied || it.result == resultStale) {
+			accepted = append(accepted, it)
 		}
-		accepted = append(accepted, it)
-		p.EventIds = append(p.EventIds, it.ev.ID)
-		p.AggregateTypes = append(p.AggregateTypes, it.ev.AggregateType)
-		p.AggregateIds = append(p.AggregateIds, it.ev.AggregateID)
-		p.AggregateVersions = append(p.AggregateVersions, it.ev.Version)
-		p.EventTypes = append(p.EventTypes, it.ev.Type)
-		p.MessageIds = append(p.MessageIds, it.ev.MessageID)
 	}
 	if len(accepted) == 0 {
 		return
 	}
-	fresh, err := inboxdb.New(s.pool).InsertInboxEvents(ctx, p)
-	if err != nil {
+	if _, err := recordInbox(ctx, s.pool, s.consumer, accepted); err != nil {
 		s.pm.inboxFailed.Add(float64(len(accepted)))
 		s.log.Warn("recording inbox rows failed; the sink already accepted the events",
-			"error", postgres.Classify(err).Error(), "events", len(accepted))
-		return
-	}
-	isNew := make(map[uuid.UUID]bool, len(fresh))
-	for _, id := range fresh {
-		isNew[id] = true
-	}
-	for _, it := range accepted {
-		if !isNew[it.ev.ID] {
-			it.result = resultDuplicate
-		}
-		delete(isNew, it.ev.ID) // the same event twice in one batch: the second is a duplicate
+			"error", err.Error(), "events", len(accepted))
 	}
 }
 

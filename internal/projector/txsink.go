@@ -55,8 +55,8 @@ func (s *txSink) apply(ctx context.Context, items []*item) {
 }
 
 // applyAll is the fast path: the whole batch in one transaction without
-// savepoints. It reports false when a message failed and the batch must be
-// redone message by message.
+// savepoints, the inbox rows in one statement. It reports false when a
+// message failed and the batch must be redone message by message.
 func (s *txSink) applyAll(ctx context.Context, items []*item) bool {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -64,17 +64,14 @@ func (s *txSink) applyAll(ctx context.Context, items []*item) bool {
 		return true
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
-	for _, it := range items {
-		res, err := s.applyOne(ctx, tx, it)
+	fresh, err := recordInbox(ctx, tx, s.consumer, items)
+	if err != nil {
+		return s.fallback(items, err)
+	}
+	for _, it := range fresh {
+		res, err := s.handle(ctx, tx, it)
 		if err != nil {
-			if len(items) == 1 {
-				it.err = err
-				return true
-			}
-			for _, it := range items {
-				it.result = resultNone
-			}
-			return false
+			return s.fallback(items, err)
 		}
 		it.result = res
 	}
@@ -82,6 +79,19 @@ func (s *txSink) applyAll(ctx context.Context, items []*item) bool {
 		failAll(items, fmt.Errorf("committing batch: %w", postgres.Classify(err)))
 	}
 	return true
+}
+
+// fallback undoes the fast path's results. A single message fails with err
+// at once; a batch is redone message by message.
+func (s *txSink) fallback(items []*item, err error) bool {
+	for _, it := range items {
+		it.result = resultNone
+	}
+	if len(items) == 1 {
+		items[0].err = err
+		return true
+	}
+	return false
 }
 
 // applyEach applies every message under its own savepoint, so a failing
@@ -136,6 +146,11 @@ func (s *txSink) applyOne(ctx context.Context, tx pgx.Tx, it *item) (result, err
 	if n == 0 {
 		return resultDuplicate, nil
 	}
+	return s.handle(ctx, tx, it)
+}
+
+// handle runs the item's handler in tx.
+func (s *txSink) handle(ctx context.Context, tx pgx.Tx, it *item) (result, error) {
 	h := it.handler.(projection.TxHandler)
 	out, err := h.HandleTx(ctx, tx, &it.ev)
 	if err != nil {

@@ -26,7 +26,7 @@ func (q *Queries) CountInboxEvents(ctx context.Context, consumer string) (int64,
 const insertInboxEvents = `-- name: InsertInboxEvents :many
 INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type, message_id, processed_at)
 SELECT $1::text, unnest($2::uuid[]), unnest($3::text[]), unnest($4::text[]),
-       unnest($5::bigint[]), unnest($6::text[]), unnest($7::text[]), now()
+       unnest($5::bigint[]), unnest($6::text[]), NULLIF(unnest($7::text[]), ''), now()
 ON CONFLICT (consumer, event_id) DO NOTHING
 RETURNING event_id
 `
@@ -41,9 +41,10 @@ type InsertInboxEventsParams struct {
 	MessageIds        []string
 }
 
-// InsertInboxEvents records many applied events of one consumer at once
-// (non-transactional sinks record after the sink accepted them). It returns
-// the event ids that were new; the others were duplicates.
+// InsertInboxEvents records many events of one consumer at once (a batch
+// transaction before its handlers run; a non-transactional sink after the
+// sink accepted them). It returns the event ids that were new; the others
+// were duplicates. An empty message id is stored as NULL.
 func (q *Queries) InsertInboxEvents(ctx context.Context, arg InsertInboxEventsParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, insertInboxEvents,
 		arg.Consumer,
