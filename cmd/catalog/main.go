@@ -56,7 +56,7 @@ func run(confPath string, logger *slog.Logger) error {
 	defer tp.Shutdown(context.Background()) //nolint:errcheck // nothing to flush without an exporter
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	klog.SetLogger(kratosLogger{logger})
+	klog.SetLogger(ops.KratosLogger(logger))
 
 	app, cleanup, err := wireApp(&cfg.Server, &cfg.Database, &cfg.Outbox, logger)
 	if err != nil {
@@ -78,7 +78,7 @@ func run(confPath string, logger *slog.Logger) error {
 func newApp(logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *ops.Health) *kratos.App {
 	return kratos.New(
 		kratos.Name("catalog"),
-		kratos.Logger(kratosLogger{logger}),
+		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.Server(hs, gs),
 		kratos.BeforeStop(func(context.Context) error {
 			health.SetDraining()

@@ -58,7 +58,7 @@ func newApp(cfg config.Config, logger *slog.Logger, health *ops.Health, relay *s
 		kratos.ID(cfg.Outbox.WorkerID),
 		kratos.Name("publisher"),
 		kratos.Version(Version),
-		kratos.Logger(kratosLogger{logger}),
+		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.StopTimeout(cfg.Outbox.GracePeriod.D()+cfg.Outbox.Lease.D()),
 		kratos.BeforeStop(func(context.Context) error {
 			health.SetDraining() // /readyz 503 before anything stops

@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -8,12 +8,15 @@ import (
 	klog "github.com/go-kratos/kratos/v2/log"
 )
 
-// kratosLogger sends Kratos' own log lines (server start and stop) to slog,
-// so the service writes one JSON log stream.
+// KratosLogger sends Kratos' own log lines (server start and stop) to l, so
+// a daemon writes one JSON log stream. Use it with kratos.Logger(...) and
+// klog.SetLogger(...).
+func KratosLogger(l *slog.Logger) klog.Logger { return kratosLogger{l} }
+
 type kratosLogger struct{ l *slog.Logger }
 
 func (k kratosLogger) Log(level klog.Level, keyvals ...any) error {
-	msg := ""
+	msg := "kratos"
 	attrs := make([]any, 0, len(keyvals))
 	for i := 0; i+1 < len(keyvals); i += 2 {
 		key := fmt.Sprint(keyvals[i])
@@ -21,7 +24,7 @@ func (k kratosLogger) Log(level klog.Level, keyvals ...any) error {
 			msg = fmt.Sprint(keyvals[i+1])
 			continue
 		}
-		attrs = append(attrs, key, keyvals[i+1])
+		attrs = append(attrs, slog.Any(key, keyvals[i+1]))
 	}
 	k.l.Log(context.Background(), slogLevel(level), msg, attrs...)
 	return nil
