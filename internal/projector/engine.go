@@ -9,6 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/eventrelay/eventrelay/projection"
 )
 
@@ -32,6 +37,10 @@ type Options struct {
 	Metrics *Metrics
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Tracer records a consumer span per message, child of the producer's
+	// trace context carried in the traceparent attribute (default: the
+	// global provider's tracer).
+	Tracer trace.Tracer
 }
 
 func (o *Options) validate() error {
@@ -52,6 +61,9 @@ func (o *Options) validate() error {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Tracer == nil {
+		o.Tracer = otel.Tracer("github.com/eventrelay/eventrelay/internal/projector")
 	}
 	if err := o.Batch.Validate("batch"); err != nil {
 		return fmt.Errorf("projector %s: %w", o.Name, err)
@@ -114,6 +126,10 @@ func (e *Engine) Process(ctx context.Context, m *Message) {
 	e.pm.inflight.Inc()
 	defer e.pm.inflight.Dec()
 	ctx = context.WithoutCancel(ctx)
+	ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(m.Attributes))
+	ctx, span := e.opts.Tracer.Start(ctx, "project "+e.opts.Name, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.String("messaging.message.id", m.ID)))
+	defer span.End()
 
 	it := &item{msg: m, done: make(chan struct{})}
 	ev, err := projection.ParseAttributes(m.Attributes)

@@ -10,6 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
@@ -72,7 +74,7 @@ type fixture struct {
 	reg *prometheus.Registry
 }
 
-func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int) (*projector.Engine, *fixture) {
+func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, mods ...func(*projector.Options)) (*projector.Engine, *fixture) {
 	t.Helper()
 	f := &fixture{db: relaytest.NewDB(t), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
 	f.ps.Topic(t, "dlq")
@@ -87,10 +89,14 @@ func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int) 
 	}
 	dl := projector.NewTopicDeadLetterer(f.ps.Client, dlqTopic)
 	t.Cleanup(dl.Stop)
-	e, err := projector.NewTxEngine(f.db.Pool, reg, projector.Options{
+	o := projector.Options{
 		Name: "videos", DeadLetter: dl, Metrics: m,
 		Batch: projector.BatchConfig{Size: size, Linger: conf.Duration(time.Second), RetryBackoffMin: conf.Duration(time.Millisecond)},
-	})
+	}
+	for _, mod := range mods {
+		mod(&o)
+	}
+	e, err := projector.NewTxEngine(f.db.Pool, reg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,5 +191,34 @@ func TestProcessAfterCloseNacks(t *testing.T) {
 	processAll(e, []projectiontest.Msg{projectiontest.Event(t, uuid.New(), 1, false)}, []*acker{a})
 	if acks, nacks := a.counts(); acks != 0 || nacks != 1 {
 		t.Fatalf("acks=%d nacks=%d, want a nack after Close", acks, nacks)
+	}
+}
+
+func TestSpanContinuesTheProducersTrace(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	e, _ := newEngine(t, catproj.NewVideos(), "dlq", 1, func(o *projector.Options) { o.Tracer = tp.Tracer("test") })
+	m := projectiontest.Event(t, uuid.New(), 1, false)
+	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	m.Attributes["traceparent"] = "00-" + traceID + "-" + parentID + "-01"
+	a := newAcker()
+	processAll(e, []projectiontest.Msg{m}, []*acker{a})
+	spans := rec.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans ended, want 1", len(spans))
+	}
+	sc := spans[0]
+	if sc.SpanContext().TraceID().String() != traceID || sc.Parent().SpanID().String() != parentID {
+		t.Fatalf("span trace %s parent %s, want %s / %s", sc.SpanContext().TraceID(), sc.Parent().SpanID(), traceID, parentID)
+	}
+	var outcome string
+	for _, kv := range sc.Attributes() {
+		if kv.Key == "outcome" {
+			outcome = kv.Value.AsString()
+		}
+	}
+	if outcome != "applied" {
+		t.Fatalf("span outcome %q, want applied", outcome)
 	}
 }

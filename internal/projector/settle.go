@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/projection"
 )
@@ -18,11 +21,17 @@ const settleTimeout = 30 * time.Second
 func (e *Engine) settle(ctx context.Context, it *item) {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(attribute.String("event_id", it.ev.ID.String()), attribute.String("event_type", it.ev.Type),
+		attribute.String("aggregate_id", it.ev.AggregateID), attribute.Int64("version", it.ev.Version))
 	if it.err == nil {
+		span.SetAttributes(attribute.String("outcome", it.result.String()))
 		e.succeed(ctx, it)
 		return
 	}
 	reason, permanent := e.opts.Classify(it.err)
+	span.SetStatus(codes.Error, string(reason))
+	span.RecordError(it.err)
 	log := e.logger(it).With("reason", string(reason), "error", it.err.Error())
 	if !permanent {
 		e.pm.failed(string(reason))

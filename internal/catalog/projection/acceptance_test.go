@@ -9,6 +9,7 @@ import (
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/projector"
 )
 
@@ -160,5 +161,41 @@ func TestBadInputIsDeadLetteredAndProjectorKeepsGoing(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if n := h.metric("projector_dead_lettered_total", "videos"); n != 5 {
 		t.Fatalf("dead letters redelivered: dead_lettered_total = %v, want 5", n)
+	}
+}
+
+// The production subscriptions are ordered by aggregate id; with
+// exactly-once delivery the receiver acks with AckWithResult.
+func TestOrderedExactlyOnceSubscription(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.subOpts = gpubsubtest.SubscriptionOptions{Ordered: true, ExactlyOnce: true}
+	h.videos(batchConfig(20))
+	videos := make([]uuid.UUID, 10)
+	var msgs []projectiontest.Msg
+	for i := range videos {
+		videos[i] = uuid.New()
+		for v := int64(1); v <= 4; v++ {
+			msgs = append(msgs, projectiontest.Event(t, videos[i], v, v == 4 && i%2 == 0))
+		}
+	}
+	projectiontest.PublishOrdered(t, h.ps.Client, eventsTopic, msgs...)
+	h.eventually(20*time.Second, "every event applied", func() bool { return h.inboxCount(catproj.VideosConsumer) == 40 })
+	// In order per aggregate: nothing was ever stale.
+	if n := h.metric("projector_stale_skipped_total", "videos"); n != 0 {
+		t.Fatalf("stale_skipped_total = %v on an ordered subscription", n)
+	}
+	if n := h.metric("projector_ack_failed_total", "videos"); n != 0 {
+		t.Fatalf("ack_failed_total = %v", n)
+	}
+	for i, id := range videos {
+		if r, ok := h.row(id); !ok || r.Version != 4 || r.DeletedAt.Valid != (i%2 == 0) {
+			t.Fatalf("video %d: v%d deleted=%v", i, r.Version, r.DeletedAt.Valid)
+		}
+	}
+	// Acked for good: nothing is redelivered.
+	time.Sleep(500 * time.Millisecond)
+	if n := h.metric("projector_duplicate_total", "videos"); n != 0 {
+		t.Fatalf("duplicate_total = %v: acks were not honoured", n)
 	}
 }

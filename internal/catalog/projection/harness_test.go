@@ -40,6 +40,8 @@ type harness struct {
 	metrics *projector.Metrics
 	health  *ops.Health
 	log     *slog.Logger
+	// subOpts shape the subscriptions pipeline creates.
+	subOpts gpubsubtest.SubscriptionOptions
 }
 
 // newHarness runs on a fresh test database.
@@ -86,7 +88,7 @@ func batchConfig(size int) projector.BatchConfig {
 // subscription "<name>-dlq-read") and runs a receiver until the test ends.
 func (h *harness) pipeline(name string, build func(o projector.Options) (*projector.Engine, error), batch projector.BatchConfig) *projector.Receiver {
 	h.t.Helper()
-	h.ps.Subscription(h.t, name, eventsTopic, gpubsubtest.SubscriptionOptions{})
+	h.ps.Subscription(h.t, name, eventsTopic, h.subOpts)
 	h.ps.Topic(h.t, name+"-dlq")
 	h.ps.Subscription(h.t, name+"-dlq-read", name+"-dlq", gpubsubtest.SubscriptionOptions{})
 	dl := projector.NewTopicDeadLetterer(h.ps.Client, name+"-dlq")
@@ -94,7 +96,9 @@ func (h *harness) pipeline(name string, build func(o projector.Options) (*projec
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	r := projector.NewReceiver(h.ps.Client, name, e, receiveConfig(), h.health, h.log)
+	rc := receiveConfig()
+	rc.ExactlyOnce = h.subOpts.ExactlyOnce
+	r := projector.NewReceiver(h.ps.Client, name, e, rc, h.health, h.log)
 	errc := make(chan error, 1)
 	go func() { errc <- r.Start(context.Background()) }()
 	h.t.Cleanup(func() {

@@ -95,13 +95,30 @@ func Attributes(meta outbox.Metadata) map[string]string {
 // Publish publishes msgs to topic and waits until each is accepted.
 func Publish(t testing.TB, client *pubsub.Client, topic string, msgs ...Msg) {
 	t.Helper()
+	publish(t, client, topic, false, msgs)
+}
+
+// PublishOrdered is Publish with the aggregate id as ordering key, as the
+// publisher daemon does.
+func PublishOrdered(t testing.TB, client *pubsub.Client, topic string, msgs ...Msg) {
+	t.Helper()
+	publish(t, client, topic, true, msgs)
+}
+
+func publish(t testing.TB, client *pubsub.Client, topic string, ordered bool, msgs []Msg) {
+	t.Helper()
 	pub := client.Publisher(topic)
+	pub.EnableMessageOrdering = ordered
 	defer pub.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	results := make([]*pubsub.PublishResult, len(msgs))
 	for i, m := range msgs {
-		results[i] = pub.Publish(ctx, &pubsub.Message{Data: m.Data, Attributes: m.Attributes})
+		pm := &pubsub.Message{Data: m.Data, Attributes: m.Attributes}
+		if ordered {
+			pm.OrderingKey = m.OrderingKey
+		}
+		results[i] = pub.Publish(ctx, pm)
 	}
 	for i, r := range results {
 		if _, err := r.Get(ctx); err != nil {
