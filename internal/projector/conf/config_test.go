@@ -1,0 +1,67 @@
+package conf_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	iconf "github.com/eventrelay/eventrelay/internal/conf"
+	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
+)
+
+func load(env map[string]string) (pconf.Config, error) {
+	c := pconf.Default()
+	err := iconf.LoadWithEnv("../../../configs/projector.yaml", &c, func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	})
+	return c, err
+}
+
+func TestShippedConfigLoadsWithEnvOverrides(t *testing.T) {
+	c, err := load(map[string]string{
+		"ELASTIC_URL":                        "http://127.0.0.1:9200",
+		"PROJECTOR_BATCH_SIZE":               "1",
+		"PROJECTOR_BATCH_LINGER":             "5ms",
+		"PROJECTOR_EXACTLY_ONCE":             "true",
+		"PROJECTOR_MAX_OUTSTANDING_MESSAGES": "50",
+		"PROJECTOR_NUM_GOROUTINES":           "8",
+		"PROJECTOR_VIDEOS_SUBSCRIPTION":      "videos-sub",
+		"PROJECTOR_REQUIRE_ES_READY":         "true",
+		"PUBSUB_EMULATOR_HOST":               "127.0.0.1:8085",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Batch.Size != 1 || c.Batch.Linger.D() != 5*time.Millisecond || !c.Receive.ExactlyOnce ||
+		c.Receive.MaxOutstandingMessages != 50 || c.Receive.NumGoroutines != 8 || c.Videos.Subscription != "videos-sub" ||
+		!c.Search.RequireReady || c.PubSub.EmulatorHost != "127.0.0.1:8085" || c.Search.Alias != "videos" {
+		t.Fatalf("overrides not applied: %+v", c)
+	}
+	if c.Batch.Workers != 4 || c.Receive.MaxExtension.D() != 10*time.Minute || c.HTTP.Port != 8082 {
+		t.Fatalf("file values/defaults not kept: %+v", c)
+	}
+}
+
+func TestInvalidValuesNameTheKey(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_VIDEOS_ENABLED": "false"}, "videos.enabled"},
+		{map[string]string{"ELASTIC_URL": "ftp://x"}, "elastic.url"},
+		{map[string]string{"ELASTIC_URL": "http://es:9200", "ELASTIC_INDEX_ALIAS": "Videos!"}, "search.alias (ELASTIC_INDEX_ALIAS)"},
+		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_ACK_DEADLINE": "5s"}, "receive.ack_deadline (PROJECTOR_ACK_DEADLINE)"},
+		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_HTTP_PORT": "0"}, "http.port (PROJECTOR_HTTP_PORT)"},
+		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_RETRY_BACKOFF_MAX": "10ms"}, "batch.retry_backoff_max"},
+		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PUBSUB_PROJECT_ID": "X"}, "pubsub.project_id"},
+		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "DATABASE_URL": ""}, "database.url (DATABASE_URL)"},
+		{map[string]string{"ELASTIC_URL": "http://es:9200", "PROJECTOR_SEARCH_SUBSCRIPTION": "catalog.video.projection-pg"}, "search.subscription"},
+	}
+	for _, tc := range cases {
+		_, err := load(tc.env)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v does not name %q", tc.env, err, tc.want)
+		}
+	}
+}
