@@ -108,15 +108,18 @@ func (s *Stack) KillPublishers(ctx context.Context, interval, restartAfter time.
 		if !p.Running() {
 			continue
 		}
+		release := p.Hold()
 		s.Scraper.ScrapeAll(ctx)
 		p.Kill()
 		log.PublisherKills.Add(1)
 		s.Sup.Logf("fault: SIGKILL %s", p.Name())
 		time.Sleep(restartAfter)
-		if err := p.Start(); err != nil {
-			return err
+		err := p.Start()
+		if err == nil {
+			err = p.WaitReady(context.WithoutCancel(ctx), time.Minute)
 		}
-		if err := p.WaitReady(context.WithoutCancel(ctx), time.Minute); err != nil {
+		release()
+		if err != nil {
 			return err
 		}
 	}
@@ -144,20 +147,28 @@ func (s *Stack) PausePublisher(ctx context.Context, p *Proc, d time.Duration, lo
 func (s *Stack) RollingRestart(ctx context.Context, log *FaultLog) error {
 	procs := append(append([]*Proc(nil), s.Publishers...), s.Projector)
 	for _, p := range procs {
-		s.Sup.Logf("fault: rolling restart (SIGTERM) %s", p.Name())
-		s.Scraper.ScrapeAll(ctx)
-		if err := p.Stop(); err != nil {
-			s.Sup.Logf("fault: %s: graceful stop: %v", p.Name(), err)
-			log.unclean(fmt.Sprintf("%s: %v", p.Name(), exitText(err)))
-		}
-		if err := p.Start(); err != nil {
+		if err := s.gracefulRestart(ctx, p, log); err != nil {
 			return err
 		}
-		if err := p.WaitReady(ctx, time.Minute); err != nil {
-			return err
-		}
-		log.GracefulRestarts.Add(1)
 	}
+	return nil
+}
+
+func (s *Stack) gracefulRestart(ctx context.Context, p *Proc, log *FaultLog) error {
+	defer p.Hold()()
+	s.Sup.Logf("fault: rolling restart (SIGTERM) %s", p.Name())
+	s.Scraper.ScrapeAll(ctx)
+	if err := p.Stop(); err != nil {
+		s.Sup.Logf("fault: %s: graceful stop: %v", p.Name(), err)
+		log.unclean(fmt.Sprintf("%s: %v", p.Name(), exitText(err)))
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	if err := p.WaitReady(ctx, time.Minute); err != nil {
+		return err
+	}
+	log.GracefulRestarts.Add(1)
 	return nil
 }
 
@@ -166,80 +177,97 @@ func (s *Stack) RollingRestart(ctx context.Context, log *FaultLog) error {
 // Neither the emulator nor pstest keeps state across a restart: topics,
 // subscriptions and every message not yet delivered and acked are gone.
 // Losing those is the emulator's doing, not the pipeline's, so the harness
-// arranges that nothing is in flight when the server dies: it freezes the
-// publishers (SIGSTOP), waits until every published event has been applied
-// by every consumer and the audit subscription has been quiet for a moment,
-// then kills the server. The publishers are thawed while it is down (they
-// see Pub/Sub unavailable and back off, for down), frozen again while the
-// new server starts and `relayctl pubsub ensure` recreates the resources
-// (so no publish reaches a server without topics, which would be a
-// deterministic topic_not_found), and thawed. The projector and the audit
-// checker ride the outage out on their own.
+// arranges that nothing is in flight when the server dies:
+//
+//  1. the publishers are stopped gracefully (SIGTERM: in-flight publishes
+//     finish, unstarted claims are handed back), so no row is left
+//     "publishing" — a frozen publisher could hold a message the server
+//     has but the outbox does not know about;
+//  2. the harness waits until every published event has been applied by
+//     every consumer and the audit subscription has been quiet for a
+//     moment (ordered delivery holds later messages of a key back until
+//     the earlier ones are acked, so "quiet" alone is not enough);
+//  3. the server is stopped and the publishers are started against it:
+//     for down they see Pub/Sub unavailable and back off;
+//  4. they are frozen (SIGSTOP) while a new server starts and `relayctl
+//     pubsub ensure` recreates the resources (a publish to a server without
+//     the topic would be a deterministic topic_not_found), then thawed.
+//
+// The projector and the audit checker ride the outage out on their own.
 func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down time.Duration, log *FaultLog) error {
-	freeze := func() error {
-		for _, p := range s.Publishers {
-			if err := p.Pause(); err != nil {
-				return err
-			}
+	for _, p := range s.Publishers {
+		defer p.Hold()()
+	}
+	s.Scraper.ScrapeAll(ctx)
+	for _, p := range s.Publishers {
+		if err := p.Stop(); err != nil {
+			s.Sup.Logf("fault: %s: graceful stop: %v", p.Name(), err)
+			log.unclean(fmt.Sprintf("%s: %v", p.Name(), exitText(err)))
 		}
-		return nil
+		log.GracefulRestarts.Add(1)
 	}
-	thaw := func() {
-		for _, p := range s.Publishers {
-			_ = p.Resume()
-		}
-	}
-	defer thaw()
-	if err := freeze(); err != nil {
-		return err
-	}
-	s.Sup.Logf("fault: Pub/Sub restart: publishers frozen, draining")
-	if err := s.WaitDrained(ctx, chk, 2*time.Second, 90*time.Second); err != nil {
+	s.Sup.Logf("fault: Pub/Sub restart: publishers stopped, draining")
+	if err := s.WaitDrained(ctx, chk, 2*time.Second, 2*time.Minute); err != nil {
 		return fmt.Errorf("draining before the Pub/Sub restart: %w", err)
 	}
 	if err := s.PubSub.Stop(ctx); err != nil {
 		return err
 	}
 	log.PubSubRestarts.Add(1)
-	s.Sup.Logf("fault: Pub/Sub down for %s (publishers running)", down)
-	thaw()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(down):
+	for _, p := range s.Publishers {
+		if err := p.Start(); err != nil {
+			return err
+		}
 	}
-	if err := freeze(); err != nil {
+	s.Sup.Logf("fault: Pub/Sub down for %s, publishers started against it", down)
+	if err := sleepCtx(ctx, down); err != nil {
 		return err
 	}
-	if err := s.PubSub.Start(ctx); err != nil {
-		return err
+	for _, p := range s.Publishers {
+		if err := p.Pause(); err != nil {
+			return err
+		}
 	}
-	if err := s.EnsurePubSub(ctx); err != nil {
-		return err
+	startErr := s.PubSub.Start(ctx)
+	if startErr == nil {
+		startErr = s.EnsurePubSub(ctx)
 	}
-	s.Sup.Logf("fault: Pub/Sub back (pids %v), resources ensured, publishers thawed", s.PubSub.PIDs())
+	for _, p := range s.Publishers {
+		_ = p.Resume()
+	}
+	if startErr != nil {
+		return startErr
+	}
+	for _, p := range s.Publishers {
+		if err := p.WaitReady(ctx, time.Minute); err != nil {
+			return err
+		}
+	}
+	s.Sup.Logf("fault: Pub/Sub back (pids %v), resources ensured, publishers ready", s.PubSub.PIDs())
 	return nil
 }
 
-// WaitDrained waits until no published event is unapplied by any consumer
-// and the audit checker has received nothing for quiet.
+// WaitDrained waits until no outbox row is being published, no published
+// event is unapplied by any consumer, and the audit checker has received
+// nothing for quiet.
 func (s *Stack) WaitDrained(ctx context.Context, chk *OrderChecker, quiet, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		pending := int64(0)
-		var err error
+		snap, err := s.Stats.Snapshot(ctx)
+		pending := snap.Outbox.Publishing
 		for _, c := range s.Cfg.Consumers {
-			var n int64
-			if n, err = s.Stats.PublishedUnapplied(ctx, c); err != nil {
+			if err != nil {
 				break
 			}
+			var n int64
+			n, err = s.Stats.PublishedUnapplied(ctx, c)
 			pending += n
 		}
 		if err == nil && pending == 0 && time.Since(chk.LastReceive()) >= quiet {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("still %d published events unapplied after %s (err %v)", pending, timeout, err)
+			return fmt.Errorf("still %d events publishing or published but unapplied after %s (err %v)", pending, timeout, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -290,7 +318,7 @@ func (s *Stack) Watch(ctx context.Context, log *FaultLog) {
 		case <-t.C:
 		}
 		for _, p := range append([]*Proc{s.Catalog, s.Projector, s.ES}, s.Publishers...) {
-			if !p.Crashed() {
+			if !p.Crashed() || !p.restartDue() {
 				continue
 			}
 			log.Crashes.Add(1)

@@ -43,6 +43,26 @@ type Proc struct {
 	starts  int
 	stopped bool // the harness asked it to end
 	pids    []int
+	// held: a fault is being injected into this process; the watchdog
+	// keeps off.
+	held int
+	// crash-loop back-off of the watchdog.
+	nextRestart time.Time
+	backoff     time.Duration
+	startedAt   time.Time
+}
+
+// Hold marks the process as being worked on by the harness (kill, pause,
+// graceful restart) until the returned release is called.
+func (p *Proc) Hold() (release func()) {
+	p.mu.Lock()
+	p.held++
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.held--
+		p.mu.Unlock()
+	}
 }
 
 // LogPath is the file the process writes to.
@@ -102,6 +122,7 @@ func (p *Proc) Start() error {
 	}
 	done := make(chan struct{})
 	p.cmd, p.done, p.exitErr, p.stopped = cmd, done, nil, false
+	p.startedAt = time.Now()
 	p.pids = append(p.pids, cmd.Process.Pid)
 	go func() {
 		err := cmd.Wait()
@@ -284,9 +305,32 @@ func exitText(err error) string {
 	return err.Error()
 }
 
-// Crashed reports a process that has exited although nobody stopped it.
+// Crashed reports a process that has exited although nobody stopped it
+// and that nobody holds.
 func (p *Proc) Crashed() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cmd != nil && closed(p.done) && !p.stopped
+	return p.cmd != nil && closed(p.done) && !p.stopped && p.held == 0
+}
+
+// restartDue applies a crash-loop back-off (0.5s doubling to 15s, reset
+// after 30s of running): it reports whether a crashed process may be
+// restarted now.
+func (p *Proc) restartDue() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if p.nextRestart.IsZero() {
+		if now.Sub(p.startedAt) > 30*time.Second || p.backoff == 0 {
+			p.backoff = 500 * time.Millisecond
+		} else {
+			p.backoff = min(2*p.backoff, 15*time.Second)
+		}
+		p.nextRestart = now.Add(p.backoff)
+	}
+	if now.Before(p.nextRestart) {
+		return false
+	}
+	p.nextRestart = time.Time{}
+	return true
 }

@@ -141,6 +141,9 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			s.Stop()
 		}
 	}()
+	if err := s.snapshotConfigs(); err != nil {
+		return nil, err
+	}
 	for _, b := range []string{"catalog", "publisher", "projector", "relayctl", "es-testserver", "relaydemo"} {
 		if _, err := os.Stat(s.bin(b)); err != nil {
 			return nil, fmt.Errorf("binary %s missing in %s (build ./cmd/... first): %w", b, cfg.BinDir, err)
@@ -195,7 +198,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 
 // EnsurePubSub applies configs/pubsub.yaml (after every Pub/Sub start).
 func (s *Stack) EnsurePubSub(ctx context.Context) error {
-	_, err := s.Relayctl(ctx, "pubsub", "ensure", "-f", filepath.Join(s.Cfg.Repo, "configs/pubsub.yaml"),
+	_, err := s.Relayctl(ctx, "pubsub", "ensure", "-f", s.conf("pubsub.yaml"),
 		"-by", "e2e-harness", "-why", "fresh Pub/Sub server")
 	return err
 }
@@ -256,7 +259,32 @@ func (s *Stack) baseEnv() []string {
 	return env
 }
 
-func (s *Stack) conf(name string) string { return filepath.Join(s.Cfg.Repo, "configs", name) }
+// conf is the run's copy of configs/<name> (see snapshotConfigs).
+func (s *Stack) conf(name string) string { return filepath.Join(s.Cfg.RunDir, "configs", name) }
+
+// snapshotConfigs copies configs/*.yaml into the run directory: every
+// (re)start of a daemon reads the same files, whatever happens to the
+// working tree meanwhile, and the run's logs sit beside what produced them.
+func (s *Stack) snapshotConfigs() error {
+	files, err := filepath.Glob(filepath.Join(s.Cfg.Repo, "configs", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no configs/*.yaml in %s (%v)", s.Cfg.Repo, err)
+	}
+	dir := filepath.Join(s.Cfg.RunDir, "configs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (s *Stack) startES(ctx context.Context) error {
 	port, err := FreePort()

@@ -29,11 +29,17 @@ func (t *Table) Check(name, value string, ok bool) {
 // Failed counts the failed checks.
 func (t *Table) Failed() int { return t.fails }
 
+// maxValue bounds the value column; longer values are cut with "...".
+const maxValue = 110
+
 // Print writes the table.
 func (t *Table) Print(w io.Writer) {
 	wn, wv := 0, 0
-	for _, r := range t.rows {
-		wn, wv = max(wn, len(r[0])), max(wv, len(r[1]))
+	for i, r := range t.rows {
+		if len(r[1]) > maxValue {
+			t.rows[i][1] = r[1][:maxValue-3] + "..."
+		}
+		wn, wv = max(wn, len(r[0])), max(wv, len(t.rows[i][1]))
 	}
 	line := "  +" + strings.Repeat("-", wn+2) + "+" + strings.Repeat("-", wv+2) + "+"
 	fmt.Fprintln(w, line)

@@ -172,6 +172,7 @@ SELECT
     count(*)::bigint                                                        AS total,
     count(*) FILTER (WHERE status = 'published')::bigint                    AS published,
     count(*) FILTER (WHERE status IN ('pending', 'publishing'))::bigint     AS lag,
+    count(*) FILTER (WHERE status = 'publishing')::bigint                   AS publishing,
     count(*) FILTER (WHERE status = 'failed')::bigint                       AS failed,
     coalesce(sum(replay_count), 0)::bigint                                  AS replays,
     coalesce(extract(epoch FROM now() - min(created_at)
@@ -184,6 +185,7 @@ type OutboxProgressRow struct {
 	Total            int64
 	Published        int64
 	Lag              int64
+	Publishing       int64
 	Failed           int64
 	Replays          int64
 	OldestAgeSeconds float64
@@ -201,6 +203,7 @@ func (q *Queries) OutboxProgress(ctx context.Context) (OutboxProgressRow, error)
 		&i.Total,
 		&i.Published,
 		&i.Lag,
+		&i.Publishing,
 		&i.Failed,
 		&i.Replays,
 		&i.OldestAgeSeconds,

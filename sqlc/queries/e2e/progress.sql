@@ -9,6 +9,7 @@ SELECT
     count(*)::bigint                                                        AS total,
     count(*) FILTER (WHERE status = 'published')::bigint                    AS published,
     count(*) FILTER (WHERE status IN ('pending', 'publishing'))::bigint     AS lag,
+    count(*) FILTER (WHERE status = 'publishing')::bigint                   AS publishing,
     count(*) FILTER (WHERE status = 'failed')::bigint                       AS failed,
     coalesce(sum(replay_count), 0)::bigint                                  AS replays,
     coalesce(extract(epoch FROM now() - min(created_at)
