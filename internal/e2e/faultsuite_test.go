@@ -19,7 +19,10 @@ import (
 // every process log.
 //
 // Knobs: E2E_EVENTS (default 21000), E2E_RATE (default 220/s),
-// E2E_AGGREGATES (default 1000), EVENTRELAY_PUBSUB=pstest.
+// E2E_AGGREGATES (default 1000), E2E_PG_PORT (default 55434),
+// EVENTRELAY_PUBSUB=pstest, and E2E_BIN_DIR to run prebuilt binaries (e.g.
+// built from a tree with the version guard or the fencing broken, to see
+// the suite fail).
 func TestFaultSuite(t *testing.T) {
 	repo, err := filepath.Abs("../..")
 	if err != nil {
@@ -36,12 +39,18 @@ func TestFaultSuite(t *testing.T) {
 	t.Logf("fault suite: Pub/Sub is %s", kind)
 
 	runDir := filepath.Join(repo, ".run", "e2e", time.Now().Format("20060102-150405"))
-	binDir := filepath.Join(runDir, "bin")
-	start := time.Now()
-	if err := BuildBinaries(ctx, repo, binDir); err != nil {
-		t.Fatal(err)
+	binDir := os.Getenv("E2E_BIN_DIR")
+	if binDir == "" {
+		binDir = filepath.Join(runDir, "bin")
+		start := time.Now()
+		if err := BuildBinaries(ctx, repo, binDir); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("built binaries in %s (%s)", binDir, time.Since(start).Truncate(time.Millisecond))
+	} else {
+		t.Logf("E2E_BIN_DIR: using the binaries in %s as they are", binDir)
 	}
-	t.Logf("built binaries in %s (%s); logs in %s", binDir, time.Since(start).Truncate(time.Millisecond), runDir)
+	t.Logf("logs in %s", runDir)
 
 	s := &Suite{Cfg: SuiteConfig{
 		Stack: StackConfig{

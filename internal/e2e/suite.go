@@ -62,6 +62,7 @@ type Suite struct {
 	mappingReplayed       int
 	staleRedriven         int
 	staleBefore           float64
+	zombieFenced          float64
 	started               time.Time
 }
 
@@ -157,9 +158,21 @@ func (s *Suite) faults(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.logf("phase 2: freeze %s (SIGSTOP) past its lease; its late writes must be fenced", st.Publishers[0].Name())
-	if err := st.PausePublisher(ctx, st.Publishers[0], 12*time.Second, &s.Faults); err != nil {
+	zombie := st.Publishers[0]
+	s.logf("phase 2: freeze %s (SIGSTOP) past its lease; its late writes must be fenced", zombie.Name())
+	st.Scraper.ScrapeAll(ctx)
+	fencedBefore := st.Scraper.SumWhere(zombie.Name(), "outbox_fenced_writes_total")
+	if err := st.PausePublisher(ctx, zombie, 12*time.Second, &s.Faults); err != nil {
 		return err
+	}
+	// Its in-flight batches finish now and try to record their outcomes
+	// under lock tokens that were taken over.
+	for i := 0; i < 20 && s.zombieFenced == 0; i++ {
+		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
+			return err
+		}
+		st.Scraper.ScrapeAll(ctx)
+		s.zombieFenced = st.Scraper.SumWhere(zombie.Name(), "outbox_fenced_writes_total") - fencedBefore
 	}
 	s.logf("phase 3: rolling SIGTERM restart of every publisher and the projector")
 	if err := st.RollingRestart(ctx, &s.Faults); err != nil {

@@ -51,7 +51,8 @@ func (s *Suite) check(ctx context.Context) error {
 	t.Row("duplicates published (extra message ids per event)", fmt.Sprint(ck.DuplicatePublishes))
 	t.Row("redeliveries seen at the audit subscription", fmt.Sprint(ck.Redeliveries))
 	t.Row("duplicates absorbed by the inbox (projector, lower bound)", fmt.Sprintf("%.0f", sum("projector", "projector_duplicate_total")))
-	t.Row("publisher: fenced late writes / lease takeovers", fmt.Sprintf("%.0f / %.0f", sum("publisher", "outbox_fenced_writes_total"), sum("publisher", "outbox_takeovers_total")))
+	t.Check("frozen publisher's late writes fenced off (lock token)", fmt.Sprintf("%.0f", s.zombieFenced), s.zombieFenced > 0)
+	t.Row("publisher: fenced late writes / lease takeovers (all)", fmt.Sprintf("%.0f / %.0f", sum("publisher", "outbox_fenced_writes_total"), sum("publisher", "outbox_takeovers_total")))
 
 	okMal := s.malformedDeadLettered[DLQSubscriptionPG] == len(s.malformedIDs) && s.malformedDeadLettered[DLQSubscriptionES] == len(s.malformedIDs)
 	t.Check("poison: malformed messages dead-lettered (pg / es), then purged", fmt.Sprintf("%d / %d of %d", s.malformedDeadLettered[DLQSubscriptionPG], s.malformedDeadLettered[DLQSubscriptionES], len(s.malformedIDs)), okMal)
