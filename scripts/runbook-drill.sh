@@ -86,8 +86,8 @@ export CLOUDSDK_API_ENDPOINT_OVERRIDES_PUBSUB=http://$PUBSUB_EMULATOR_HOST/
 export CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true
 export CLOUDSDK_CORE_PROJECT=$PUBSUB_PROJECT_ID
 # The search projection (and the Elasticsearch half of verify / rebuild
-# --reindex) runs when DRILL_SEARCH=true.
-search=${DRILL_SEARCH:-false}
+# --reindex) runs unless DRILL_SEARCH=false.
+search=${DRILL_SEARCH:-true}
 if [ "$search" = true ]; then
   es-testserver -addr 127.0.0.1:19200 >"$run/es.log" 2>&1 &
   pids+=($!)
@@ -173,6 +173,23 @@ for block in re.findall(r"```sql\n(.*?)```", text, re.S):
     print(block.strip().rstrip(";") + ";")
 PY
 expect 0 psql -X -v ON_ERROR_STOP=1 -d "$DATABASE_URL" -c "SET search_path = catalog" -f "$run/runbook.sql"
+
+if [ "$search" = true ]; then
+  step "incident: Elasticsearch throttling (429), the Postgres read model unaffected"
+  expect 0 curl -fsS "$ELASTIC_URL/_cluster/health?pretty"
+  expect 0 curl -fsS -X POST "$ELASTIC_URL/_estest/fault" -H 'content-type: application/json' -d '{"status":429,"seconds":5}'
+  for i in 1 2 3; do
+    curl -fsS -X POST http://127.0.0.1:18000/v1/videos -H 'content-type: application/json' \
+      -d "{\"uploader_id\":\"$(cat /proc/sys/kernel/random/uuid)\",\"title\":\"during 429 $i\"}" >/dev/null
+  done
+  wait_for 0 30 sh -c "curl -fsS http://127.0.0.1:18082/metrics | grep -E '^projector_failed_total\{projection=\"search\",reason=\"rate_limited\"\}'"
+  expect 3 relayctl verify    # Elasticsearch cannot be read while it answers 429
+  contains "rate_limited"
+  wait_for 0 30 relayctl verify --elastic-url ""   # the Postgres read model alone: unaffected
+  contains "postgres video_projection: OK"
+  expect 0 sh -c "psql -X -d '$DATABASE_URL' -c 'SELECT consumer, count(*) AS events, max(received_at) AS last_received FROM catalog.inbox_events GROUP BY consumer ORDER BY consumer'"
+  wait_for 0 90 relayctl verify   # caught up after the fault
+fi
 
 step "incident: deterministic failures (topic_not_found), fix, replay"
 # A misrouted event: its topic does not exist. The publisher fails it
