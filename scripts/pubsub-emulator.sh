@@ -82,10 +82,13 @@ start() {
   setsid gcloud beta emulators pubsub start \
     --host-port="127.0.0.1:${port}" --project="${project}" --data-dir="$dir/data" \
     --verbosity=warning >"$log" 2>&1 </dev/null &
-  echo $! >"$pidfile"
+  local pid=$!
+  echo "$pid" >"$pidfile"
   local deadline=$((SECONDS + ${EVENTRELAY_PUBSUB_START_TIMEOUT:-60}))
   until answers; do
-    if ! group_alive; then
+    # The leader itself, not the group: the group exists only once setsid
+    # has run in the child.
+    if ! kill -0 "$pid" 2>/dev/null; then
       echo "pubsub-emulator.sh: the emulator exited during start-up; last log lines:" >&2
       tail -n 30 "$log" >&2
       rm -f "$pidfile"
