@@ -330,6 +330,25 @@ if [ "$search" = true ]; then
 fi
 contains "CONVERGED"
 
+step "incident: Pub/Sub unavailable (emulator stopped, restarted empty), recovery"
+emu() { EVENTRELAY_PUBSUB_DIR=$run/emulator EVENTRELAY_PUBSUB_PORT=$DRILL_PUBSUB_PORT scripts/pubsub-emulator.sh "$@"; }
+emu stop >>"$log" 2>&1
+for i in 1 2 3; do
+  curl -fsS -X POST http://127.0.0.1:18000/v1/videos -H 'content-type: application/json' \
+    -d "{\"uploader_id\":\"$(cat /proc/sys/kernel/random/uuid)\",\"title\":\"during outage $i\"}" >/dev/null
+done
+wait_for 22 60 curl -fsS http://127.0.0.1:18081/readyz    # publisher not ready: Pub/Sub unreachable
+wait_for 0 60 sh -c "relayctl status --json | jq -e '.outbox.lag > 0'"
+emu start >>"$log" 2>&1
+expect 0 relayctl pubsub ensure -f configs/pubsub.yaml
+# Rows that reached the empty emulator before ensure failed with
+# topic_not_found; rows that ran out of attempts, max_attempts_exceeded.
+expect 0 relayctl replay --reason topic_not_found --since 1h --by drill --why "DRILL-8 emulator restarted"
+expect 0 relayctl replay --reason max_attempts_exceeded --since 1h --by drill --why "DRILL-8 emulator restarted"
+wait_for 0 60 curl -fsS http://127.0.0.1:18081/readyz
+wait_for 0 120 relayctl verify
+wait_for 0 60 relayctl status -f configs/pubsub.yaml
+
 step "incident: rolling restart of the publisher (SIGTERM drains, nothing lost)"
 kill -TERM "$publisher_pid"
 wait "$publisher_pid" || { echo "publisher did not exit 0 on SIGTERM" >&2; exit 1; }

@@ -105,6 +105,8 @@ func runReplay(ctx context.Context, c *cli, args []string) error {
 		if jerr := writeJSON(c.stdout, map[string]any{"audit_id": r.auditID, "rows": nonNil(moved)}); jerr != nil && err == nil {
 			err = jerr
 		}
+	} else if err == nil && len(moved) == 0 {
+		fmt.Fprintln(c.stdout, "replayed 0 row(s): nothing matched, no audit row written")
 	} else if err == nil {
 		fmt.Fprintf(c.stdout, "replayed %d row(s); audit row outbox_replays.id=%d\n", len(moved), r.auditID)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -230,30 +231,41 @@ func printStatus(w io.Writer, rep *statusReport, withPubSub bool) {
 	fmt.Fprintf(tw, "  pending\t%d\n  publishing\t%d\n  published\t%d\n  failed\t%d\n", o.ByStatus["pending"], o.ByStatus["publishing"], o.ByStatus["published"], o.ByStatus["failed"])
 	fmt.Fprintf(tw, "  lag (pending+publishing)\t%d\n  ready now\t%d\n  retry scheduled\t%d\n  in flight\t%d\n  stuck claims\t%d\n  oldest unpublished age\t%s\n",
 		o.Lag, o.Ready, o.RetryScheduled, o.Inflight, o.Stuck, (time.Duration(o.OldestAgeSeconds * float64(time.Second))).Round(time.Millisecond))
-	for r, n := range o.FailedByReason {
-		fmt.Fprintf(tw, "  failed{reason=%s}\t%d\n", r, n)
+	reasons := make([]string, 0, len(o.FailedByReason))
+	for r := range o.FailedByReason {
+		reasons = append(reasons, r)
 	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(tw, "  failed{reason=%s}\t%d\n", r, o.FailedByReason[r])
+	}
+	tw.Flush()
 	for _, s := range o.StuckSamples {
-		fmt.Fprintf(tw, "  stuck row %d event %s aggregate %s locked by %s since %s (lease until %s)\n", s.ID, s.EventID, s.AggregateID, s.LockedBy,
+		fmt.Fprintf(w, "  stuck row %d event %s aggregate %s locked by %s since %s (lease until %s)\n", s.ID, s.EventID, s.AggregateID, s.LockedBy,
 			s.ClaimedAt.UTC().Format(time.RFC3339), s.LeaseUntil.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintln(tw, "INBOX (consumer\tevents\tunprocessed\tretried\tlast received)")
+	fmt.Fprintln(w, "INBOX")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  CONSUMER\tEVENTS\tUNPROCESSED\tRETRIED\tLAST RECEIVED")
 	for _, i := range rep.Inbox {
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\n", i.Consumer, i.Events, i.Unprocessed, i.Retried, i.LastReceivedAt.UTC().Format(time.RFC3339))
 	}
+	tw.Flush()
 	if withPubSub {
-		fmt.Fprintln(tw, "SUBSCRIPTIONS (name\texists\tordered\tdead letter policy\tbacklog)")
+		fmt.Fprintln(w, "SUBSCRIPTIONS")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NAME\tEXISTS\tORDERED\tDEAD LETTER POLICY\tBACKLOG")
 		for _, s := range rep.Subscriptions {
 			fmt.Fprintf(tw, "  %s\t%t\t%t\t%s\t%s\n", s.Name, s.Exists, s.Ordered, dash(s.DeadLetter), s.Backlog)
 		}
+		tw.Flush()
 	} else {
-		fmt.Fprintln(tw, "SUBSCRIPTIONS: skipped (pass -f configs/pubsub.yaml)")
+		fmt.Fprintln(w, "SUBSCRIPTIONS: skipped (pass -f configs/pubsub.yaml)")
 	}
 	if len(rep.Problems) == 0 {
-		fmt.Fprintln(tw, "OK: nothing needs attention")
+		fmt.Fprintln(w, "OK: nothing needs attention")
 	}
 	for _, p := range rep.Problems {
-		fmt.Fprintf(tw, "PROBLEM: %s\n", p)
+		fmt.Fprintf(w, "PROBLEM: %s\n", p)
 	}
-	tw.Flush()
 }
