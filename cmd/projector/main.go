@@ -25,6 +25,7 @@ import (
 
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/elastic"
+	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 )
@@ -49,9 +50,8 @@ func run(confPath string, logger *slog.Logger, level *slog.LevelVar) error {
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return fmt.Errorf("log_level: %w", err)
 	}
-	// Kratos' own lines (listener start/stop) are not JSON; keep only its
-	// errors. The projector logs its life cycle itself.
-	klog.SetLogger(klog.NewFilter(klog.DefaultLogger, klog.FilterLevel(klog.LevelError)))
+	// Kratos' own lines (listener start/stop) join the JSON stream.
+	klog.SetLogger(ops.KratosLogger(logger))
 
 	app, cleanup, err := wireApp(&cfg, logger)
 	if err != nil {

@@ -3,14 +3,12 @@ package main_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,45 +19,12 @@ import (
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// binary builds cmd/projector once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "projector-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "projector")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+// binary builds cmd/projector once per test process.
+func binary(t *testing.T) string { return opstest.Binary(t, ".") }
 
 // daemon is one run of the built binary.
 type daemon struct {
@@ -71,7 +36,7 @@ type daemon struct {
 
 func start(t *testing.T, env []string) *daemon {
 	t.Helper()
-	d := &daemon{port: freePort(t), done: make(chan error, 1)}
+	d := &daemon{port: opstest.FreePort(t), done: make(chan error, 1)}
 	d.log = filepath.Join(t.TempDir(), "projector.log")
 	f, err := os.Create(d.log)
 	if err != nil {

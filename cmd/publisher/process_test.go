@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,42 +16,17 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 )
 
 // binary is the publisher built once for the process-level tests.
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-	buildDir  string
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	opstest.RemoveBinaries()
 	os.Exit(code)
 }
 
-func publisherBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "publisher-bin-")
-		if buildErr != nil {
-			return
-		}
-		binary = filepath.Join(buildDir, "publisher")
-		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binary
-}
+func publisherBinary(t *testing.T) string { return opstest.Binary(t, ".") }
 
 // syncBuffer collects a process's output.
 type syncBuffer struct {
@@ -84,21 +57,11 @@ type proc struct {
 	err    error
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startPublisher runs the built binary with the test defaults (short
 // lease, fast polling) plus env, configured by environment only.
 func startPublisher(t *testing.T, worker, dbURL string, ps gpubsub.Config, env map[string]string) *proc {
 	t.Helper()
-	p := &proc{t: t, worker: worker, port: freePort(t), out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{t: t, worker: worker, port: opstest.FreePort(t), out: &syncBuffer{}, done: make(chan struct{})}
 	vars := map[string]string{
 		"DATABASE_URL":                    dbURL,
 		"PUBSUB_PROJECT_ID":               ps.ProjectID,

@@ -14,6 +14,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
 )
@@ -33,7 +34,7 @@ func startPrivatePG(t *testing.T) *privatePG {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &privatePG{t: t, env: append(os.Environ(), "EVENTRELAY_PG_DIR="+dir, "EVENTRELAY_PG_PORT="+strconv.Itoa(freePort(t)))}
+	p := &privatePG{t: t, env: append(os.Environ(), "EVENTRELAY_PG_DIR="+dir, "EVENTRELAY_PG_PORT="+strconv.Itoa(opstest.FreePort(t)))}
 	t.Cleanup(func() {
 		p.run("stop")
 		os.RemoveAll(dir)

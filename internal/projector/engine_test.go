@@ -18,8 +18,8 @@ import (
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/projector"
-	"github.com/eventrelay/eventrelay/internal/publisher/publishertest"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -161,10 +161,10 @@ func TestBatchIsolatesFailingMessages(t *testing.T) {
 	if err := f.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM inbox_events").Scan(&inbox); err != nil || inbox != 4 {
 		t.Errorf("inbox rows = %d (%v), want 4: failed messages must leave no inbox row", inbox, err)
 	}
-	if n := publishertest.Metric(t, f.reg, "projector_failed_total", map[string]string{"reason": "unavailable"}); n != 1 {
+	if n := opstest.Metric(t, f.reg, "projector_failed_total", map[string]string{"reason": "unavailable"}); n != 1 {
 		t.Errorf("failed_total{unavailable} = %v, want 1", n)
 	}
-	if n := publishertest.Metric(t, f.reg, "projector_dead_lettered_total", map[string]string{"reason": "mapping_error"}); n != 1 {
+	if n := opstest.Metric(t, f.reg, "projector_dead_lettered_total", map[string]string{"reason": "mapping_error"}); n != 1 {
 		t.Errorf("dead_lettered_total{mapping_error} = %v, want 1", n)
 	}
 }
@@ -179,7 +179,7 @@ func TestDeadLetterPublishFailureNacks(t *testing.T) {
 	if acks, nacks := a.counts(); acks != 0 || nacks != 1 {
 		t.Fatalf("acks=%d nacks=%d: a message whose dead letter was not published must be nacked", acks, nacks)
 	}
-	if n := publishertest.Metric(t, f.reg, "projector_failed_total", map[string]string{"reason": "dead_letter_publish"}); n != 1 {
+	if n := opstest.Metric(t, f.reg, "projector_failed_total", map[string]string{"reason": "dead_letter_publish"}); n != 1 {
 		t.Fatalf("failed_total{dead_letter_publish} = %v, want 1", n)
 	}
 }

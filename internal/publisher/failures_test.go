@@ -14,6 +14,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -165,13 +166,13 @@ func TestTransientFailuresBackOffThenPublish(t *testing.T) {
 		t.Fatalf("doomed key published %v", got)
 	}
 	pt.WaitFor(t, 5*time.Second, "metrics", func() bool {
-		return pt.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": "max_attempts_exceeded"}) == 1
+		return opstest.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": "max_attempts_exceeded"}) == 1
 	})
-	if n := pt.Metric(t, r.Registry, "outbox_retry_scheduled_total", nil); n < 3+4 {
+	if n := opstest.Metric(t, r.Registry, "outbox_retry_scheduled_total", nil); n < 3+4 {
 		t.Fatalf("outbox_retry_scheduled_total = %v, want >= 7", n)
 	}
-	failed := pt.Metric(t, r.Registry, "outbox_failed_total", map[string]string{"reason": "unavailable"}) +
-		pt.Metric(t, r.Registry, "outbox_failed_total", map[string]string{"reason": "timeout"})
+	failed := opstest.Metric(t, r.Registry, "outbox_failed_total", map[string]string{"reason": "unavailable"}) +
+		opstest.Metric(t, r.Registry, "outbox_failed_total", map[string]string{"reason": "timeout"})
 	if failed < 3+5 {
 		t.Fatalf("outbox_failed_total{reason=unavailable|timeout} = %v, want >= 8", failed)
 	}
@@ -223,7 +224,7 @@ func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
 		if got := publishedVersions(t, ps, c.key); len(got) != 0 {
 			t.Fatalf("%s key published %v", c.reason, got)
 		}
-		if n := pt.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": c.reason}); n != 1 {
+		if n := opstest.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": c.reason}); n != 1 {
 			t.Fatalf("outbox_terminal_failed_total{reason=%s} = %v, want 1", c.reason, n)
 		}
 	}
@@ -231,7 +232,7 @@ func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
 		t.Fatalf("INVALID_ARGUMENT key reached Pub/Sub %d times, want once (never retried)", fault.hits.Load())
 	}
 	pt.WaitFor(t, 5*time.Second, "failed gauge", func() bool {
-		return pt.Metric(t, r.Registry, "outbox_failed_events", nil) == 3 && pt.Metric(t, r.Registry, "outbox_lag_events", nil) == 6
+		return opstest.Metric(t, r.Registry, "outbox_failed_events", nil) == 3 && opstest.Metric(t, r.Registry, "outbox_lag_events", nil) == 6
 	})
 }
 
@@ -260,7 +261,7 @@ func TestLongBatchExtendsItsLease(t *testing.T) {
 	if !delayed.Load() {
 		t.Fatal("the publish was not delayed")
 	}
-	if n := pt.Metric(t, r.Registry, "outbox_takeovers_total", nil); n != 0 {
+	if n := opstest.Metric(t, r.Registry, "outbox_takeovers_total", nil); n != 0 {
 		t.Fatalf("outbox_takeovers_total = %v, want 0 (lease extended)", n)
 	}
 	if got := publishedVersions(t, ps, slow); len(got) != 1 {
@@ -310,7 +311,7 @@ func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 	if err := db.Pool.QueryRow(context.Background(), `SELECT coalesce(sum(attempts), 0) FROM outbox_events WHERE status = 'pending' AND lock_token IS NULL`).Scan(&attempts); err != nil || attempts != 0 {
 		t.Fatalf("released rows: attempts %d, %v", attempts, err)
 	}
-	if n := pt.Metric(t, r.Registry, "outbox_released_total", nil); n != 2 {
+	if n := opstest.Metric(t, r.Registry, "outbox_released_total", nil); n != 2 {
 		t.Fatalf("outbox_released_total = %v, want 2", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -64,7 +65,7 @@ func TestThreeRelaysDeliverEverythingOnceInOrder(t *testing.T) {
 	t.Logf("rows per replica: %v", perWorker)
 	var processed float64
 	for _, r := range relays {
-		processed += pt.Metric(t, r.Registry, "outbox_processed_total", nil)
+		processed += opstest.Metric(t, r.Registry, "outbox_processed_total", nil)
 	}
 	if processed != aggregates*versions {
 		t.Fatalf("outbox_processed_total summed over replicas = %v, want %d", processed, aggregates*versions)
@@ -167,7 +168,7 @@ func TestRetentionDeletesPublishedRows(t *testing.T) {
 		_ = db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_events`).Scan(&n)
 		return n == 0 && len(ps.Messages()) == 20
 	})
-	if n := pt.Metric(t, r.Registry, "outbox_retention_deleted_total", nil); n != 20 {
+	if n := opstest.Metric(t, r.Registry, "outbox_retention_deleted_total", nil); n != 20 {
 		t.Fatalf("outbox_retention_deleted_total = %v, want 20", n)
 	}
 }

@@ -23,9 +23,9 @@ import (
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 	"github.com/eventrelay/eventrelay/internal/projector"
-	"github.com/eventrelay/eventrelay/internal/publisher/publishertest"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -185,7 +185,7 @@ func (h *harness) metric(name, proj string, extra ...string) float64 {
 	for i := 0; i+1 < len(extra); i += 2 {
 		l[extra[i]] = extra[i+1]
 	}
-	return publishertest.Metric(h.t, h.reg, name, l)
+	return opstest.Metric(h.t, h.reg, name, l)
 }
 
 // eventually polls cond until it holds or timeout passes.

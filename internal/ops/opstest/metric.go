@@ -1,4 +1,4 @@
-package publishertest
+package opstest
 
 import (
 	"testing"
