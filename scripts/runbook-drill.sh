@@ -110,6 +110,14 @@ expect 0 relayctl pubsub ensure -f configs/pubsub.yaml
 expect 0 relayctl pubsub ensure -f configs/pubsub.yaml
 contains "no changes"
 expect 0 relayctl pubsub ensure -f configs/pubsub.yaml --dry-run
+# Drift in a mutable field is put back.
+expect 0 gcloud pubsub subscriptions update catalog.video.projection-pg --ack-deadline=99 --dead-letter-topic=catalog.video.events.dlq-pg --max-delivery-attempts=7
+expect 1 relayctl pubsub ensure -f configs/pubsub.yaml --dry-run
+contains "ack_deadline_seconds: 99 -> 30"
+expect 0 relayctl pubsub ensure -f configs/pubsub.yaml
+contains "updated"
+expect 0 relayctl pubsub ensure -f configs/pubsub.yaml
+contains "no changes"
 expect 0 gcloud pubsub topics list --format="value(name)"
 contains "catalog.video.events.dlq-pg"
 expect 0 gcloud pubsub topics describe catalog.video.events

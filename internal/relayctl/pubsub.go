@@ -74,7 +74,7 @@ func pubsubEnsure(ctx context.Context, c *cli, args []string) error {
 		for _, ch := range changes {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", ch.Kind, ch.Name, ch.Action)
 			for _, d := range ch.Diffs {
-				fmt.Fprintf(tw, "\t  %s\t\n", d)
+				fmt.Fprintf(tw, "    %s\n", d)
 			}
 		}
 		tw.Flush()
