@@ -54,7 +54,8 @@ func (e explainer) Query(ctx context.Context, sql string, args ...any) (pgx.Rows
 
 // explainClaim runs the publisher's claim transaction under EXPLAIN
 // ANALYZE and rolls it back, writing the plan to OutDir/profiles/<name>.txt.
-// It returns the path and the plan's execution time line.
+// It returns the path and a summary: the execution time and how the
+// candidate rows were found (which index).
 func (r *Runner) explainClaim(ctx context.Context, name string) (string, string, error) {
 	var plan strings.Builder
 	tx, err := r.db.Pool.Begin(ctx)
@@ -80,11 +81,16 @@ func (r *Runner) explainClaim(ctx context.Context, name string) (string, string,
 	if err := os.WriteFile(path, []byte(plan.String()), 0o644); err != nil {
 		return "", "", err
 	}
-	var exec string
+	var exec, scan string
 	for _, l := range strings.Split(plan.String(), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "Execution Time") {
-			exec = strings.TrimSpace(l)
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "Execution Time") {
+			exec = l
+		}
+		// The candidate scan is the first scan of outbox_events "c".
+		if i := strings.Index(l, " on outbox_events c "); i > 0 && scan == "" {
+			scan = strings.TrimPrefix(l[:i], "->  ")
 		}
 	}
-	return r.rel(path), exec, nil
+	return r.rel(path), exec + "; candidates: " + scan, nil
 }

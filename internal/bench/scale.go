@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
@@ -136,10 +137,33 @@ func (r *Runner) tableSizes(ctx context.Context, label, id string) error {
 		return fmt.Errorf("table sizes: %w", postgres.Classify(err))
 	}
 	const mb = 1 << 20
+	perIndex, err := r.indexSizes(ctx)
+	if err != nil {
+		return err
+	}
 	r.addRun(Measurement{ID: "scale.size.table." + id, Scenario: "scale", Name: fmt.Sprintf("outbox table size, %s (%d rows)", label, rows),
 		Backend: "postgres", Unit: "MB"}, float64(table)/mb)
 	r.addRun(Measurement{ID: "scale.size.index." + id, Scenario: "scale", Name: fmt.Sprintf("outbox index size, %s", label),
-		Backend: "postgres", Unit: "MB"}, float64(index)/mb)
-	r.logf("  sizes %s: table %.1f MB, indexes %.1f MB, %d rows", label, float64(table)/mb, float64(index)/mb, rows)
+		Backend: "postgres", Unit: "MB", Note: perIndex}, float64(index)/mb)
+	r.logf("  sizes %s: table %.1f MB, indexes %.1f MB (%s), %d rows", label, float64(table)/mb, float64(index)/mb, perIndex, rows)
 	return nil
+}
+
+// indexSizes lists each outbox index with its size in MB.
+func (r *Runner) indexSizes(ctx context.Context) (string, error) {
+	rows, err := r.db.Pool.Query(ctx, sqlIndexSizes)
+	if err != nil {
+		return "", fmt.Errorf("index sizes: %w", postgres.Classify(err))
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var name string
+		var size int64
+		if err := rows.Scan(&name, &size); err != nil {
+			return "", fmt.Errorf("index sizes: %w", postgres.Classify(err))
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f MB", name, float64(size)/(1<<20)))
+	}
+	return strings.Join(parts, ", "), rows.Err()
 }

@@ -32,6 +32,9 @@ FROM inbox_events WHERE consumer = $1`
 	sqlDrainSpan = `SELECT count(*), coalesce(extract(epoch FROM max(published_at) - min(claimed_at)), 0)
 FROM outbox_events WHERE status = 'published'`
 
+	sqlIndexSizes = `SELECT indexrelid::regclass::text, pg_relation_size(indexrelid)
+FROM pg_index WHERE indrelid = 'outbox_events'::regclass ORDER BY 1`
+
 	sqlTableSizes = `SELECT pg_table_size('outbox_events'), pg_indexes_size('outbox_events'),
        (SELECT count(*) FROM outbox_events)`
 )
