@@ -47,7 +47,7 @@ func run() error {
 	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 58185)")
 	dbName := flag.String("db", "", "bench database name, dropped at every run (default eventrelay_bench)")
 	out := flag.String("out", "", "directory of the JSON results (default bench/results; smoke .run/bench)")
-	readme := flag.String("readme", "", "README to rewrite the bench block of (default README.md for full runs, none for smoke/partial runs; '-' for none)")
+	readme := flag.String("readme", "", "README to rewrite the bench block of (default README.md for complete full runs, none for smoke/partial/failed runs; '-' for none)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the bench process (the in-process loops) to this file")
 	timeout := flag.Duration("timeout", 3*time.Hour, "give up after this long")
 	flag.Parse()
@@ -139,7 +139,9 @@ func run() error {
 	if target == "" && !*smoke && *only == "" {
 		target = "README.md"
 	}
-	if target != "" && target != "-" {
+	if target != "" && target != "-" && runErr != nil {
+		fmt.Printf("README not updated: the run had failures\n")
+	} else if target != "" && target != "-" {
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(repo, target)
 		}

@@ -78,7 +78,7 @@ func (r *Runner) applyDaemonOnce(ctx context.Context, bin string, evs []Event, s
 		return err
 	}
 	a := r.cpu.sample()
-	d, err := startDaemon(bin, "projector-"+sanitize(sink), r.cfg.RepoDir, r.repoPath(".run", "bench-logs"), env)
+	d, err := startDaemon(bin, "projector-"+sanitize(sink), r.cfg.RepoDir, r.workDir("logs"), env)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,9 @@ type Config struct {
 	// AdminURL connects to the Postgres server (any database); the bench
 	// database is created next to it. Required.
 	AdminURL string
-	// Database is the name of the bench database (default eventrelay_bench).
-	// It is dropped and re-created at the start of every run.
+	// Database is the name of the bench database (default eventrelay_bench;
+	// smoke runs use eventrelay_bench_smoke). It is dropped and re-created at
+	// the start of every run; two runs on one database refuse to overlap.
 	Database string
 	// RepoDir is the repository root (scripts, cmd packages, README).
 	RepoDir string
@@ -62,7 +63,7 @@ func Smoke() Config {
 		Runs: 1, Events: 2000, Aggregates: 50, Bulk: 100,
 		ScaleSizes: []int{1000, 5000}, Retained: 5000, ClaimSamples: 10,
 		Rates: []int{200}, LatencyEach: time.Second, LatencyDrain: 10 * time.Second,
-		Emulator: "off", Smoke: true,
+		Emulator: "off", Smoke: true, Database: "eventrelay_bench_smoke", EmulatorPort: 58186,
 	}
 }
 

@@ -18,6 +18,9 @@ const Schema = postgres.DefaultSchema
 // of a bench run.
 type DB struct {
 	Pool *pgxpool.Pool
+	// lock holds the run lock (a session advisory lock on the admin
+	// database) until Close.
+	lock *pgx.Conn
 	// URL connects to the bench database (search_path is set by Config).
 	URL  string
 	Name string
@@ -37,7 +40,24 @@ func openDB(ctx context.Context, admin, name string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", postgres.Redact(admin), postgres.Classify(err))
 	}
-	defer conn.Close(ctx)
+	// One run per bench database: a second one would drop the database
+	// under the first.
+	var locked bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('relaybench.' || $1))", name).Scan(&locked); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("taking the run lock: %w", postgres.Classify(err))
+	}
+	if !locked {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("another relaybench run is using database %s; wait for it or pass -db eventrelay_bench_<something>", name)
+	}
+	d := &DB{Name: name, lock: conn}
+	ok := false
+	defer func() {
+		if !ok {
+			conn.Close(ctx)
+		}
+	}()
 	ident := pgx.Identifier{name}.Sanitize()
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
 		return nil, fmt.Errorf("dropping %s: %w", name, postgres.Classify(err))
@@ -46,7 +66,7 @@ func openDB(ctx context.Context, admin, name string) (*DB, error) {
 		return nil, fmt.Errorf("creating %s: %w", name, postgres.Classify(err))
 	}
 	u.Path = "/" + name
-	d := &DB{URL: u.String(), Name: name}
+	d.URL = u.String()
 	m, err := postgres.NewMigrator(ctx, d.Config())
 	if err != nil {
 		return nil, err
@@ -61,6 +81,7 @@ func openDB(ctx context.Context, admin, name string) (*DB, error) {
 	if d.Pool, err = postgres.Open(ctx, cfg); err != nil {
 		return nil, err
 	}
+	ok = true
 	return d, nil
 }
 
@@ -83,6 +104,9 @@ func (d *DB) count(ctx context.Context, sql string, args ...any) (int, error) {
 	return int(n), nil
 }
 
-// Close closes the pool (the database stays for inspection until the next
-// run drops it).
-func (d *DB) Close() { d.Pool.Close() }
+// Close closes the pool and releases the run lock (the database stays for
+// inspection until the next run drops it).
+func (d *DB) Close() {
+	d.Pool.Close()
+	d.lock.Close(context.Background())
+}

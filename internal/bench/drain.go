@@ -71,7 +71,7 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 			return err
 		}
 		name := fmt.Sprintf("publisher-%s-i%d-%d", b.Name, instances, i)
-		d, err := startDaemon(bin, name, r.cfg.RepoDir, r.repoPath(".run", "bench-logs"), r.publisherEnv(b, name, port))
+		d, err := startDaemon(bin, name, r.cfg.RepoDir, r.workDir("logs"), r.publisherEnv(b, name, port))
 		if err != nil {
 			stopAll()
 			return err

@@ -166,7 +166,7 @@ func (r *Runner) latencyStep(ctx context.Context, backend, pubBin, projBin strin
 	if backend == "pstest" {
 		env = append(env, "PROJECTOR_NUM_GOROUTINES="+strconv.Itoa(pstestStreams))
 	}
-	logDir := r.repoPath(".run", "bench-logs")
+	logDir := r.workDir("logs")
 	projD, err := startDaemon(projBin, "projector-latency", r.cfg.RepoDir, logDir, env)
 	if err != nil {
 		return res, err

@@ -127,9 +127,9 @@ func emulatorAvailable(repo string) string {
 	return ""
 }
 
-// startEmulator starts a fresh emulator (stopping a previous bench one).
-func startEmulator(ctx context.Context, repo string, port int) (*Emulator, error) {
-	dir := filepath.Join(repo, ".run", "bench-pubsub-emulator")
+// startEmulator starts a fresh emulator in dir (stopping a previous one
+// there).
+func startEmulator(ctx context.Context, repo, dir string, port int) (*Emulator, error) {
 	e := &Emulator{
 		script: filepath.Join(repo, "scripts", "pubsub-emulator.sh"),
 		env: append(os.Environ(), "EVENTRELAY_PUBSUB_DIR="+dir, "EVENTRELAY_PUBSUB_PORT="+strconv.Itoa(port),

@@ -79,7 +79,7 @@ func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Repor
 	r.db = db
 	r.report.Machine = describeMachine(ctx, db, cfg.RepoDir)
 	r.cpu.postmaster = findPostmaster(ctx, db)
-	r.bins = &binaries{repo: cfg.RepoDir, dir: filepath.Join(cfg.RepoDir, ".run", "bench-bin")}
+	r.bins = &binaries{repo: cfg.RepoDir, dir: r.workDir("bin")}
 
 	body, attrs := messageSize()
 	r.report.note("Messages: %d-byte envelope (events.Encode of a state-carrying VideoUpdated) + %d bytes of attributes; ordering key = aggregate id.", body, attrs)
@@ -147,7 +147,7 @@ func (r *Runner) startEmulator(ctx context.Context) error {
 		return nil
 	}
 	r.logf("bench: starting a fresh Pub/Sub emulator on 127.0.0.1:%d", r.cfg.EmulatorPort)
-	emu, err := startEmulator(ctx, r.cfg.RepoDir, r.cfg.EmulatorPort)
+	emu, err := startEmulator(ctx, r.cfg.RepoDir, r.workDir("pubsub-emulator"), r.cfg.EmulatorPort)
 	if err != nil {
 		if r.cfg.Emulator == "on" {
 			return err
@@ -272,9 +272,11 @@ func (r *Runner) rel(p string) string {
 	return p
 }
 
-// repoPath is a path inside the repository.
-func (r *Runner) repoPath(p ...string) string {
-	return filepath.Join(append([]string{r.cfg.RepoDir}, p...)...)
+// workDir is this run's scratch directory .run/<database>/<name> (binaries,
+// daemon logs, the emulator): per database, so a smoke run never touches
+// a full run's files.
+func (r *Runner) workDir(name string) string {
+	return filepath.Join(r.cfg.RepoDir, ".run", r.cfg.Database, name)
 }
 
 func fileExists(p string) bool {
