@@ -13,9 +13,6 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
-// SearchConsumer is the inbox consumer of the projector's search index.
-const SearchConsumer = "video-search"
-
 // runApplyDaemon measures the built projector draining Events messages
 // that wait on its subscription(s) of a fresh emulator: into Postgres, and
 // into Postgres + the Elasticsearch test server (run in this process).
@@ -159,7 +156,7 @@ func (r *Runner) projectorEnv(ctx context.Context, b *Backend, withES bool) ([]s
 	es := estest.New(estest.Options{})
 	env = append(env, "PROJECTOR_SEARCH_ENABLED=true", "ELASTIC_URL="+es.URL,
 		"PROJECTOR_SEARCH_SUBSCRIPTION="+esSub, "PROJECTOR_SEARCH_DEAD_LETTER_TOPIC=catalog.video.events.dlq-es")
-	return env, append(consumers, SearchConsumer), func() {
+	return env, append(consumers, catproj.SearchConsumer), func() {
 		cleanup()
 		b.DeleteSubscription(context.Background(), esSub)
 		es.Close()
