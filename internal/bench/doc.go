@@ -17,10 +17,14 @@
 // as PASS, MISS or N/A beside the figure; a miss is reported, never hidden.
 //
 // Benchmark data lives in its own database (Config.Database, default
-// eventrelay_bench), dropped and re-created at the start of every run, so
-// tests sharing the Postgres server are not disturbed. The SQL this package
-// issues directly is benchmark plumbing (seeding by COPY, table sizes,
-// resets) and, until the publisher and projector export theirs, the claim,
-// mark and projection statements of the ceilings, written in the same shape
-// as the daemons' (see sql.go).
+// eventrelay_bench; smoke runs use eventrelay_bench_smoke), dropped and
+// re-created at the start of every run under a run lock, so tests sharing
+// the Postgres server are not disturbed and two runs never overlap.
+//
+// The ceilings run the daemons' own generated queries (outboxdb's claim,
+// mark and retention; inboxdb's inbox insert and video upsert, pipelined
+// through a pgx.Batch), the projector engine runs in process, and the
+// publisher and projector run as processes built from cmd/ (with a pprof
+// listener added at build time). The bench's own SQL (sql.go) is plumbing:
+// resets, counts, spans and sizes.
 package bench
