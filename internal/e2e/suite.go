@@ -301,7 +301,7 @@ func (s *Suite) poison(ctx context.Context) error {
 	}
 	s.logf("poison: relayctl dlq replay of %d search-index dead letters", len(ids))
 	if _, err := st.Relayctl(ctx, "dlq", "replay", "--subscription", DLQSubscriptionES, "--ids", strings.Join(ids, ","),
-		"--by", "e2e-suite", "--why", "mapping fixed; replay"); err != nil {
+		"-f", st.conf("pubsub.yaml"), "--by", "e2e-suite", "--why", "mapping fixed; replay"); err != nil {
 		return err
 	}
 	s.mappingReplayed = len(ids)
