@@ -68,7 +68,15 @@ func TestFaultSuite(t *testing.T) {
 				"OUTBOX_MAX_BACKOFF_SECONDS=3",
 				"OUTBOX_GRACE_PERIOD_SECONDS=10",
 			},
-			ProjectorEnv: []string{"PROJECTOR_SHUTDOWN_TIMEOUT=15s"},
+			ProjectorEnv: []string{
+				"PROJECTOR_SHUTDOWN_TIMEOUT=15s",
+				// Messages a stopped projector held (flow control pulls
+				// up to max_outstanding_messages ahead and keeps extending
+				// their deadlines) come back after one ack deadline; the
+				// default 60s would stall ordered keys for a minute after
+				// every restart.
+				"PROJECTOR_ACK_DEADLINE=10s",
+			},
 			Out:          os.Stdout,
 		},
 		Workload: WorkloadConfig{
