@@ -87,6 +87,7 @@ func runScale(ctx context.Context, r *Runner) error {
 // a VACUUM.
 func (r *Runner) claimLatency(ctx context.Context, cl claimer, fx *Fixture, size int, label, id string) error {
 	cfg := r.cfg
+	var plans, notes []string
 	for run := 1; run <= cfg.Runs; run++ {
 		// Every run starts from the state autovacuum would leave: the
 		// dead versions of earlier claims would otherwise pile up at the
@@ -115,12 +116,14 @@ func (r *Runner) claimLatency(ctx context.Context, cl claimer, fx *Fixture, size
 				return err
 			}
 		}
-		plan, exec, err := r.explainClaim(ctx, "claim-plan."+id)
+		plan, exec, err := r.explainClaim(ctx, fmt.Sprintf("claim-plan.%s.run%d", id, run))
 		if err != nil {
 			return err
 		}
-		base := Measurement{Scenario: "scale", Backend: "postgres", Unit: "ms", Profile: plan,
-			Note: "EXPLAIN ANALYZE of the claim: " + exec + " (" + plan + ")"}
+		plans = append(plans, plan)
+		notes = append(notes, fmt.Sprintf("run %d: %s", run, exec))
+		base := Measurement{Scenario: "scale", Backend: "postgres", Unit: "ms", Profile: strings.Join(plans, ","),
+			Note: "EXPLAIN ANALYZE of the claim after each run: " + strings.Join(notes, "; ")}
 		for _, p := range []struct {
 			slug, name string
 			pct        float64
