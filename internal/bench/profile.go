@@ -43,16 +43,23 @@ func (r *Runner) profileDaemon(ctx context.Context, d *Daemon, name string, seco
 	if d.Pprof == "" {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+10)*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+15)*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", d.Pprof, seconds), nil)
-	if err != nil {
-		return ""
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return ""
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", d.Pprof, seconds)
+	var resp *http.Response
+	// The listener comes up with the process: retry while it starts.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return ""
+		}
+		if resp, err = http.DefaultClient.Do(req); err == nil {
+			break
+		}
+		if time.Now().After(deadline) || d.Exited() != nil {
+			return ""
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
