@@ -77,7 +77,7 @@ func TestFaultSuite(t *testing.T) {
 				// every restart.
 				"PROJECTOR_ACK_DEADLINE=10s",
 			},
-			Out:          os.Stdout,
+			Out: os.Stdout,
 		},
 		Workload: WorkloadConfig{
 			Events:     envInt("E2E_EVENTS", 21000),
