@@ -63,7 +63,7 @@ DEMOFLAGS ?=
 E2EFLAGS  ?= -count=1 -timeout 15m -v
 
 .PHONY: e2e
-e2e: ## Fault-injection suite: processes + real emulator, >=20k events, kills/restarts/outages; asserts convergence (~6-10 min)
+e2e: ## Fault-injection suite: processes + real emulator, >=20k events, kills/restarts/outages; asserts convergence (~3-5 min)
 	@$(GO) test -tags e2e $(E2EFLAGS) -run 'TestFaultSuite' ./internal/e2e/
 
 .PHONY: emulator-start emulator-stop
