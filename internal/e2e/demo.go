@@ -90,7 +90,7 @@ func RunDemo(ctx context.Context, cfg DemoConfig) (err error) {
 	wl.Run(ctx)
 	writeTime := time.Since(start)
 	if ctx.Err() == nil {
-		_, err = stack.Stats.WaitSettled(ctx, stack.Cfg.Consumers, cfg.Settle, nil)
+		_, err = stack.Stats.WaitSettled(ctx, stack.Cfg.Consumers, cfg.Settle)
 	}
 	drained := time.Since(start)
 	stopProgress()

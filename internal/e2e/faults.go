@@ -251,8 +251,7 @@ func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down time.
 // event is unapplied by any consumer, and the audit checker has received
 // nothing for quiet.
 func (s *Stack) WaitDrained(ctx context.Context, chk *OrderChecker, quiet, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	return poll(ctx, 250*time.Millisecond, timeout, func() (bool, string) {
 		snap, err := s.Stats.Snapshot(ctx)
 		pending := snap.Outbox.Publishing
 		for _, c := range s.Cfg.Consumers {
@@ -263,25 +262,15 @@ func (s *Stack) WaitDrained(ctx context.Context, chk *OrderChecker, quiet, timeo
 			n, err = s.Stats.PublishedUnapplied(ctx, c)
 			pending += n
 		}
-		if err == nil && pending == 0 && time.Since(chk.LastReceive()) >= quiet {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("still %d events publishing or published but unapplied after %s (err %v)", pending, timeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+		done := err == nil && pending == 0 && time.Since(chk.LastReceive()) >= quiet
+		return done, fmt.Sprintf("%d events still publishing or published but unapplied (err %v)", pending, err)
+	})
 }
 
 // WaitUnapplied waits until each consumer has exactly want[consumer]
 // published events it has not applied (dead letters awaiting replay).
 func (s *Stack) WaitUnapplied(ctx context.Context, want map[string]int64, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	err := poll(ctx, 500*time.Millisecond, timeout, func() (bool, string) {
 		snap, err := s.Stats.Snapshot(ctx)
 		ok := err == nil && snap.Outbox.Lag == 0
 		got := map[string]int64{"outbox lag": snap.Outbox.Lag}
@@ -292,18 +281,12 @@ func (s *Stack) WaitUnapplied(ctx context.Context, want map[string]int64, timeou
 				ok = false
 			}
 		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("published but unapplied events: %v, want %v after %s", got, want, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
+		return ok, fmt.Sprintf("published but unapplied events %v, want %v", got, want)
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the dead letters alone to be unapplied: %w", err)
 	}
+	return nil
 }
 
 // Watch restarts supervised daemons that exit without being asked to (as

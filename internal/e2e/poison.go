@@ -55,30 +55,26 @@ func (s *Stack) ListDLQ(ctx context.Context, sub string) ([]DeadLetter, error) {
 
 // WaitDLQ polls sub until match selects at least n dead letters.
 func (s *Stack) WaitDLQ(ctx context.Context, sub string, n int, timeout time.Duration, match func(DeadLetter) bool) ([]DeadLetter, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	var got []DeadLetter
+	var listErr error
+	err := poll(ctx, time.Second, timeout, func() (bool, string) {
 		all, err := s.ListDLQ(ctx, sub)
 		if err != nil {
-			return nil, err
+			listErr = err
+			return true, ""
 		}
-		var got []DeadLetter
+		got = got[:0]
 		for _, d := range all {
 			if match(d) {
 				got = append(got, d)
 			}
 		}
-		if len(got) >= n {
-			return got, nil
-		}
-		if time.Now().After(deadline) {
-			return got, fmt.Errorf("%d of %d expected dead letters in %s after %s (all: %d)", len(got), n, sub, timeout, len(all))
-		}
-		select {
-		case <-ctx.Done():
-			return got, ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return len(got) >= n, fmt.Sprintf("%d of %d expected dead letters in %s (all: %d)", len(got), n, sub, len(all))
+	})
+	if listErr != nil {
+		return nil, listErr
 	}
+	return got, err
 }
 
 // PublishMalformed publishes n messages whose body is not an envelope

@@ -104,35 +104,26 @@ func (s *Stats) Unapplied(ctx context.Context, consumer string, max int32) ([]e2
 // WaitSettled polls until every committed event is published and applied
 // by every consumer in consumers (or nothing changed for quiet and the
 // outbox has no lag), or until timeout. It returns the last snapshot.
-func (s *Stats) WaitSettled(ctx context.Context, consumers []string, timeout time.Duration, tick func(Snapshot)) (Snapshot, error) {
-	deadline := time.Now().Add(timeout)
+func (s *Stats) WaitSettled(ctx context.Context, consumers []string, timeout time.Duration) (Snapshot, error) {
 	var last Snapshot
-	for {
+	err := poll(ctx, 500*time.Millisecond, timeout, func() (bool, string) {
 		snap, err := s.Snapshot(ctx)
-		if err == nil {
-			last = snap
-			if tick != nil {
-				tick(snap)
-			}
-			done := snap.Outbox.Lag == 0
-			for _, c := range consumers {
-				if snap.Applied[c] < snap.Outbox.Published {
-					done = false
-				}
-			}
-			if done {
-				return snap, nil
+		if err != nil {
+			return false, err.Error()
+		}
+		last = snap
+		done := snap.Outbox.Lag == 0
+		for _, c := range consumers {
+			if snap.Applied[c] < snap.Outbox.Published {
+				done = false
 			}
 		}
-		if time.Now().After(deadline) {
-			return last, fmt.Errorf("not settled after %s: lag %d, published %d, applied %v", timeout, last.Outbox.Lag, last.Outbox.Published, last.Applied)
-		}
-		select {
-		case <-ctx.Done():
-			return last, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
+		return done, fmt.Sprintf("lag %d, published %d, applied %v", snap.Outbox.Lag, snap.Outbox.Published, snap.Applied)
+	})
+	if err != nil {
+		return last, fmt.Errorf("not settled: %w", err)
 	}
+	return last, nil
 }
 
 // PublishedUnapplied counts published events consumer has not applied.

@@ -163,20 +163,12 @@ func pidAlive(pid int) bool {
 
 // waitTCP waits until addr accepts connections.
 func waitTCP(ctx context.Context, addr string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	return poll(ctx, 100*time.Millisecond, timeout, func() (bool, string) {
 		c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return nil
+		if err != nil {
+			return false, fmt.Sprintf("%s does not accept connections: %v", addr, err)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s does not accept connections after %s: %w", addr, timeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		c.Close()
+		return true, ""
+	})
 }
