@@ -115,6 +115,26 @@ func (s *Scraper) SumWhere(procPrefix, name string, labels ...string) float64 {
 	return sum
 }
 
+// Last is the value last scraped from the current instance of the
+// process named procName (for gauges, which must not be summed across
+// instances).
+func (s *Scraper) Last(procName, name string, labels ...string) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sum float64
+	for _, t := range s.targets {
+		if t.proc.Name() != procName {
+			continue
+		}
+		for k, v := range t.last {
+			if sampleMatches(k, name, labels) {
+				sum += v
+			}
+		}
+	}
+	return sum
+}
+
 // Names lists the metric names seen, for discovering what daemons export.
 func (s *Scraper) Names() []string {
 	s.mu.Lock()

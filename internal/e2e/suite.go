@@ -160,7 +160,11 @@ func (s *Suite) faults(ctx context.Context) error {
 	}
 	zombie := st.Publishers[0]
 	s.logf("phase 2: freeze %s (SIGSTOP) past its lease; its late writes must be fenced", zombie.Name())
-	st.Scraper.ScrapeAll(ctx)
+	// Freeze it while it holds claims (not right after a restart, idle).
+	_ = poll(ctx, 200*time.Millisecond, 15*time.Second, func() (bool, string) {
+		st.Scraper.ScrapeAll(ctx)
+		return st.Scraper.Last(zombie.Name(), "outbox_inflight_events") > 0, ""
+	})
 	fencedBefore := st.Scraper.SumWhere(zombie.Name(), "outbox_fenced_writes_total")
 	if err := st.PausePublisher(ctx, zombie, 12*time.Second, &s.Faults); err != nil {
 		return err
