@@ -62,7 +62,9 @@ type Suite struct {
 	mappingReplayed       int
 	staleRedriven         int
 	staleBefore           float64
-	zombieFenced          float64
+	zombieInflight        float64 // rows in flight when it was frozen
+	zombieTakenOver       float64 // rows the other replica took over meanwhile
+	zombieFenced          float64 // its late writes refused
 	started               time.Time
 }
 
@@ -158,26 +160,28 @@ func (s *Suite) faults(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	zombie := st.Publishers[0]
-	s.logf("phase 2: freeze %s (SIGSTOP) past its lease; its late writes must be fenced", zombie.Name())
+	zombie, other := st.Publishers[0], st.Publishers[1]
+	s.logf("phase 2: freeze %s (SIGSTOP) past its lease; %s must take its claims over and its late writes must be fenced", zombie.Name(), other.Name())
 	// Freeze it while it holds claims (not right after a restart, idle).
 	_ = poll(ctx, 200*time.Millisecond, 15*time.Second, func() (bool, string) {
 		st.Scraper.ScrapeAll(ctx)
 		return st.Scraper.Last(zombie.Name(), "outbox_inflight_events") > 0, ""
 	})
+	s.zombieInflight = st.Scraper.Last(zombie.Name(), "outbox_inflight_events")
 	fencedBefore := st.Scraper.SumWhere(zombie.Name(), "outbox_fenced_writes_total")
+	takeoversBefore := st.Scraper.SumWhere(other.Name(), "outbox_takeovers_total")
 	if err := st.PausePublisher(ctx, zombie, 12*time.Second, &s.Faults); err != nil {
 		return err
 	}
+	st.Scraper.ScrapeAll(ctx)
+	s.zombieTakenOver = st.Scraper.SumWhere(other.Name(), "outbox_takeovers_total") - takeoversBefore
 	// Its in-flight batches finish now and try to record their outcomes
 	// under lock tokens that were taken over.
-	for i := 0; i < 20 && s.zombieFenced == 0; i++ {
-		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
-			return err
-		}
+	_ = poll(ctx, 500*time.Millisecond, 10*time.Second, func() (bool, string) {
 		st.Scraper.ScrapeAll(ctx)
 		s.zombieFenced = st.Scraper.SumWhere(zombie.Name(), "outbox_fenced_writes_total") - fencedBefore
-	}
+		return s.zombieFenced > 0, ""
+	})
 	s.logf("phase 3: rolling SIGTERM restart of every publisher and the projector")
 	if err := st.RollingRestart(ctx, &s.Faults); err != nil {
 		return err
