@@ -46,7 +46,9 @@ CREATE TABLE outbox_events (
     status            text        NOT NULL DEFAULT 'pending'
                                   CHECK (status IN ('pending', 'publishing', 'published', 'failed')),
     attempts          integer     NOT NULL DEFAULT 0,
-    next_attempt_at   timestamptz NOT NULL DEFAULT now(),
+    -- 'epoch' means "ready now" (fresh, reclaimed and replayed rows). Only a
+    -- scheduled retry sets a real time. See outbox_events_blocking_idx.
+    next_attempt_at   timestamptz NOT NULL DEFAULT 'epoch',
     locked_by         text,
     lock_token        uuid,
     lease_until       timestamptz,
@@ -75,11 +77,20 @@ CREATE INDEX outbox_events_pending_idx
     ON outbox_events (id) INCLUDE (next_attempt_at, topic, ordering_key, created_at)
     WHERE status = 'pending';
 
--- Head-of-line check: rows that block later rows of the same key
--- (in flight, failed, or waiting for a retry). Small by construction.
+-- Head-of-line check: rows that may block later rows of the same key (in
+-- flight, failed, or scheduled for a retry). Small by construction.
+--
+-- Why 'epoch' and not now() for "ready now": now() is the start of the
+-- writing transaction, and claim transactions wait on the claim lock, so a
+-- row whose next_attempt_at = now() of a transaction that started after the
+-- claim's own now() would look "not ready" to the claim, yet not blocking:
+-- its key's later versions would be claimed ahead of it. With the sentinel,
+-- every pending row is either ready or in this index, and the claim decides
+-- both with the same now(), so "ready" and "blocking" are complements.
 CREATE INDEX outbox_events_blocking_idx
     ON outbox_events (topic, ordering_key, id)
-    WHERE status IN ('publishing', 'failed') OR (status = 'pending' AND attempts > 0);
+    WHERE status IN ('publishing', 'failed')
+       OR (status = 'pending' AND next_attempt_at > 'epoch'::timestamptz);
 
 -- Reclaim of expired leases and stuck-row metrics.
 CREATE INDEX outbox_events_publishing_idx

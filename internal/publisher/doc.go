@@ -24,7 +24,17 @@
 // The claim takes, in id order, up to bulk_size rows that are pending and
 // ready (next_attempt_at <= now()) and whose (topic, ordering_key) has no
 // earlier row that is blocking: publishing, failed, or pending with
-// attempts > 0 and next_attempt_at in the future (waiting for a retry).
+// next_attempt_at in the future (waiting for a retry).
+//
+// "Ready now" is the sentinel next_attempt_at = 'epoch' (fresh, reclaimed
+// and replayed rows), never now(): now() is a transaction's start, and a
+// claim that waited for the lock can have an earlier now() than a row
+// written meanwhile. That row would then be neither ready nor (if only
+// retries counted as blocking) blocking, and later versions of its key
+// would overtake it. With the sentinel, only scheduled retries carry a real
+// time, both tests use the claim's now(), and a pending row is always
+// exactly one of ready or blocking (the e2e suite caught the former rule
+// reordering a key after a takeover).
 // The rows are set to publishing with locked_by = worker id, a fresh
 // lock_token (one per batch), lease_until = now + lease and claimed_at.
 // FOR UPDATE SKIP LOCKED guards against other writers (admin commands).

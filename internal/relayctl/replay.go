@@ -25,7 +25,7 @@ required.
 
 --dry-run prints exactly the rows that match and changes nothing. A real run
 requires --by and --why, prints what it will do, then per row: status
-pending, next_attempt_at now, attempts 0, claim cleared, replay_count + 1;
+pending (ready at once), attempts 0, claim cleared, replay_count + 1;
 error_history, last_error and error_reason are kept. One outbox_replays audit
 row (who, why, filter, event ids) is written in the same transaction as the
 rows it covers. --rate N moves at most N rows per second, in transactions of

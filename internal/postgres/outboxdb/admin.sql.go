@@ -190,7 +190,7 @@ func (q *Queries) InsertReplayAudit(ctx context.Context, arg InsertReplayAuditPa
 const outboxHealth = `-- name: OutboxHealth :one
 SELECT count(*)::bigint AS lag,
        count(*) FILTER (WHERE status = 'pending' AND next_attempt_at <= now())::bigint AS ready,
-       count(*) FILTER (WHERE status = 'pending' AND attempts > 0 AND next_attempt_at > now())::bigint AS retry_scheduled,
+       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at > now())::bigint AS retry_scheduled,
        count(*) FILTER (WHERE status = 'publishing')::bigint AS inflight,
        count(*) FILTER (WHERE status = 'publishing'
                           AND (lease_until < now()
@@ -262,7 +262,7 @@ func (q *Queries) OutboxStatusCounts(ctx context.Context) ([]OutboxStatusCountsR
 const replayOutboxRows = `-- name: ReplayOutboxRows :many
 UPDATE outbox_events
 SET status          = 'pending',
-    next_attempt_at = now(),
+    next_attempt_at = 'epoch', -- ready now for every claim (see the blocking index)
     attempts        = 0,
     locked_by       = NULL,
     lock_token      = NULL,

@@ -14,6 +14,13 @@ SELECT pg_advisory_xact_lock(hashtextextended('eventrelay.outbox.claim.' || curr
 -- flight, failed, or waiting for a retry (head-of-line rule). Run it after
 -- LockClaims in the same transaction.
 --
+-- "Ready" (candidate) and "waiting for a retry" (blocking) are evaluated
+-- with the same now(), and a pending row is one or the other: fresh,
+-- reclaimed and replayed rows carry next_attempt_at = 'epoch' (always
+-- ready); only scheduled retries carry a real time. So every earlier row of
+-- a candidate's key is published, or a candidate itself (smaller id: in the
+-- batch before it), or blocking.
+--
 -- Plan: the candidates come from outbox_events_pending_idx in id order; for
 -- each, the NOT EXISTS probes outbox_events_blocking_idx on (topic,
 -- ordering_key, id < c.id). "OFFSET 0" keeps the NOT EXISTS a correlated
@@ -33,7 +40,8 @@ WITH candidates AS (
             AND b.ordering_key = c.ordering_key
             AND b.id < c.id
             AND (b.status IN ('publishing', 'failed')
-                 OR (b.status = 'pending' AND b.attempts > 0 AND b.next_attempt_at > now()))
+                 OR (b.status = 'pending' AND b.next_attempt_at > 'epoch'::timestamptz
+                     AND b.next_attempt_at > now()))
           OFFSET 0
       )
     ORDER BY c.id
@@ -151,7 +159,7 @@ WITH expired AS (
 )
 UPDATE outbox_events o
 SET status          = 'pending',
-    next_attempt_at = now(),
+    next_attempt_at = 'epoch', -- ready now, for every claim (see ClaimOutboxEvents)
     last_error      = 'claim of worker ' || coalesce(expired.locked_by, '?') || ' expired (claimed at '
                       || coalesce(expired.claimed_at::text, '?') || '): taken over',
     error_history   = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
