@@ -27,6 +27,10 @@ type Config struct {
 	MaxConns int32
 	// ConnectTimeout bounds each dial (default 5s).
 	ConnectTimeout time.Duration
+	// IdleInTransactionTimeout, when set, makes the server end a session
+	// that sits idle inside a transaction that long (e.g. a frozen process
+	// holding a lock), releasing its locks.
+	IdleInTransactionTimeout time.Duration
 }
 
 // Validate checks the configuration and fills defaults. Errors name the key
@@ -43,6 +47,9 @@ func (c *Config) Validate(prefix string) error {
 	}
 	if !schemaName.MatchString(c.Schema) {
 		return fmt.Errorf("%s.schema %q must be a lower-case SQL identifier", prefix, c.Schema)
+	}
+	if c.IdleInTransactionTimeout < 0 {
+		return fmt.Errorf("%s.idle_in_transaction_timeout must be >= 0", prefix)
 	}
 	if c.MaxConns < 0 {
 		return fmt.Errorf("%s.max_conns must be >= 0, got %d", prefix, c.MaxConns)
@@ -66,6 +73,9 @@ func Open(ctx context.Context, c Config) (*pgxpool.Pool, error) {
 	}
 	pc.ConnConfig.RuntimeParams["search_path"] = c.Schema + ", public"
 	pc.ConnConfig.ConnectTimeout = c.ConnectTimeout
+	if c.IdleInTransactionTimeout > 0 {
+		pc.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(c.IdleInTransactionTimeout.Milliseconds())
+	}
 	if c.MaxConns > 0 {
 		pc.MaxConns = c.MaxConns
 	}

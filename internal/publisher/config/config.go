@@ -48,9 +48,16 @@ type Database struct {
 	ConnectTimeout conf.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
 }
 
+// ClaimSessionIdleLimit ends a publisher session that stays idle inside a
+// transaction this long. Claim transactions last milliseconds; a replica
+// frozen mid-claim (SIGSTOP, a stalled VM) would otherwise hold the claim
+// lock, and so stop every replica, for as long as it is frozen.
+const ClaimSessionIdleLimit = 10 * time.Second
+
 // Postgres returns the connection settings for internal/postgres.
 func (d Database) Postgres() postgres.Config {
-	return postgres.Config{URL: d.URL, Schema: d.Schema, MaxConns: d.MaxConns, ConnectTimeout: d.ConnectTimeout.D()}
+	return postgres.Config{URL: d.URL, Schema: d.Schema, MaxConns: d.MaxConns, ConnectTimeout: d.ConnectTimeout.D(),
+		IdleInTransactionTimeout: ClaimSessionIdleLimit}
 }
 
 // Outbox configures claiming, retries and retention.
