@@ -43,7 +43,9 @@ func runApplyDaemon(ctx context.Context, r *Runner, evs []Event) error {
 			}
 		}
 	}
-	return nil
+	// Leave a fresh JVM: the last run's ordered subscriptions keep a thread
+	// per ordering key alive (thousands), which loads the machine.
+	return r.restartEmulator(ctx)
 }
 
 // errSearchIdle: the Postgres consumer finished, the search consumer never
