@@ -45,14 +45,6 @@ func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg Rece
 		// The stream's ack deadline and each extension; 0 keeps the
 		// library's defaults.
 		MaxDurationPerAckExtension: cfg.AckDeadline.D(),
-		// On stop, nack what the client still holds (prefetched, not yet
-		// handed to the engine) so another projector gets it now instead of
-		// after the ack deadline. Handlers already running finish; if their
-		// ack is lost the redelivery is absorbed by the inbox.
-		ShutdownOptions: &pubsub.ShutdownOptions{
-			Behavior: pubsub.ShutdownBehaviorNackImmediately,
-			Timeout:  10 * time.Second,
-		},
 	}
 	if log == nil {
 		log = slog.Default()
