@@ -23,7 +23,7 @@ demo: build ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emu
 
 .PHONY: test
 test: ## Run all tests against a private Postgres (started if needed) and pstest
-	@eval "$$(scripts/pg.sh start)" && $(GO) test $(TESTFLAGS) $(PKGS)
+	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) test $(TESTFLAGS) $(PKGS)
 
 .PHONY: generate
 generate: ## Regenerate protobuf (buf), sqlc and wire output
@@ -53,9 +53,9 @@ BENCHFLAGS ?=
 
 .PHONY: bench bench-smoke
 bench: ## Measure publisher/projector against ceilings in one run (~40 min); JSON in bench/results, table in README
-	@eval "$$(scripts/pg.sh start)" && $(GO) run ./cmd/relaybench $(BENCHFLAGS)
+	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) run ./cmd/relaybench $(BENCHFLAGS)
 bench-smoke: ## The same bench with tiny sizes in seconds (CI: keeps the benchmark from rotting)
-	@eval "$$(scripts/pg.sh start)" && $(GO) run ./cmd/relaybench -smoke $(BENCHFLAGS)
+	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) run ./cmd/relaybench -smoke $(BENCHFLAGS)
 
 # --- End to end (cmd/relaydemo, internal/e2e; issue 6) ------------------------
 # DEMOFLAGS passes options to the demo, e.g. DEMOFLAGS='-rate 500 -duration 1m -aggregates 500'.
@@ -74,7 +74,7 @@ emulator-stop: ## Stop the Pub/Sub emulator (the whole JVM process group)
 
 # run-*: one daemon in the foreground against the private Postgres and the
 # emulator (both started if needed), with its configs/<daemon>.yaml.
-RUN_ENV = eval "$$(scripts/pg.sh start)" && eval "$$(scripts/pubsub-emulator.sh start)"
+RUN_ENV = pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && psenv=$$(scripts/pubsub-emulator.sh start) && eval "$$psenv"
 
 .PHONY: run-migrate run-ensure run-catalog run-publisher run-projector run-es
 run-migrate: build ## Apply the migrations to the private Postgres
