@@ -19,12 +19,12 @@ import (
 // Injectors from wire.go:
 
 // wireApp builds the catalog app from its configuration.
-func wireApp(confServer *conf.Server, database *conf.Database, outbox *conf.Outbox, logger *slog.Logger) (*kratos.App, func(), error) {
+func wireApp(confServer *conf.Server, arg *conf.Database, outbox *conf.Outbox, logger *slog.Logger) (*kratos.App, func(), error) {
 	writer, err := data.NewWriter(outbox)
 	if err != nil {
 		return nil, nil, err
 	}
-	dataData, cleanup, err := data.NewData(database, writer, logger)
+	dataData, cleanup, err := data.NewData(arg, writer, logger)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,8 +20,8 @@ import (
 
 // wireApp builds the publisher from its configuration.
 func wireApp(cfg config.Config, logger *slog.Logger) (*kratos.App, func(), error) {
-	database := cfg.Database
-	pool, cleanup, err := data.NewPool(database)
+	v := cfg.Database
+	pool, cleanup, err := data.NewPool(v)
 	if err != nil {
 		return nil, nil, err
 	}

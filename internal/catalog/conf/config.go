@@ -28,22 +28,9 @@ type Server struct {
 	Timeout conf.Duration `yaml:"timeout" env:"CATALOG_REQUEST_TIMEOUT"`
 }
 
-// Database says where catalog.videos and the outbox live.
-type Database struct {
-	// URL is a libpq connection string or URL; never logged.
-	URL string `yaml:"url" env:"DATABASE_URL"`
-	// Schema is the search_path schema (default "catalog").
-	Schema string `yaml:"schema" env:"DATABASE_SCHEMA"`
-	// MaxConns bounds the pool (0: pgxpool's default).
-	MaxConns int32 `yaml:"max_conns" env:"DATABASE_MAX_CONNS"`
-	// ConnectTimeout bounds each dial.
-	ConnectTimeout conf.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
-}
-
-// Postgres returns the connection settings for internal/postgres.
-func (d Database) Postgres() postgres.Config {
-	return postgres.Config{URL: d.URL, Schema: d.Schema, MaxConns: d.MaxConns, ConnectTimeout: d.ConnectTimeout.D()}
-}
+// Database says where catalog.videos and the outbox live (the shared
+// database block).
+type Database = postgres.Settings
 
 // Outbox configures the outbox writer.
 type Outbox struct {

@@ -36,17 +36,9 @@ func (l Log) SlogLevel() slog.Level {
 	return v
 }
 
-// Database says where the outbox lives.
-type Database struct {
-	// URL is a libpq connection string or URL; never logged.
-	URL string `yaml:"url" env:"DATABASE_URL"`
-	// Schema is the search_path schema of outbox_events (default "catalog").
-	Schema string `yaml:"schema" env:"DATABASE_SCHEMA"`
-	// MaxConns bounds the pool (0: concurrency + 4).
-	MaxConns int32 `yaml:"max_conns" env:"DATABASE_MAX_CONNS"`
-	// ConnectTimeout bounds each dial.
-	ConnectTimeout conf.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
-}
+// Database says where the outbox lives (the shared database block;
+// max_conns 0 means concurrency + 4).
+type Database = postgres.Settings
 
 // ClaimSessionIdleLimit ends a publisher session that stays idle inside a
 // transaction this long. Claim transactions last milliseconds; a replica
@@ -54,10 +46,12 @@ type Database struct {
 // lock, and so stop every replica, for as long as it is frozen.
 const ClaimSessionIdleLimit = 10 * time.Second
 
-// Postgres returns the connection settings for internal/postgres.
-func (d Database) Postgres() postgres.Config {
-	return postgres.Config{URL: d.URL, Schema: d.Schema, MaxConns: d.MaxConns, ConnectTimeout: d.ConnectTimeout.D(),
-		IdleInTransactionTimeout: ClaimSessionIdleLimit}
+// PoolConfig returns the publisher's connection settings: the database
+// block plus ClaimSessionIdleLimit.
+func PoolConfig(d Database) postgres.Config {
+	pc := d.Postgres()
+	pc.IdleInTransactionTimeout = ClaimSessionIdleLimit
+	return pc
 }
 
 // Outbox configures claiming, retries and retention.

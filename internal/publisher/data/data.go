@@ -25,7 +25,7 @@ var ProviderSet = wire.NewSet(
 // NewPool opens the Postgres pool. It does not wait for the server: the
 // publisher starts (not ready) while Postgres is down.
 func NewPool(cfg config.Database) (*pgxpool.Pool, func(), error) {
-	pool, err := postgres.Open(context.Background(), cfg.Postgres())
+	pool, err := postgres.Open(context.Background(), config.PoolConfig(cfg))
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening postgres: %w", err)
 	}
