@@ -64,7 +64,8 @@ type Suite struct {
 	staleBefore           float64
 	zombieInflight        float64 // rows in flight when it was frozen
 	zombieTakenOver       float64 // rows the other replica took over meanwhile
-	zombieFenced          float64 // its late writes refused
+	zombieFenced          float64 // its late writes refused by the lock token
+	zombieCut             float64 // its late writes refused because the server ended its idle transaction
 	started               time.Time
 }
 
@@ -169,6 +170,7 @@ func (s *Suite) faults(ctx context.Context) error {
 	})
 	s.zombieInflight = st.Scraper.Last(zombie.Name(), "outbox_inflight_events")
 	fencedBefore := st.Scraper.SumWhere(zombie.Name(), "outbox_fenced_writes_total")
+	cutBefore := st.Scraper.SumWhere(zombie.Name(), "outbox_store_errors_total")
 	takeoversBefore := st.Scraper.SumWhere(other.Name(), "outbox_takeovers_total")
 	if err := st.PausePublisher(ctx, zombie, 12*time.Second, &s.Faults); err != nil {
 		return err
@@ -180,7 +182,10 @@ func (s *Suite) faults(ctx context.Context) error {
 	_ = poll(ctx, 500*time.Millisecond, 10*time.Second, func() (bool, string) {
 		st.Scraper.ScrapeAll(ctx)
 		s.zombieFenced = st.Scraper.SumWhere(zombie.Name(), "outbox_fenced_writes_total") - fencedBefore
-		return s.zombieFenced > 0, ""
+		// Frozen inside a transaction, its session is ended by Postgres
+		// (idle_in_transaction_session_timeout): the late write fails instead.
+		s.zombieCut = st.Scraper.SumWhere(zombie.Name(), "outbox_store_errors_total") - cutBefore
+		return s.zombieFenced+s.zombieCut > 0, ""
 	})
 	s.logf("phase 3: rolling SIGTERM restart of every publisher and the projector")
 	if err := st.RollingRestart(ctx, &s.Faults); err != nil {
