@@ -10,12 +10,15 @@
 # Uses the installed server binaries (no system cluster, no Docker). When run
 # as root it drops to the "postgres" user for initdb/pg_ctl. Data lives in
 # $EVENTRELAY_PG_DIR (default: <repo>/.run/postgres), port $EVENTRELAY_PG_PORT
-# (default 55432), listening on 127.0.0.1 only, trust auth (local dev only).
+# (default 25432), listening on 127.0.0.1 only, trust auth (local dev only).
+# Default ports of this project stay below 32768, outside Linux's ephemeral
+# range: a client socket in TIME_WAIT on the same port made a start fail
+# with "Address already in use".
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${EVENTRELAY_PG_DIR:-$repo/.run/postgres}
-port=${EVENTRELAY_PG_PORT:-55432}
+port=${EVENTRELAY_PG_PORT:-25432}
 db=${EVENTRELAY_PG_DB:-eventrelay}
 
 bindir=${PG_BINDIR:-}
@@ -69,8 +72,14 @@ log_min_messages = warning
 CONF
   fi
   if ! is_running; then
-    as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
-      || { tail -n 30 "$dir/server.log" >&2; exit 1; }
+    # -p: the port in effect is this run's, also for a data directory
+    # initialized with another one.
+    as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "-p ${port}" -w -t 60 start >/dev/null \
+      || { tail -n 30 "$dir/server.log" >&2
+           if tail -n 30 "$dir/server.log" | grep -q 'Address already in use'; then
+             echo "pg.sh: port ${port} is taken; choose another with EVENTRELAY_PG_PORT" >&2
+           fi
+           exit 1; }
   fi
   for _ in $(seq 1 50); do
     "$bindir/pg_isready" -h 127.0.0.1 -p "$port" -q && break

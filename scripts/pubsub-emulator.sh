@@ -13,7 +13,7 @@
 # stop can kill gcloud's python wrapper and the JVM it spawns as one process
 # group. Data and log live in $EVENTRELAY_PUBSUB_DIR (default
 # <repo>/.run/pubsub-emulator); it listens on 127.0.0.1:$EVENTRELAY_PUBSUB_PORT
-# (default 58085) for project $PUBSUB_PROJECT_ID (default eventrelay-local).
+# (default 28085) for project $PUBSUB_PROJECT_ID (default eventrelay-local).
 #
 # The emulator leaks about one JVM thread per ordering key per ordered
 # subscription, even after deletion, and keeps nothing across restarts:
@@ -23,7 +23,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${EVENTRELAY_PUBSUB_DIR:-$repo/.run/pubsub-emulator}
-port=${EVENTRELAY_PUBSUB_PORT:-58085}
+port=${EVENTRELAY_PUBSUB_PORT:-28085}
 project=${PUBSUB_PROJECT_ID:-eventrelay-local}
 pidfile=$dir/emulator.pid
 log=$dir/emulator.log

@@ -8,7 +8,7 @@
 #
 #   scripts/runbook-drill.sh          # ~1-2 minutes; exit 0 when every step behaved
 #
-# Uses its own emulator (port $DRILL_PUBSUB_PORT, default 58790), its own
+# Uses its own emulator (port $DRILL_PUBSUB_PORT, default 28790), its own
 # database (runbook_drill, recreated) and its own ports (18000-18082, 19200);
 # stops everything it started on exit. Logs: .run/runbook-drill/.
 set -euo pipefail
@@ -69,7 +69,7 @@ wait_for() {
   done
 }
 
-DRILL_PUBSUB_PORT=${DRILL_PUBSUB_PORT:-58790}
+DRILL_PUBSUB_PORT=${DRILL_PUBSUB_PORT:-28790}
 
 step "build"
 go build -o "$run/bin/" ./cmd/catalog ./cmd/publisher ./cmd/projector ./cmd/relayctl ./cmd/relayctl/drillpublish ./cmd/es-testserver

@@ -44,7 +44,7 @@ func run() error {
 	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step (default 10s; smoke 1s)")
 	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,scale,drain,apply,latency)")
 	emulator := flag.String("emulator", "", "auto|on|off: use the real Pub/Sub emulator (default auto; smoke off)")
-	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 58185)")
+	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 28185)")
 	dbName := flag.String("db", "", "bench database name, dropped at every run (default eventrelay_bench)")
 	out := flag.String("out", "", "directory of the JSON results (default bench/results; smoke .run/bench)")
 	readme := flag.String("readme", "", "README to rewrite the bench block of (default README.md for complete full runs, none for smoke/partial/failed runs; '-' for none)")

@@ -48,7 +48,7 @@ func demo(args []string) int {
 	repo := fs.String("repo", ".", "repository root (scripts/, configs/)")
 	binDir := fs.String("bin", "", "directory of the built binaries (default: this binary's directory)")
 	runDir := fs.String("run-dir", "", "log directory (default .run/demo/<timestamp>)")
-	pgPort := fs.Int("pg-port", envInt("DEMO_PG_PORT", 55433), "port of the demo's private Postgres in .run/pg-demo (env DEMO_PG_PORT; fixed per data directory)")
+	pgPort := fs.Int("pg-port", envInt("DEMO_PG_PORT", 25433), "port of the demo's private Postgres in .run/pg-demo (env DEMO_PG_PORT; fixed per data directory)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -47,7 +47,7 @@ type Config struct {
 	// Emulator: "auto" (use it when gcloud and java are installed), "on"
 	// (fail without it) or "off".
 	Emulator string
-	// EmulatorPort is the port of the bench's private emulator (default 58185).
+	// EmulatorPort is the port of the bench's private emulator (default 28185).
 	EmulatorPort int
 
 	// Only, when non-empty, restricts the run to these scenario names.
@@ -63,7 +63,7 @@ func Smoke() Config {
 		Runs: 1, Events: 2000, Aggregates: 50, Bulk: 100,
 		ScaleSizes: []int{1000, 5000}, Retained: 5000, ClaimSamples: 10,
 		Rates: []int{200}, LatencyEach: time.Second, LatencyDrain: 10 * time.Second,
-		Emulator: "off", Smoke: true, Database: "eventrelay_bench_smoke", EmulatorPort: 58186,
+		Emulator: "off", Smoke: true, Database: "eventrelay_bench_smoke", EmulatorPort: 28186,
 	}
 }
 
@@ -101,7 +101,7 @@ func (c *Config) Validate() error {
 	}{
 		{&c.Runs, 3, "Runs"}, {&c.Events, 200_000, "Events"}, {&c.Aggregates, 5_000, "Aggregates"},
 		{&c.Bulk, 500, "Bulk"}, {&c.Retained, 1_000_000, "Retained"}, {&c.ClaimSamples, 50, "ClaimSamples"},
-		{&c.EmulatorPort, 58185, "EmulatorPort"},
+		{&c.EmulatorPort, 28185, "EmulatorPort"},
 	} {
 		if err := def(f.v, f.d, f.name); err != nil {
 			return err

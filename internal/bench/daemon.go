@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 )
 
 // pprofOverlay is compiled into every daemon the bench builds (go build
@@ -193,12 +194,6 @@ func (d *Daemon) Stop(grace time.Duration) error {
 	}
 }
 
-// freePort returns a free TCP port on 127.0.0.1.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort returns a free TCP port on 127.0.0.1, outside the ephemeral
+// range.
+func freePort() (int, error) { return opstest.FreeLocalPort() }

@@ -251,7 +251,7 @@ func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down time.
 // event is unapplied by any consumer, and the audit checker has received
 // nothing for quiet.
 func (s *Stack) WaitDrained(ctx context.Context, chk *OrderChecker, quiet, timeout time.Duration) error {
-	return poll(ctx, 250*time.Millisecond, timeout, func() (bool, string) {
+	err := poll(ctx, 250*time.Millisecond, timeout, func() (bool, string) {
 		snap, err := s.Stats.Snapshot(ctx)
 		pending := snap.Outbox.Publishing
 		for _, c := range s.Cfg.Consumers {
@@ -265,6 +265,10 @@ func (s *Stack) WaitDrained(ctx context.Context, chk *OrderChecker, quiet, timeo
 		done := err == nil && pending == 0 && time.Since(chk.LastReceive()) >= quiet
 		return done, fmt.Sprintf("%d events still publishing or published but unapplied (err %v)", pending, err)
 	})
+	if err != nil {
+		return fmt.Errorf("%w; waiting for:%s", err, s.Stats.StuckReport(ctx, s.Cfg.Consumers))
+	}
+	return nil
 }
 
 // WaitUnapplied waits until each consumer has exactly want[consumer]
@@ -284,7 +288,7 @@ func (s *Stack) WaitUnapplied(ctx context.Context, want map[string]int64, timeou
 		return ok, fmt.Sprintf("published but unapplied events %v, want %v", got, want)
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the dead letters alone to be unapplied: %w", err)
+		return fmt.Errorf("waiting for the dead letters alone to be unapplied: %w; waiting for:%s", err, s.Stats.StuckReport(ctx, s.Cfg.Consumers))
 	}
 	return nil
 }

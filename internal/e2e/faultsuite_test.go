@@ -19,7 +19,7 @@ import (
 // every process log.
 //
 // Knobs: E2E_EVENTS (default 21000), E2E_RATE (default 220/s),
-// E2E_AGGREGATES (default 1000), E2E_PG_PORT (default 55434),
+// E2E_AGGREGATES (default 1000), E2E_PG_PORT (default 25434),
 // EVENTRELAY_PUBSUB=pstest, and E2E_BIN_DIR to run prebuilt binaries (e.g.
 // built from a tree with the version guard or the fencing broken, to see
 // the suite fail).
@@ -57,7 +57,7 @@ func TestFaultSuite(t *testing.T) {
 			Repo: repo, BinDir: binDir, RunDir: runDir,
 			// Its own Postgres: the suite restarts it.
 			PGDir:    filepath.Join(repo, ".run", "pg-e2e"),
-			PGPort:   envInt("E2E_PG_PORT", 55434),
+			PGPort:   envInt("E2E_PG_PORT", 25434),
 			Database: "eventrelay_e2e",
 			Emulator: emu,
 			PublisherEnv: []string{

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -153,4 +154,38 @@ func (s *Stats) ForgetInbox(ctx context.Context, ids []uuid.UUID) (int64, error)
 		return 0, fmt.Errorf("forgetting inbox rows: %w", err)
 	}
 	return n, nil
+}
+
+// StuckReport describes what a drain is waiting for: the rows publishers
+// hold and, per consumer, the oldest committed events without an inbox
+// row. It is printed when a wait times out, so a failed run says which
+// events stalled where.
+func (s *Stats) StuckReport(ctx context.Context, consumers []string) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	held, err := s.q.PublishingEvents(ctx, 5)
+	if err != nil {
+		fmt.Fprintf(&b, "\n  rows being published: unreadable (%v)", err)
+	}
+	for _, r := range held {
+		fmt.Fprintf(&b, "\n  publishing: row %d %s v%d locked by %s, lease until %s, attempts %d",
+			r.ID, r.AggregateID, r.AggregateVersion, r.LockedBy.String, r.LeaseUntil.Time.Format(time.RFC3339Nano), r.Attempts)
+	}
+	for _, c := range consumers {
+		rows, n, err := s.Unapplied(ctx, c, 5)
+		if err != nil {
+			fmt.Fprintf(&b, "\n  %s: unreadable (%v)", c, err)
+			continue
+		}
+		fmt.Fprintf(&b, "\n  %s: %d committed events not applied", c, n)
+		for _, r := range rows {
+			published := "never"
+			if r.PublishedAt.Valid {
+				published = time.Since(r.PublishedAt.Time).Truncate(time.Millisecond).String() + " ago"
+			}
+			fmt.Fprintf(&b, "\n    %s %s v%d (%s, %s), published %s", r.EventID, r.AggregateID, r.AggregateVersion, r.Status, r.Origin, published)
+		}
+	}
+	return b.String()
 }

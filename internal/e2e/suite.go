@@ -225,7 +225,7 @@ func (s *Suite) faults(ctx context.Context) error {
 func (s *Suite) settle(ctx context.Context) error {
 	s.logf("waiting for the pipeline to drain (at most %s)", s.Cfg.Settle)
 	if _, err := s.Stack.Stats.WaitSettled(ctx, s.Stack.Cfg.Consumers, s.Cfg.Settle); err != nil {
-		return fmt.Errorf("settling: %w", err)
+		return fmt.Errorf("settling: %w; waiting for:%s", err, s.Stack.Stats.StuckReport(ctx, s.Stack.Cfg.Consumers))
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 )
 
 // Supervisor owns the processes of one run: their log directory, their
@@ -140,14 +142,14 @@ func (s *Supervisor) logf(format string, args ...any) {
 // Logf reports a harness event.
 func (s *Supervisor) Logf(format string, args ...any) { s.logf(format, args...) }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago,
+// outside the ephemeral range (so it stays free while a daemon restarts).
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := opstest.FreeLocalPort()
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return port, nil
 }
 
 func pidAlive(pid int) bool {

@@ -42,8 +42,8 @@ func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg Rece
 		MaxOutstandingBytes:    cfg.MaxOutstandingBytes,
 		NumGoroutines:          cfg.NumGoroutines,
 		MaxExtension:           cfg.MaxExtension.D(),
-		// The stream's ack deadline and each extension; 0 keeps the
-		// library's defaults.
+		// The stream's ack deadline and each extension (see
+		// ReceiveConfig.AckDeadline).
 		MaxDurationPerAckExtension: cfg.AckDeadline.D(),
 	}
 	if log == nil {

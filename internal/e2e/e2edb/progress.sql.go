@@ -211,6 +211,52 @@ func (q *Queries) OutboxProgress(ctx context.Context) (OutboxProgressRow, error)
 	return i, err
 }
 
+const publishingEvents = `-- name: PublishingEvents :many
+SELECT id, aggregate_id, aggregate_version, locked_by, lease_until, attempts
+FROM outbox_events
+WHERE status = 'publishing'
+ORDER BY id
+LIMIT $1
+`
+
+type PublishingEventsRow struct {
+	ID               int64
+	AggregateID      string
+	AggregateVersion int64
+	LockedBy         pgtype.Text
+	LeaseUntil       pgtype.Timestamptz
+	Attempts         int32
+}
+
+// PublishingEvents: rows a publisher holds (status publishing), oldest
+// first, with their lease (what a stalled drain is waiting for).
+func (q *Queries) PublishingEvents(ctx context.Context, maxRows int32) ([]PublishingEventsRow, error) {
+	rows, err := q.db.Query(ctx, publishingEvents, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PublishingEventsRow
+	for rows.Next() {
+		var i PublishingEventsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.AggregateID,
+			&i.AggregateVersion,
+			&i.LockedBy,
+			&i.LeaseUntil,
+			&i.Attempts,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sourceTotals = `-- name: SourceTotals :one
 SELECT
     count(*)::bigint                                       AS aggregates,

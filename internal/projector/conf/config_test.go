@@ -38,7 +38,7 @@ func TestShippedConfigLoadsWithEnvOverrides(t *testing.T) {
 		!c.Search.RequireReady || c.PubSub.EmulatorHost != "127.0.0.1:8085" || c.Search.Alias != "videos" {
 		t.Fatalf("overrides not applied: %+v", c)
 	}
-	if c.Batch.Workers != 4 || c.Receive.MaxExtension.D() != 10*time.Minute || c.HTTP.Port != 8082 {
+	if c.Batch.Workers != 4 || c.Receive.MaxExtension.D() != 10*time.Minute || c.HTTP.Port != 8082 || c.Receive.AckDeadline.D() != 15*time.Second {
 		t.Fatalf("file values/defaults not kept: %+v", c)
 	}
 }
@@ -63,5 +63,17 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v does not name %q", tc.env, err, tc.want)
 		}
+	}
+}
+
+// An unset ack deadline is bounded too (not left to the library, whose
+// adaptive deadline grows to minutes under an ordered backlog).
+func TestAckDeadlineDefaultsTo15s(t *testing.T) {
+	c, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_ACK_DEADLINE": "0s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Receive.AckDeadline.D(); got != 15*time.Second {
+		t.Fatalf("receive.ack_deadline = %s, want the 15s default", got)
 	}
 }

@@ -96,3 +96,12 @@ LIMIT @max_rows;
 -- which is what the fault suite's stale re-drive checks.
 -- name: ForgetInboxEvents :execrows
 DELETE FROM inbox_events WHERE event_id = ANY(@event_ids::uuid[]);
+
+-- PublishingEvents: rows a publisher holds (status publishing), oldest
+-- first, with their lease (what a stalled drain is waiting for).
+-- name: PublishingEvents :many
+SELECT id, aggregate_id, aggregate_version, locked_by, lease_until, attempts
+FROM outbox_events
+WHERE status = 'publishing'
+ORDER BY id
+LIMIT @max_rows;
