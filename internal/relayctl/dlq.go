@@ -132,7 +132,7 @@ func dlqRun(ctx context.Context, c *cli, name string, args []string,
 		return err
 	}
 	defer client.Close()
-	scan, err := pullAll(ctx, client, cfg.ProjectID, o.sub, o.scan)
+	scan, err := pullAll(ctx, client, cfg.ProjectID, o.sub, o.scan, o.f.IDs)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func dlqList(_ context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.Cli
 		for _, m := range sel {
 			byReason[m.Reason]++
 		}
-		fmt.Fprintf(c.stdout, "%d message(s) match of %d pulled from %s%s\n", len(sel), len(scan.msgs), o.sub, reasonSummary(byReason))
+		fmt.Fprintf(c.stdout, "%d message(s) match of %d pulled from %s%s%s\n", len(sel), len(scan.msgs), o.sub, reasonSummary(byReason), scan.note(o.scan))
 	}
 	if len(sel) > 0 {
 		return problemErr("%d dead-lettered message(s) in %s", len(sel), o.sub)
@@ -211,7 +211,7 @@ func dlqShow(_ context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.Cli
 		}
 	}
 	if len(sel) == 0 {
-		return problemErr("no message in %s matches (pulled %d)", o.sub, len(scan.msgs))
+		return problemErr("no message in %s matches (pulled %d)%s", o.sub, len(scan.msgs), scan.note(o.scan))
 	}
 	return nil
 }
@@ -234,7 +234,7 @@ func dlqPurge(ctx context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.
 	if err := scan.ack(ctx, sel); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "purged %d message(s); audit row admin_audit.id=%d\n", len(sel), id)
+	fmt.Fprintf(c.stdout, "purged %d message(s); audit row admin_audit.id=%d%s\n", len(sel), id, scan.note(o.scan))
 	return nil
 }
 

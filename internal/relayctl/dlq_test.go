@@ -156,6 +156,28 @@ func TestDLQListShowReplayPurge(t *testing.T) {
 	}
 }
 
+// A scan that stops at --scan says the DLQ may hold more; one that drained
+// it does not.
+func TestDLQScanLimitIsReported(t *testing.T) {
+	t.Parallel()
+	ps, _, env := ensured(t)
+	var msgs []*pubsub.Message
+	for range 5 {
+		p := newPoison(t, "mapping_error", true)
+		msgs = append(msgs, &pubsub.Message{Data: p.body, Attributes: p.attrs})
+	}
+	publish(t, ps, "catalog.video.events.dlq-es", msgs...)
+	dlq := []string{"--subscription", "catalog.video.events.dlq-es"}
+	r := relayctl(t, env, append([]string{"dlq", "list", "--scan", "2"}, dlq...)...)
+	if !strings.Contains(r.stdout, "2 message(s) match of 2 pulled") || !strings.Contains(r.stdout, "stopped at --scan 2: the subscription may hold more") {
+		t.Fatalf("dlq list --scan 2 does not say it stopped early:\n%s", r.stdout)
+	}
+	r = relayctl(t, env, append([]string{"dlq", "list"}, dlq...)...)
+	if !strings.Contains(r.stdout, "5 message(s) match of 5 pulled") || strings.Contains(r.stdout, "stopped at --scan") {
+		t.Fatalf("dlq list of the whole DLQ:\n%s", r.stdout)
+	}
+}
+
 func dlqCount(t *testing.T, env map[string]string, dlq []string) int {
 	t.Helper()
 	r := relayctl(t, env, append([]string{"dlq", "list", "--json"}, dlq...)...)

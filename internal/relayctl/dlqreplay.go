@@ -75,7 +75,7 @@ func dlqReplay(ctx context.Context, c *cli, o *dlqOpts, scan *dlqScan, client *p
 	if err := scan.ack(ctx, published); err != nil {
 		return fmt.Errorf("republished %d message(s) but acking them in the DLQ failed (they will show again; replaying twice is absorbed as duplicates): %w", len(published), err)
 	}
-	fmt.Fprintf(c.stdout, "replayed %d message(s) to %s; audit row admin_audit.id=%d\n", len(published), topic, auditID)
+	fmt.Fprintf(c.stdout, "replayed %d message(s) to %s; audit row admin_audit.id=%d%s\n", len(published), topic, auditID, scan.note(o.scan))
 	if failed > 0 {
 		return fmt.Errorf("%d message(s) could not be republished", failed)
 	}

@@ -113,35 +113,83 @@ type dlqScan struct {
 	sub    string // full name
 	msgs   []dlqMessage
 	done   map[string]bool // ack ids acked already
+	full   bool            // stopped because max messages were pulled
 }
+
+// emptyPullsToStop is how many empty Pull answers in a row end a scan.
+// Pull may answer empty at once while messages remain (Cloud Pub/Sub
+// spreads a subscription's backlog over servers), so one empty answer is
+// not "drained"; a Pull the server held open until our 3s timeout is.
+const emptyPullsToStop = 3
 
 // pullAll pulls up to max messages without acking them. Pub/Sub leases
 // them for the subscription's ack deadline; nobody else receives them
-// until release.
-func pullAll(ctx context.Context, client *pubsub.Client, project, subID string, max int) (*dlqScan, error) {
+// until release. The scan ends at max messages, after emptyPullsToStop
+// empty answers in a row or one Pull that timed out, or as soon as every
+// id in want was found.
+func pullAll(ctx context.Context, client *pubsub.Client, project, subID string, max int, want []string) (*dlqScan, error) {
 	s := &dlqScan{client: client, sub: gpubsub.SubscriptionName(project, subID), done: map[string]bool{}}
-	for len(s.msgs) < max {
+	empty := 0
+	for len(s.msgs) < max && empty < emptyPullsToStop && !s.foundAll(want) {
 		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		resp, err := client.SubscriptionAdminClient.Pull(pctx, &pb.PullRequest{
 			Subscription: s.sub, MaxMessages: int32(min(max-len(s.msgs), 1000)),
 		})
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
-			break
+			break // the server held the Pull open for 3s and had nothing
 		}
 		if err != nil {
 			s.release(context.WithoutCancel(ctx))
 			return nil, fmt.Errorf("pulling from %s: %w", subID, gpubsub.Classify(err))
 		}
 		if len(resp.GetReceivedMessages()) == 0 {
-			break
+			empty++
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
 		}
+		empty = 0
 		for _, rm := range resp.GetReceivedMessages() {
 			s.msgs = append(s.msgs, newDLQMessage(rm))
 		}
 	}
+	s.full = len(s.msgs) >= max
 	sort.SliceStable(s.msgs, func(i, j int) bool { return s.msgs[i].PublishTime.Before(s.msgs[j].PublishTime) })
 	return s, nil
+}
+
+// foundAll reports whether every id in want (message, original message
+// or event id) is among the pulled messages; false when want is empty.
+func (s *dlqScan) foundAll(want []string) bool {
+	if len(want) == 0 {
+		return false
+	}
+	for _, id := range want {
+		f := dlqFilter{IDs: []string{id}}
+		found := false
+		for _, m := range s.msgs {
+			if f.match(m) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// note is what a report should add about the scan's reach: when it
+// stopped at --scan, the subscription may hold more.
+func (s *dlqScan) note(max int) string {
+	if !s.full {
+		return ""
+	}
+	return fmt.Sprintf(" (stopped at --scan %d: the subscription may hold more; run again or raise --scan)", max)
 }
 
 func (s *dlqScan) selected(f dlqFilter) []dlqMessage {

@@ -203,7 +203,7 @@ func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.
 			st.DeadLetter = gpubsub.DeadLetterString(dl)
 		}
 		if st.IsDLQ {
-			scan, err := pullAll(ctx, client, cfg.ProjectID, spec.Name, dlqPeek)
+			scan, err := pullAll(ctx, client, cfg.ProjectID, spec.Name, dlqPeek, nil)
 			if err != nil {
 				return err
 			}
