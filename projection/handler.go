@@ -38,6 +38,23 @@ type TxHandler interface {
 	HandleTx(ctx context.Context, tx pgx.Tx, ev *Event) (Outcome, error)
 }
 
+// TxBatchHandler is a TxHandler that can also apply a whole batch at once,
+// typically by pipelining its statements (pgx.Batch) so a batch costs one
+// round trip instead of one per event. The engine calls HandleTxBatch with
+// the new (not duplicate) events of a batch, sorted by aggregate and
+// version, in the transaction that recorded their inbox rows.
+//
+// It returns one Result per event, in order. Any Result error, or a
+// returned error, makes the engine roll the batch back and apply it again
+// event by event with HandleTx, each under its own savepoint, so that a
+// failing event is settled alone: HandleTxBatch need not isolate failures.
+// The rules of HandleTx apply (no commit or rollback of tx; every write
+// guarded by the aggregate version).
+type TxBatchHandler interface {
+	TxHandler
+	HandleTxBatch(ctx context.Context, tx pgx.Tx, evs []*Event) ([]Result, error)
+}
+
 // TxHandlerFunc adapts a function to TxHandler.
 type TxHandlerFunc func(ctx context.Context, tx pgx.Tx, ev *Event) (Outcome, error)
 

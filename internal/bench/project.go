@@ -2,13 +2,11 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
@@ -49,25 +47,6 @@ func buildProjectionArgs(evs []Event, aggregates int) ([]projectionArgs, error) 
 	return out, nil
 }
 
-// queue is an inboxdb.DBTX that queues statements into a pgx.Batch instead
-// of running them: the projector's generated queries, pipelined.
-type queue struct{ b *pgx.Batch }
-
-var errQueueOnly = errors.New("bench: queue only supports Exec")
-
-func (q queue) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	q.b.Queue(sql, args...)
-	return pgconn.CommandTag{}, nil
-}
-
-func (q queue) Query(context.Context, string, ...any) (pgx.Rows, error) { return nil, errQueueOnly }
-
-func (q queue) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
-
-type errRow struct{}
-
-func (errRow) Scan(...any) error { return errQueueOnly }
-
 // projectLoop writes every event (inboxdb.InsertInboxEvent +
 // UpsertVideoProjection, batch events per transaction, pipelined) with
 // workers concurrent loops, each owning the aggregates i%workers so they
@@ -91,7 +70,7 @@ func projectLoop(ctx context.Context, db *DB, args []projectionArgs, batch, work
 				chunk := part[i:min(i+batch, len(part))]
 				err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 					b := &pgx.Batch{}
-					q := inboxdb.New(queue{b})
+					q := inboxdb.New(postgres.Pipeline{Batch: b})
 					for _, a := range chunk {
 						if _, err := q.InsertInboxEvent(ctx, a.inbox); err != nil {
 							return err

@@ -180,9 +180,10 @@ func (s *Stack) gracefulRestart(ctx context.Context, p *Proc, log *FaultLog) err
 // arranges that nothing is in flight when the server dies:
 //
 //  1. the publishers are stopped gracefully (SIGTERM: in-flight publishes
-//     finish, unstarted claims are handed back), so no row is left
-//     "publishing" — a frozen publisher could hold a message the server
-//     has but the outbox does not know about;
+//     finish, unstarted claims are handed back). Rows an earlier, killed
+//     or frozen, publisher left "publishing" stay so; their messages may
+//     die with the server, but the rows are taken over and published again
+//     once the publishers are back;
 //  2. the harness waits until every published event has been applied by
 //     every consumer and the audit subscription has been quiet for a
 //     moment (ordered delivery holds later messages of a key back until
@@ -205,6 +206,13 @@ func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down time.
 			log.unclean(fmt.Sprintf("%s: %v", p.Name(), exitText(err)))
 		}
 		log.GracefulRestarts.Add(1)
+	}
+	if snap, err := s.Stats.Snapshot(ctx); err == nil && snap.Outbox.Publishing > 0 {
+		// Claims of a publisher that died or lost its session before it
+		// recorded the outcome (phase 2's frozen one): they expire and are
+		// taken over, and published again, once the publishers are back.
+		s.Sup.Logf("fault: Pub/Sub restart: %d row(s) left publishing by stopped publishers (taken over after the restart):%s",
+			snap.Outbox.Publishing, s.Stats.StuckReport(ctx, nil))
 	}
 	s.Sup.Logf("fault: Pub/Sub restart: publishers stopped, draining")
 	if err := s.WaitDrained(ctx, chk, 2*time.Second, 2*time.Minute); err != nil {
@@ -247,13 +255,15 @@ func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down time.
 	return nil
 }
 
-// WaitDrained waits until no outbox row is being published, no published
-// event is unapplied by any consumer, and the audit checker has received
-// nothing for quiet.
+// WaitDrained waits until no published event is unapplied by any consumer
+// and the audit checker has received nothing for quiet. Rows still
+// "publishing" are not waited for: with the publishers stopped nobody
+// finishes them until they are taken over after a restart, which publishes
+// them again (a message of theirs that Pub/Sub loses is not lost).
 func (s *Stack) WaitDrained(ctx context.Context, chk *OrderChecker, quiet, timeout time.Duration) error {
 	err := poll(ctx, 250*time.Millisecond, timeout, func() (bool, string) {
-		snap, err := s.Stats.Snapshot(ctx)
-		pending := snap.Outbox.Publishing
+		var pending int64
+		var err error
 		for _, c := range s.Cfg.Consumers {
 			if err != nil {
 				break
@@ -263,7 +273,7 @@ func (s *Stack) WaitDrained(ctx context.Context, chk *OrderChecker, quiet, timeo
 			pending += n
 		}
 		done := err == nil && pending == 0 && time.Since(chk.LastReceive()) >= quiet
-		return done, fmt.Sprintf("%d events still publishing or published but unapplied (err %v)", pending, err)
+		return done, fmt.Sprintf("%d published events still unapplied (err %v)", pending, err)
 	})
 	if err != nil {
 		return fmt.Errorf("%w; waiting for:%s", err, s.Stats.StuckReport(ctx, s.Cfg.Consumers))

@@ -172,20 +172,26 @@ func (s *Suite) faults(ctx context.Context) error {
 	fencedBefore := st.Scraper.SumWhere(zombie.Name(), "outbox_fenced_writes_total")
 	cutBefore := st.Scraper.SumWhere(zombie.Name(), "outbox_store_errors_total")
 	takeoversBefore := st.Scraper.SumWhere(other.Name(), "outbox_takeovers_total")
-	if err := st.PausePublisher(ctx, zombie, 12*time.Second, &s.Faults); err != nil {
+	// 20s: past its lease (5s), past the server's idle-in-transaction limit
+	// (10s) when it froze holding the claim lock, plus the other's reclaim
+	// tick. Thawed earlier, it may extend its still untaken claims and
+	// finish them itself, which proves nothing about fencing.
+	if err := st.PausePublisher(ctx, zombie, 20*time.Second, &s.Faults); err != nil {
 		return err
 	}
-	st.Scraper.ScrapeAll(ctx)
-	s.zombieTakenOver = st.Scraper.SumWhere(other.Name(), "outbox_takeovers_total") - takeoversBefore
 	// Its in-flight batches finish now and try to record their outcomes
-	// under lock tokens that were taken over.
-	_ = poll(ctx, 500*time.Millisecond, 10*time.Second, func() (bool, string) {
+	// under lock tokens that were taken over. The takeover itself may come
+	// late: frozen inside its claim transaction, the zombie holds the claim
+	// lock until Postgres ends its session (idle_in_transaction_session_timeout,
+	// 10s), and the other's reclaim runs on its next tick after that.
+	_ = poll(ctx, 500*time.Millisecond, 15*time.Second, func() (bool, string) {
 		st.Scraper.ScrapeAll(ctx)
+		s.zombieTakenOver = st.Scraper.SumWhere(other.Name(), "outbox_takeovers_total") - takeoversBefore
 		s.zombieFenced = st.Scraper.SumWhere(zombie.Name(), "outbox_fenced_writes_total") - fencedBefore
 		// Frozen inside a transaction, its session is ended by Postgres
 		// (idle_in_transaction_session_timeout): the late write fails instead.
 		s.zombieCut = st.Scraper.SumWhere(zombie.Name(), "outbox_store_errors_total") - cutBefore
-		return s.zombieFenced+s.zombieCut > 0, ""
+		return s.zombieTakenOver > 0 && s.zombieFenced+s.zombieCut > 0, ""
 	})
 	s.logf("phase 3: rolling SIGTERM restart of every publisher and the projector")
 	if err := st.RollingRestart(ctx, &s.Faults); err != nil {

@@ -68,12 +68,12 @@ func (s *txSink) applyAll(ctx context.Context, items []*item) bool {
 	if err != nil {
 		return s.fallback(items, err)
 	}
-	for _, it := range fresh {
-		res, err := s.handle(ctx, tx, it)
-		if err != nil {
+	for len(fresh) > 0 {
+		run := handlerRun(fresh)
+		if err := s.handleRun(ctx, tx, run); err != nil {
 			return s.fallback(items, err)
 		}
-		it.result = res
+		fresh = fresh[len(run):]
 	}
 	if err := tx.Commit(ctx); err != nil {
 		failAll(items, fmt.Errorf("committing batch: %w", postgres.Classify(err)))
@@ -147,6 +147,50 @@ func (s *txSink) applyOne(ctx context.Context, tx pgx.Tx, it *item) (result, err
 		return resultDuplicate, nil
 	}
 	return s.handle(ctx, tx, it)
+}
+
+// handlerRun is the longest prefix of items that one TxBatchHandler can
+// apply in a single call (consecutive items with the same handler), or the
+// first item alone when its handler handles events one at a time.
+func handlerRun(items []*item) []*item {
+	first := items[0].handler
+	if _, ok := first.(projection.TxBatchHandler); !ok {
+		return items[:1]
+	}
+	n := 1
+	for n < len(items) && sameHandler(items[n].handler, first) {
+		n++
+	}
+	return items[:n]
+}
+
+// handleRun applies a run of items (see handlerRun) in tx and sets their
+// results; the first error fails the run.
+func (s *txSink) handleRun(ctx context.Context, tx pgx.Tx, run []*item) error {
+	bh, ok := run[0].handler.(projection.TxBatchHandler)
+	if !ok || len(run) == 1 {
+		res, err := s.handle(ctx, tx, run[0])
+		run[0].result = res
+		return err
+	}
+	evs := make([]*projection.Event, len(run))
+	for i, it := range run {
+		evs[i] = &it.ev
+	}
+	results, err := bh.HandleTxBatch(ctx, tx, evs)
+	if err == nil && len(results) != len(run) {
+		err = fmt.Errorf("HandleTxBatch returned %d results for %d events", len(results), len(run))
+	}
+	if err != nil {
+		return fmt.Errorf("applying a batch of %d events: %w", len(run), classifyPg(err))
+	}
+	for i, r := range results {
+		if r.Err != nil {
+			return fmt.Errorf("applying %s: %w", run[i].ev.Type, classifyPg(r.Err))
+		}
+		run[i].result = resultOf(r.Outcome)
+	}
+	return nil
 }
 
 // handle runs the item's handler in tx.

@@ -18,8 +18,10 @@ import (
 const VideosConsumer = "video-projection"
 
 // Videos is the Postgres read model video_projection. It is a
-// proj.TxHandler for every catalog video event type.
+// proj.TxBatchHandler for every catalog video event type.
 type Videos struct{}
+
+var _ proj.TxBatchHandler = (*Videos)(nil)
 
 // NewVideos returns the handler.
 func NewVideos() *Videos { return &Videos{} }
@@ -29,18 +31,63 @@ func NewVideos() *Videos { return &Videos{} }
 // one (Stale). A deletion writes the tombstone (deleted_at, taken from the
 // payload or else occurred_at) the same way.
 func (*Videos) HandleTx(ctx context.Context, tx pgx.Tx, ev *proj.Event) (proj.Outcome, error) {
-	e, v, err := videoOf(ev)
+	p, err := upsertParams(ev)
 	if err != nil {
 		return 0, err
 	}
+	n, err := inboxdb.New(tx).UpsertVideoProjection(ctx, p)
+	if err != nil {
+		return 0, fmt.Errorf("upserting video_projection %s v%d: %w", ev.AggregateID, ev.Version, postgres.Classify(err))
+	}
+	return outcome(n), nil
+}
+
+// HandleTxBatch is HandleTx for many events in one round trip: the upserts
+// are pipelined. An event that does not decode fails its Result (the engine
+// then redoes the batch event by event); a failed statement fails the call.
+func (*Videos) HandleTxBatch(ctx context.Context, tx pgx.Tx, evs []*proj.Event) ([]proj.Result, error) {
+	out := make([]proj.Result, len(evs))
+	b := &pgx.Batch{}
+	q := inboxdb.New(postgres.Pipeline{Batch: b})
+	for i, ev := range evs {
+		p, err := upsertParams(ev)
+		if err != nil {
+			out[i].Err = err
+			return out, nil
+		}
+		if _, err := q.UpsertVideoProjection(ctx, p); err != nil {
+			return nil, fmt.Errorf("queueing video_projection upserts: %w", err)
+		}
+	}
+	br := tx.SendBatch(ctx, b)
+	for i, ev := range evs {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return nil, fmt.Errorf("upserting video_projection %s v%d: %w", ev.AggregateID, ev.Version, postgres.Classify(err))
+		}
+		out[i].Outcome = outcome(tag.RowsAffected())
+	}
+	if err := br.Close(); err != nil {
+		return nil, fmt.Errorf("upserting %d video_projection rows: %w", len(evs), postgres.Classify(err))
+	}
+	return out, nil
+}
+
+// upsertParams is the video's state at the event's version.
+func upsertParams(ev *proj.Event) (inboxdb.UpsertVideoProjectionParams, error) {
+	e, v, err := videoOf(ev)
+	if err != nil {
+		return inboxdb.UpsertVideoProjectionParams{}, err
+	}
 	row, err := events.VideoToRow(v)
 	if err != nil {
-		return 0, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("video %s v%d: %w", ev.AggregateID, ev.Version, err))
+		return inboxdb.UpsertVideoProjectionParams{}, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("video %s v%d: %w", ev.AggregateID, ev.Version, err))
 	}
 	if _, deleted := e.GetPayload().(*catalogv1.Event_VideoDeleted); deleted && !row.DeletedAt.Valid {
 		row.DeletedAt = pgtype.Timestamptz{Time: ev.OccurredAt, Valid: true}
 	}
-	n, err := inboxdb.New(tx).UpsertVideoProjection(ctx, inboxdb.UpsertVideoProjectionParams{
+	return inboxdb.UpsertVideoProjectionParams{
 		VideoID:         row.ID,
 		UploaderID:      row.UploaderID,
 		Title:           row.Title,
@@ -55,12 +102,14 @@ func (*Videos) HandleTx(ctx context.Context, tx pgx.Tx, ev *proj.Event) (proj.Ou
 		DeletedAt:       row.DeletedAt,
 		LastEventID:     ev.ID,
 		OccurredAt:      ev.OccurredAt,
-	})
-	if err != nil {
-		return 0, fmt.Errorf("upserting video_projection %s v%d: %w", ev.AggregateID, ev.Version, postgres.Classify(err))
+	}, nil
+}
+
+// outcome: the guarded upsert touched no row when the projection already
+// held the version or a newer one.
+func outcome(rowsAffected int64) proj.Outcome {
+	if rowsAffected == 0 {
+		return proj.Stale
 	}
-	if n == 0 {
-		return proj.Stale, nil
-	}
-	return proj.Applied, nil
+	return proj.Applied
 }
