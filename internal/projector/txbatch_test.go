@@ -70,7 +70,7 @@ func TestTxBatchHandlerAppliesABatchInOneCall(t *testing.T) {
 		projectiontest.Event(t, a, 1, false),
 		projectiontest.Event(t, a, 2, false),
 		projectiontest.Event(t, a, 2, false), // another event at v2: stale behind the first
-		dup, dup, // one delivery is a duplicate (same event id)
+		dup, dup,                             // one delivery is a duplicate (same event id)
 		projectiontest.Event(t, c, 1, false),
 		projectiontest.Event(t, c, 2, true),
 	}
