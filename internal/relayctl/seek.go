@@ -29,10 +29,11 @@ otherwise. Recorded in admin_audit (--database-url / DATABASE_URL required).
 
 Support: Cloud Pub/Sub does both. The Pub/Sub emulator answers
 UNIMPLEMENTED to a seek to a time, but supports snapshots and seek to a
-snapshot. pstest (v2.8.0) has no snapshots, and its seek to a past time is
-broken (it restores messages without their bodies); seeking forward works.
-Locally, re-drive from the outbox instead (relayctl replay
---include-published --since ...) or use a snapshot.`
+snapshot. pstest (v2.8.0) has no snapshots; its own seek to a past time
+restores messages without their bodies, so this repository's pstest
+wrapper (internal/gpubsub/gpubsubtest) implements time seeks itself and the
+tests seek into the past there. Against the emulator, use a snapshot or
+re-drive from the outbox (relayctl replay --include-published --since ...).`
 
 const snapshotUsage = `
 snapshot create --subscription S --name N | list | delete --name N

@@ -1,6 +1,7 @@
 package relayctl
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,9 +9,17 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
+	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
+	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
+	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // drain pulls and acks everything on sub, returning the message bodies.
@@ -40,15 +49,10 @@ func drain(t *testing.T, ps *gpubsubtest.Server, sub string) []string {
 	}
 }
 
-// TestSeek covers seek on pstest as far as pstest allows. pstest v2.8.0
-// cannot seek into the past: its Seek re-inserts the server's messages
-// after the target without their bodies (fake.go: "This was not
-// preserved!"), and the next Pull panics on the nil message. So this test
-// seeks forward (skipping a backlog: the same RPC and code path) and checks
-// the past-seek warnings with --dry-run; redelivery after a seek to a past
-// time is Cloud Pub/Sub behaviour this repository cannot exercise (the
-// emulator answers UNIMPLEMENTED to it). Seek to a snapshot, which the
-// emulator supports, is exercised by scripts/runbook-drill.sh.
+// TestSeek covers seek's refusals, warnings, audit and a forward seek
+// (skipping a backlog). Seek into the past is TestSeekToTimeReplaysABatch;
+// seek to a snapshot, which the emulator supports (pstest does not), is
+// exercised by scripts/runbook-drill.sh.
 func TestSeek(t *testing.T) {
 	t.Parallel()
 	ps, db, env := ensured(t)
@@ -104,5 +108,99 @@ func TestSeek(t *testing.T) {
 	r = relayctl(t, env, "snapshot", "create", "--subscription", proj, "--name", "before-deploy")
 	if r.code != ExitRuntime || !strings.Contains(r.stderr, "UNIMPLEMENTED") {
 		t.Fatalf("snapshot create on pstest: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// Seek to a time before a batch redelivers that batch to a running
+// projector, which absorbs every message as a duplicate: the read model
+// and the inbox do not change. (pstest's own time seek loses message
+// bodies; gpubsubtest's reactor implements it, see timeseek.go. The real
+// emulator answers UNIMPLEMENTED to time seeks.)
+func TestSeekToTimeReplaysABatchToTheProjector(t *testing.T) {
+	t.Parallel()
+	ps, db, env := ensured(t)
+	const sub = "catalog.video.projection-pg"
+	reg := projection.NewRegistry[projection.TxHandler]()
+	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
+		t.Fatal(err)
+	}
+	metricsReg := prometheus.NewRegistry()
+	metrics, err := projector.NewMetrics(metricsReg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl := projector.NewTopicDeadLetterer(ps.Client, "catalog.video.events.dlq-pg")
+	t.Cleanup(dl.Stop)
+	eng, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
+		Name: catproj.VideosConsumer, DeadLetter: dl, Metrics: metrics,
+		Batch: projector.BatchConfig{Size: 10, Linger: conf.Duration(5 * time.Millisecond)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc projector.ReceiveConfig
+	if err := rc.Validate("receive"); err != nil {
+		t.Fatal(err)
+	}
+	recv := projector.NewReceiver(ps.Client, sub, eng, rc, nil, nil)
+	go recv.Start(context.Background()) //nolint:errcheck // stopped below
+	t.Cleanup(func() { _ = recv.Stop(context.Background()) })
+
+	publishEvents := func(msgs ...projectiontest.Msg) {
+		var pm []*pubsub.Message
+		for _, m := range msgs {
+			pm = append(pm, &pubsub.Message{Data: m.Data, Attributes: m.Attributes})
+		}
+		publish(t, ps, "catalog.video.events", pm...)
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	inbox := func() int {
+		return count(t, db, "SELECT count(*) FROM inbox_events WHERE consumer = '"+catproj.VideosConsumer+"'")
+	}
+
+	earlier := uuid.New()
+	publishEvents(projectiontest.Event(t, earlier, 1, false))
+	waitFor("the earlier event applied", func() bool { return inbox() == 1 })
+	time.Sleep(20 * time.Millisecond)
+	before := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	var batch []projectiontest.Msg
+	for i := range 5 {
+		batch = append(batch, projectiontest.Event(t, uuid.New(), int64(1+i%2), false))
+	}
+	publishEvents(batch...)
+	waitFor("the batch applied", func() bool { return inbox() == 6 })
+	applied := opstest.Metric(t, metricsReg, "projector_applied_total", nil) + opstest.Metric(t, metricsReg, "projector_stale_skipped_total", nil)
+	projected := count(t, db, "SELECT sum(version) FROM video_projection")
+
+	r := relayctl(t, env, "seek", "--subscription", sub, "--time", before.UTC().Format(time.RFC3339Nano),
+		"--by", "alice", "--why", "replay the batch after a projection bug fix")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "sought "+sub) {
+		t.Fatalf("seek: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	waitFor("the batch redelivered as duplicates", func() bool {
+		return opstest.Metric(t, metricsReg, "projector_duplicate_total", nil) >= float64(len(batch))
+	})
+	time.Sleep(100 * time.Millisecond) // anything beyond the batch would arrive now
+	if dup := opstest.Metric(t, metricsReg, "projector_duplicate_total", nil); dup != float64(len(batch)) {
+		t.Errorf("duplicates = %v, want %d: only the batch after the seek time comes back", dup, len(batch))
+	}
+	if got := opstest.Metric(t, metricsReg, "projector_applied_total", nil) + opstest.Metric(t, metricsReg, "projector_stale_skipped_total", nil); got != applied {
+		t.Errorf("applied+stale went from %v to %v: a redelivered event was applied again", applied, got)
+	}
+	if n := inbox(); n != 6 {
+		t.Errorf("inbox rows = %d, want 6", n)
+	}
+	if n := count(t, db, "SELECT sum(version) FROM video_projection"); n != projected {
+		t.Errorf("video_projection versions changed from %d to %d", projected, n)
 	}
 }

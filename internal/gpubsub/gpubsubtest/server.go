@@ -24,10 +24,14 @@ type Server struct {
 	Config gpubsub.Config
 }
 
-// New starts a pstest server and closes it when t ends.
+// New starts a pstest server and closes it when t ends. Seek to a time
+// works on it as on Cloud Pub/Sub (see timeSeek); reactors in opts run
+// first.
 func New(t testing.TB, opts ...pstest.ServerReactorOption) *Server {
 	t.Helper()
-	srv := pstest.NewServer(opts...)
+	seek := &timeSeek{}
+	srv := pstest.NewServer(append(opts, pstest.ServerReactorOption{FuncName: "Seek", Reactor: seek})...)
+	seek.g = &srv.GServer
 	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: srv.Addr}
 	cl, err := gpubsub.NewClient(context.Background(), cfg)
 	if err != nil {
