@@ -11,34 +11,34 @@ import (
 	pubconfig "github.com/eventrelay/eventrelay/internal/publisher/config"
 )
 
-// publishLoop publishes evs to a fresh topic with message ordering on and
-// the publisher's default bundling (configs: publish.delay_threshold and
-// count_threshold), and waits for every result. It returns the time from
-// the first Publish to the last result.
+// publishLoop publishes evs to a fresh topic with the publisher daemon's
+// own client path (gpubsub.OrderedPublisher: all ordering keys share
+// requests) and default settings (publish.count_threshold,
+// delay_threshold, timeout), and waits for every result. It returns the
+// time from the first Publish to the last result.
 func publishLoop(ctx context.Context, b *Backend, evs []Event) (time.Duration, error) {
 	topic, err := b.CreateTopic(ctx, "bench-ceiling")
 	if err != nil {
 		return 0, err
 	}
 	defer b.DeleteTopic(context.Background(), topic)
-	p := b.Client.Publisher(topic)
-	p.EnableMessageOrdering = true
 	def := pubconfig.Default().Publish
-	p.PublishSettings.DelayThreshold = def.DelayThreshold.D()
-	p.PublishSettings.CountThreshold = def.CountThreshold
+	p := gpubsub.NewOrderedPublisher(b.Client, Project, gpubsub.OrderedPublisherSettings{
+		MaxMessages: def.CountThreshold, Linger: def.DelayThreshold.D(), Timeout: def.Timeout.D(),
+	})
 	defer p.Stop()
 	msgs := make([]*pubsub.Message, len(evs))
 	for i := range evs {
 		msgs[i] = evs[i].Message()
 	}
-	results := make([]*pubsub.PublishResult, len(msgs))
+	results := make([]*gpubsub.PublishResult, len(msgs))
 	start := time.Now()
 	for i, m := range msgs {
-		results[i] = p.Publish(ctx, m)
+		results[i] = p.Publish(topic, m)
 	}
 	for i, r := range results {
 		if _, err := r.Get(ctx); err != nil {
-			return 0, fmt.Errorf("%s: publishing message %d: %w", b.Name, i, gpubsub.Classify(err))
+			return 0, fmt.Errorf("%s: publishing message %d: %w", b.Name, i, err)
 		}
 	}
 	return time.Since(start), nil

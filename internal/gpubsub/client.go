@@ -7,6 +7,8 @@ import (
 	"regexp"
 
 	"cloud.google.com/go/pubsub/v2"
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -75,3 +77,21 @@ func SnapshotName(project, snap string) string {
 
 // ErrNotFound is wrapped by lookups of missing resources.
 var ErrNotFound = errors.New("pubsub resource not found")
+
+// Probe checks that Pub/Sub answers: GetTopic on topic when set (which
+// also proves the topic exists), else one page of ListTopics. Errors are
+// classified.
+func Probe(ctx context.Context, client *pubsub.Client, project, topic string) error {
+	if topic != "" {
+		_, err := client.TopicAdminClient.GetTopic(ctx, &pb.GetTopicRequest{Topic: TopicName(project, topic)})
+		if err != nil {
+			return fmt.Errorf("getting topic %s: %w", topic, Classify(err))
+		}
+		return nil
+	}
+	it := client.TopicAdminClient.ListTopics(ctx, &pb.ListTopicsRequest{Project: "projects/" + project, PageSize: 1})
+	if _, err := it.Next(); err != nil && err != iterator.Done {
+		return fmt.Errorf("listing topics: %w", Classify(err))
+	}
+	return nil
+}

@@ -101,11 +101,14 @@ type Publish struct {
 	// MaxMessageBytes fails larger messages with message_too_large without
 	// calling Pub/Sub (Pub/Sub's limit is 10 MB).
 	MaxMessageBytes int `yaml:"max_message_bytes" env:"OUTBOX_MAX_MESSAGE_BYTES"`
-	// Timeout bounds one publish (the client retries transient errors
-	// within it).
+	// Timeout bounds one Publish request (the client retries transient
+	// errors within it). A failed request of several ordering keys is
+	// sent again key by key, so a failure can take up to twice this.
 	Timeout conf.Duration `yaml:"timeout" env:"OUTBOX_PUBLISH_TIMEOUT_SECONDS"`
-	// DelayThreshold and CountThreshold are the client's bundling
-	// settings (per ordering key).
+	// Messages of all ordering keys share Publish requests, one request
+	// in flight per topic (gpubsub.OrderedPublisher): CountThreshold is
+	// the most messages per request (1..1000), DelayThreshold how long the
+	// first request after an idle period waits for more.
 	DelayThreshold conf.Duration `yaml:"delay_threshold" env:"OUTBOX_PUBLISH_DELAY_THRESHOLD"`
 	CountThreshold int           `yaml:"count_threshold" env:"OUTBOX_PUBLISH_COUNT_THRESHOLD"`
 	// ReadyTopic is probed by /readyz (GetTopic). Empty: list topics.
@@ -153,7 +156,7 @@ func Default() Config {
 			MaxMessageBytes: MaxPubSubMessageBytes,
 			Timeout:         conf.Duration(20 * time.Second),
 			DelayThreshold:  conf.Duration(2 * time.Millisecond),
-			CountThreshold:  100,
+			CountThreshold:  1000,
 		},
 		HTTP: HTTP{Port: 8081},
 		Log:  Log{Level: "info"},

@@ -28,12 +28,13 @@ const (
 	AttrOccurredAt    = "occurred_at"
 )
 
-// Sink is biz.Sink on Pub/Sub: one ordered publisher per topic, ordering
-// key = the row's ordering_key, topic = the row's topic unless
-// publish.topics routes its aggregate type elsewhere.
+// Sink is biz.Sink on Pub/Sub: ordering key = the row's ordering_key,
+// topic = the row's topic unless publish.topics routes its aggregate type
+// elsewhere. Messages of all keys share Publish requests
+// (gpubsub.OrderedPublisher).
 type Sink struct {
 	client   *pubsub.Client
-	pubs     *gpubsub.Publishers
+	pubs     *gpubsub.OrderedPublisher
 	project  string
 	routes   map[string]string
 	maxBytes int
@@ -45,13 +46,11 @@ var _ biz.Sink = (*Sink)(nil)
 // NewSink returns a Sink on client; cleanup flushes and stops its
 // publishers.
 func NewSink(client *pubsub.Client, ps gpubsub.Config, cfg config.Publish) (*Sink, func()) {
-	settings := pubsub.DefaultPublishSettings
-	settings.DelayThreshold = cfg.DelayThreshold.D()
-	settings.CountThreshold = cfg.CountThreshold
-	settings.Timeout = cfg.Timeout.D()
 	s := &Sink{
-		client:   client,
-		pubs:     gpubsub.NewPublishers(client, settings),
+		client: client,
+		pubs: gpubsub.NewOrderedPublisher(client, ps.ProjectID, gpubsub.OrderedPublisherSettings{
+			MaxMessages: cfg.CountThreshold, Linger: cfg.DelayThreshold.D(), Timeout: cfg.Timeout.D(),
+		}),
 		project:  ps.ProjectID,
 		routes:   cfg.Topics,
 		maxBytes: cfg.MaxMessageBytes,
@@ -107,18 +106,18 @@ func (s *Sink) Publish(ctx context.Context, e *biz.Event) (biz.PublishResult, er
 	if n := gpubsub.MessageSize(msg); n > s.maxBytes {
 		return nil, errclass.Newf(errclass.MessageTooLarge, "message is %d bytes, limit is %d (publish.max_message_bytes)", n, s.maxBytes)
 	}
-	return result{s.pubs.Publish(ctx, s.topic(e), msg)}, nil
+	return result{s.pubs.Publish(s.topic(e), msg)}, nil
 }
 
 // Resume implements biz.Sink.
-func (s *Sink) Resume(e *biz.Event) { s.pubs.ResumePublish(s.topic(e), e.OrderingKey) }
+func (s *Sink) Resume(e *biz.Event) { s.pubs.Resume(s.topic(e), e.OrderingKey) }
 
 // Ping checks that Pub/Sub answers (GetTopic on publish.ready_topic).
 func (s *Sink) Ping(ctx context.Context) error {
 	return gpubsub.Probe(ctx, s.client, s.project, s.probe)
 }
 
-type result struct{ r *pubsub.PublishResult }
+type result struct{ r *gpubsub.PublishResult }
 
 // Get returns the result when ready, ErrAbandoned when ctx ends first.
 func (r result) Get(ctx context.Context) (string, error) {
@@ -132,12 +131,11 @@ func (r result) Get(ctx context.Context) (string, error) {
 		}
 	}
 	id, err := r.r.Get(context.Background())
-	if err != nil {
-		var paused pubsub.ErrPublishingPaused
-		if errors.As(err, &paused) {
-			return "", errclass.New(errclass.Unknown, fmt.Errorf("ordering key paused by an earlier failure: %w", err))
-		}
-		return "", fmt.Errorf("publishing: %w", gpubsub.Classify(err))
+	switch {
+	case errors.Is(err, gpubsub.ErrKeyPaused), errors.Is(err, gpubsub.ErrPublisherStopped):
+		return "", errclass.New(errclass.Unknown, err)
+	case err != nil:
+		return "", err // classified by the publisher
 	}
 	return id, nil
 }
