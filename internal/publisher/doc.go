@@ -101,10 +101,14 @@
 // (traceparent, tracestate). Ordering key: the row's ordering_key. Topic:
 // the row's topic, or publish.topics[aggregate_type].
 //
-// When a publish fails, the client pauses the key and fails the key's later
-// messages; the worker waits for all of them, calls ResumePublish, records
-// retry or failed for the failing row and releases the later rows untouched
-// (they are claimed again after the head). Reasons come from
+// Messages of all keys share Publish requests, one request in flight per
+// topic (gpubsub.OrderedPublisher; a claim of 500 rows over 500 keys is one
+// request, not 500). When a request fails, its keys are paused and their
+// later messages fail (a failed request of several keys is first sent
+// again key by key, so only the keys at fault fail); the worker waits for
+// all of a key's results, calls Resume, records retry or failed for the
+// failing row and releases the later rows untouched (they are claimed
+// again after the head). Reasons come from
 // gpubsub.Classify: unavailable, timeout, rate_limited, server_error (and
 // unknown) are transient: pending, attempts+1, next_attempt_at = now +
 // min(max_backoff, base_backoff*2^attempts) with equal or full jitter,
