@@ -18,15 +18,16 @@ import (
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
-// slowPublish delays every Publish RPC so batches are in flight when a
-// process is killed or stopped.
+// slowPublish delays every Publish RPC by delay per message so batches are
+// in flight when a process is killed or stopped (requests carry the
+// messages of many keys: a per-request delay would not slow a batch down).
 type slowPublish struct {
-	delay atomic.Int64 // nanoseconds
+	delay atomic.Int64 // nanoseconds per message
 }
 
 func (s *slowPublish) React(req any) (bool, any, error) {
-	if _, ok := req.(*pb.PublishRequest); ok {
-		time.Sleep(time.Duration(s.delay.Load()))
+	if r, ok := req.(*pb.PublishRequest); ok {
+		time.Sleep(time.Duration(s.delay.Load()) * time.Duration(len(r.GetMessages())))
 	}
 	return false, nil, nil
 }
