@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
@@ -88,22 +88,31 @@ func runVerify(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	q := catalogdb.New(pool)
-	n, err := q.CountVideos(ctx, []uuid.UUID{})
-	if err != nil {
-		return fmt.Errorf("counting videos: %w", postgres.Classify(err))
-	}
-	rep := verifyReport{Videos: n.Total, DeletedVideos: n.Deleted, Converged: true}
-	pg, err := verifyProjection(ctx, pool, *samples)
+	// Every figure from one snapshot: while projections still move, counts
+	// read a moment apart could disagree with the comparison.
+	var rep verifyReport
+	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		q := catalogdb.New(tx)
+		n, err := q.CountVideos(ctx, []uuid.UUID{})
+		if err != nil {
+			return fmt.Errorf("counting videos: %w", postgres.Classify(err))
+		}
+		rep = verifyReport{Videos: n.Total, DeletedVideos: n.Deleted, Converged: true}
+		pg, err := verifyProjection(ctx, q, *samples)
+		if err != nil {
+			return err
+		}
+		rep.Stores = append(rep.Stores, pg)
+		search, err := verifySearch(ctx, q, es, *samples)
+		if err != nil {
+			return err
+		}
+		rep.Stores = append(rep.Stores, search)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	rep.Stores = append(rep.Stores, pg)
-	search, err := verifySearch(ctx, pool, es, *samples)
-	if err != nil {
-		return err
-	}
-	rep.Stores = append(rep.Stores, search)
 	for _, s := range rep.Stores {
 		if s.drifted() {
 			rep.Converged = false
@@ -127,8 +136,7 @@ func runVerify(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
-func verifyProjection(ctx context.Context, pool *pgxpool.Pool, samples int) (storeReport, error) {
-	q := catalogdb.New(pool)
+func verifyProjection(ctx context.Context, q *catalogdb.Queries, samples int) (storeReport, error) {
 	rep := storeReport{Store: "postgres video_projection", Checked: true, Drift: []driftKind{}}
 	n, err := q.CountVideoProjection(ctx)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/postgres"
@@ -23,7 +22,7 @@ type videoState struct {
 
 // verifySearch compares the index behind the alias with catalog.videos by
 // version and tombstone flag (the document's "deleted" field).
-func verifySearch(ctx context.Context, pool *pgxpool.Pool, es *elasticFlags, samples int) (storeReport, error) {
+func verifySearch(ctx context.Context, q *catalogdb.Queries, es *elasticFlags, samples int) (storeReport, error) {
 	rep := storeReport{Store: "elasticsearch alias " + es.alias, Drift: []driftKind{}}
 	if es.cfg.URL == "" {
 		rep.Note = "no ELASTIC_URL / --elastic-url: the search index was not compared"
@@ -34,7 +33,7 @@ func verifySearch(ctx context.Context, pool *pgxpool.Pool, es *elasticFlags, sam
 		return rep, err
 	}
 	defer client.Close()
-	videos, err := loadVideoStates(ctx, pool)
+	videos, err := loadVideoStates(ctx, q)
 	if err != nil {
 		return rep, err
 	}
@@ -120,9 +119,8 @@ func indexMissing(err error) bool {
 }
 
 // loadVideoStates reads (version, deleted) of every video, page by page.
-func loadVideoStates(ctx context.Context, pool *pgxpool.Pool) (map[uuid.UUID]*videoState, error) {
+func loadVideoStates(ctx context.Context, q *catalogdb.Queries) (map[uuid.UUID]*videoState, error) {
 	out := map[uuid.UUID]*videoState{}
-	q := catalogdb.New(pool)
 	var after uuid.UUID
 	for {
 		rows, err := q.VideoVersions(ctx, catalogdb.VideoVersionsParams{AfterID: after, PageSize: 5000})
