@@ -119,6 +119,7 @@ type topicQueue struct {
 func (p *OrderedPublisher) Publish(topic string, msg *pubsub.Message) *PublishResult {
 	res := &PublishResult{done: make(chan struct{})}
 	m := &pb.PubsubMessage{Data: msg.Data, Attributes: msg.Attributes, OrderingKey: msg.OrderingKey}
+	size := proto.Size(m) // outside the lock every caller and sender share
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
@@ -134,7 +135,7 @@ func (p *OrderedPublisher) Publish(topic string, msg *pubsub.Message) *PublishRe
 		res.set("", ErrKeyPaused)
 		return res
 	}
-	q.pending = append(q.pending, queued{msg: m, size: proto.Size(m), res: res})
+	q.pending = append(q.pending, queued{msg: m, size: size, res: res})
 	if !q.sending {
 		q.sending = true
 		p.senders.Add(1)
