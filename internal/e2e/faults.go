@@ -130,20 +130,45 @@ func (s *Stack) KillPublishers(ctx context.Context, interval, restartAfter time.
 	}
 }
 
-// PausePublisher freezes a publisher (SIGSTOP) for d, longer than its
-// lease, so another replica takes its claims over; when it thaws, its late
-// writes must be fenced off by the lock token.
-func (s *Stack) PausePublisher(ctx context.Context, p *Proc, d time.Duration, log *FaultLog) error {
-	if err := p.Pause(); err != nil {
-		return err
+// PausePublisher freezes a publisher (SIGSTOP) while it holds claimed rows
+// and keeps it frozen for d, longer than its lease, so another replica
+// takes its claims over; when it thaws, its late writes must be fenced off
+// by the lock token. It returns how many rows the frozen process held.
+//
+// Its metrics only say it was busy a moment before the signal; a batch is
+// one Publish request and may finish in between. So after SIGSTOP the
+// outbox is asked: holding nothing, it is thawed and frozen again later.
+func (s *Stack) PausePublisher(ctx context.Context, p *Proc, d time.Duration, log *FaultLog) (int, error) {
+	held := 0
+	for try := 0; held == 0; try++ {
+		if try == 50 {
+			return 0, fmt.Errorf("froze %s 50 times and it never held a claimed row", p.Name())
+		}
+		_ = poll(ctx, 50*time.Millisecond, 5*time.Second, func() (bool, string) {
+			s.Scraper.ScrapeAll(ctx)
+			return s.Scraper.Last(p.Name(), "outbox_inflight_events") > 0, ""
+		})
+		if err := p.Pause(); err != nil {
+			return 0, err
+		}
+		n, err := s.Stats.HeldBy(ctx, p.Name())
+		if err != nil {
+			_ = p.Resume()
+			return 0, err
+		}
+		if held = n; held == 0 {
+			if err := p.Resume(); err != nil {
+				return 0, err
+			}
+		}
 	}
 	log.PublisherPauses.Add(1)
-	s.Sup.Logf("fault: SIGSTOP %s for %s", p.Name(), d)
+	s.Sup.Logf("fault: SIGSTOP %s for %s, holding %d claimed row(s)", p.Name(), d, held)
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
-	return p.Resume()
+	return held, p.Resume()
 }
 
 // RollingRestart restarts every publisher and then the projector with

@@ -189,3 +189,18 @@ func (s *Stats) StuckReport(ctx context.Context, consumers []string) string {
 	}
 	return b.String()
 }
+
+// HeldBy counts the rows worker holds (status publishing, locked by it).
+func (s *Stats) HeldBy(ctx context.Context, worker string) (int, error) {
+	rows, err := s.q.PublishingEvents(ctx, 100000)
+	if err != nil {
+		return 0, fmt.Errorf("reading rows being published: %w", err)
+	}
+	n := 0
+	for _, r := range rows {
+		if r.LockedBy.String == worker {
+			n++
+		}
+	}
+	return n, nil
+}
