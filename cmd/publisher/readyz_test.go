@@ -11,9 +11,9 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
@@ -76,9 +76,8 @@ func (p *privatePG) run(action string) string {
 func TestReadyzFollowsPostgresAndPubSub(t *testing.T) {
 	t.Parallel()
 	pg := startPrivatePG(t)
-	srv := pstest.NewServer()
-	defer srv.Close()
-	ps := gpubsub.Config{ProjectID: "eventrelay-test", EmulatorHost: srv.Addr}
+	srv := gpubsubtest.New(t)
+	ps := srv.Config
 	client, err := gpubsub.NewClient(context.Background(), ps)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +125,7 @@ func TestReadyzFollowsPostgresAndPubSub(t *testing.T) {
 		t.Fatal("outbox_store_errors_total = 0 after an outage")
 	}
 
-	srv.Close()
+	srv.Server.Close() // pstest behind the double: Pub/Sub answers Unavailable
 	body = p.waitHTTP("/readyz", 503, 10*time.Second)
 	if !strings.Contains(body, "pubsub") {
 		t.Fatalf("/readyz with pubsub down: %s", body)

@@ -11,11 +11,12 @@ import (
 	pubconfig "github.com/eventrelay/eventrelay/internal/publisher/config"
 )
 
-// publishLoop publishes evs to a fresh topic with the publisher daemon's
-// own client path (gpubsub.OrderedPublisher: all ordering keys share
-// requests) and default settings (publish.count_threshold,
-// delay_threshold, timeout), and waits for every result. It returns the
-// time from the first Publish to the last result.
+// publishLoop is the Pub/Sub-side ceiling: the client library publishing
+// evs straight to a fresh topic with message ordering on and the
+// publisher's default settings (publish.delay_threshold, count_threshold,
+// max_inflight_requests, timeout), every message queued at once, then
+// every result awaited. It returns the time from the first Publish to the
+// last result.
 func publishLoop(ctx context.Context, b *Backend, evs []Event) (time.Duration, error) {
 	topic, err := b.CreateTopic(ctx, "bench-ceiling")
 	if err != nil {
@@ -23,22 +24,20 @@ func publishLoop(ctx context.Context, b *Backend, evs []Event) (time.Duration, e
 	}
 	defer b.DeleteTopic(context.Background(), topic)
 	def := pubconfig.Default().Publish
-	p := gpubsub.NewOrderedPublisher(b.Client, Project, gpubsub.OrderedPublisherSettings{
-		MaxMessages: def.CountThreshold, Linger: def.DelayThreshold.D(), Timeout: def.Timeout.D(),
-	})
+	p := gpubsub.NewPublishers(b.Client, def.Settings())
 	defer p.Stop()
 	msgs := make([]*pubsub.Message, len(evs))
 	for i := range evs {
 		msgs[i] = evs[i].Message()
 	}
-	results := make([]*gpubsub.PublishResult, len(msgs))
+	results := make([]*pubsub.PublishResult, len(msgs))
 	start := time.Now()
 	for i, m := range msgs {
-		results[i] = p.Publish(topic, m)
+		results[i] = p.Publish(ctx, topic, m)
 	}
 	for i, r := range results {
 		if _, err := r.Get(ctx); err != nil {
-			return 0, fmt.Errorf("%s: publishing message %d: %w", b.Name, i, err)
+			return 0, fmt.Errorf("%s: publishing message %d: %w", b.Name, i, gpubsub.Classify(err))
 		}
 	}
 	return time.Since(start), nil

@@ -17,6 +17,16 @@ const (
 	Timeout     Reason = "timeout"
 	RateLimited Reason = "rate_limited"
 	ServerError Reason = "server_error"
+	// PreconditionFailed: the service refused because of the state of a
+	// resource (a topic's encryption key, a region policy), which an
+	// operator can fix; the event itself is fine, so it is retried.
+	PreconditionFailed Reason = "precondition_failed"
+	// RequestInvalid: the service refused a request eventrelay itself
+	// built (ordering keys mixed in one Publish, too many messages or
+	// bytes in one request): a defect in eventrelay or its client
+	// library, never the event's fault. Retried, so no event fails for
+	// it, and always logged at error level (see Defect).
+	RequestInvalid Reason = "request_invalid"
 )
 
 // Deterministic reasons.
@@ -39,17 +49,23 @@ const Unknown Reason = "unknown"
 
 var transient = map[Reason]bool{
 	Unavailable: true, Timeout: true, RateLimited: true, ServerError: true, Unknown: true,
+	PreconditionFailed: true, RequestInvalid: true,
 }
 
 // All lists every reason, transient first.
 var All = []Reason{
-	Unavailable, Timeout, RateLimited, ServerError, Unknown,
+	Unavailable, Timeout, RateLimited, ServerError, Unknown, PreconditionFailed, RequestInvalid,
 	PayloadInvalid, MessageTooLarge, MappingError, TopicNotFound, PermissionDenied,
 	AttributesMissing, SchemaUnsupported, EventTypeUnknown, MaxAttempts,
 }
 
 // Transient reports whether retrying may succeed.
 func (r Reason) Transient() bool { return transient[r] }
+
+// Defect reports whether r means eventrelay itself is at fault (a request
+// it built was refused): callers log it at error level and count it, so a
+// retry path never absorbs a bug quietly.
+func (r Reason) Defect() bool { return r == RequestInvalid }
 
 // Valid reports whether r is one of All.
 func (r Reason) Valid() bool {

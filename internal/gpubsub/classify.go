@@ -3,6 +3,7 @@ package gpubsub
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"cloud.google.com/go/pubsub/v2"
 	"google.golang.org/grpc/codes"
@@ -17,8 +18,14 @@ import (
 //	DeadlineExceeded                    -> timeout       (transient)
 //	ResourceExhausted                   -> rate_limited  (transient)
 //	Internal, Unknown                   -> server_error  (transient)
-//	InvalidArgument, FailedPrecondition -> payload_invalid
-//	  (and message_too_large when the client refused an oversize message)
+//	FailedPrecondition                  -> request_invalid when the service
+//	  says the request mixed ordering keys (a defect of the relay, never
+//	  the event's), else precondition_failed (a resource's state: an
+//	  operator fixes it; transient)
+//	InvalidArgument, OutOfRange         -> request_invalid when the limit is
+//	  the request's (message_count, request_size, payload size), else
+//	  payload_invalid (the message itself); message_too_large when the
+//	  client refused an oversize message
 //	NotFound                            -> topic_not_found
 //	PermissionDenied, Unauthenticated   -> permission_denied
 //
@@ -44,7 +51,31 @@ func Classify(err error) error {
 	if !ok {
 		return errclass.New(errclass.Unknown, err)
 	}
-	return errclass.New(reasonForCode(st.Code()), err)
+	return errclass.New(reasonForStatus(st), err)
+}
+
+// requestLimitPhrases are in the service's answers to requests that break
+// a per-request limit or rule rather than a message's (the strict double,
+// internal/gpubsub/strict, answers with the same texts).
+var requestLimitPhrases = []string{
+	"all messages must have no ordering key or they must all have the same ordering key",
+	"passed message_count in the request",
+	"passed request_size in the request",
+	"Request payload size exceeds the limit",
+	"at least one message",
+}
+
+func reasonForStatus(st *status.Status) errclass.Reason {
+	r := reasonForCode(st.Code())
+	if r != errclass.PayloadInvalid && r != errclass.PreconditionFailed {
+		return r
+	}
+	for _, p := range requestLimitPhrases {
+		if strings.Contains(st.Message(), p) {
+			return errclass.RequestInvalid
+		}
+	}
+	return r
 }
 
 func reasonForCode(c codes.Code) errclass.Reason {
@@ -57,8 +88,10 @@ func reasonForCode(c codes.Code) errclass.Reason {
 		return errclass.RateLimited
 	case codes.Internal, codes.Unknown, codes.DataLoss:
 		return errclass.ServerError
-	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange:
+	case codes.InvalidArgument, codes.OutOfRange:
 		return errclass.PayloadInvalid
+	case codes.FailedPrecondition:
+		return errclass.PreconditionFailed
 	case codes.NotFound:
 		return errclass.TopicNotFound
 	case codes.PermissionDenied, codes.Unauthenticated:

@@ -11,39 +11,73 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
 )
 
 // Project is the project id used on the fake.
 const Project = "eventrelay-test"
 
-// Server is a pstest server with a client connected to it.
+// Server is a pstest server behind the strict double (strict.Proxy), with
+// a client connected to it.
 type Server struct {
 	*pstest.Server
+	// Addr is the double's address: every client of the test goes through
+	// it (it shadows pstest's own Addr).
+	Addr string
+	// Double enforces Cloud Pub/Sub's request rules in front of pstest.
+	Double *strict.Proxy
 	Client *pubsub.Client
-	// Config connects other clients (e.g. a daemon under test) to the fake.
+	// Config connects other clients (e.g. a daemon under test) to the
+	// double.
 	Config gpubsub.Config
+
+	refusalsExpected bool
 }
 
-// New starts a pstest server and closes it when t ends. Seek to a time
-// works on it as on Cloud Pub/Sub (see timeSeek); reactors in opts run
-// first.
+// New starts a pstest server behind the strict double and closes both when
+// t ends; the round trip of the double is PUBSUB_DOUBLE_RTT (default 0).
+// A Publish request the double refused fails the test at its end, unless
+// the test said ExpectRefusals. Seek to a time works on it as on Cloud
+// Pub/Sub (see timeSeek); reactors in opts run first.
 func New(t testing.TB, opts ...pstest.ServerReactorOption) *Server {
 	t.Helper()
 	seek := &timeSeek{}
 	srv := pstest.NewServer(append(opts, pstest.ServerReactorOption{FuncName: "Seek", Reactor: seek})...)
 	seek.g = &srv.GServer
-	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: srv.Addr}
-	cl, err := gpubsub.NewClient(context.Background(), cfg)
+	rtt, err := strict.RTTFromEnv()
 	if err != nil {
 		srv.Close()
 		t.Fatalf("gpubsubtest: %v", err)
 	}
+	double, err := strict.Start(strict.Options{Upstream: srv.Addr, RTT: rtt})
+	if err != nil {
+		srv.Close()
+		t.Fatalf("gpubsubtest: %v", err)
+	}
+	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: double.Addr()}
+	cl, err := gpubsub.NewClient(context.Background(), cfg)
+	if err != nil {
+		double.Close()
+		srv.Close()
+		t.Fatalf("gpubsubtest: %v", err)
+	}
+	s := &Server{Server: srv, Addr: double.Addr(), Double: double, Client: cl, Config: cfg}
 	t.Cleanup(func() {
 		cl.Close()
+		double.Close()
 		srv.Close()
+		st := double.Stats()
+		strict.Report(st, s.refusalsExpected)
+		if st.Refused > 0 && !s.refusalsExpected {
+			t.Errorf("gpubsubtest: the strict Pub/Sub double refused requests Cloud Pub/Sub would refuse: %v", st)
+		}
 	})
-	return &Server{Server: srv, Client: cl, Config: cfg}
+	return s
 }
+
+// ExpectRefusals lets the test send requests the double refuses (tests of
+// the double and of the publisher's handling of refusals).
+func (s *Server) ExpectRefusals() { s.refusalsExpected = true }
 
 // Topic creates a topic.
 func (s *Server) Topic(t testing.TB, id string) {

@@ -125,6 +125,13 @@ func (r *Relay) failure(e *Event, err error, attempted bool, out *Outcomes) {
 		attempts++
 	}
 	r.m.Failed.WithLabelValues(string(reason)).Inc()
+	if reason.Defect() {
+		// Not the event's fault and not the service's: a request this
+		// relay built was refused. Loud, and counted in
+		// outbox_failed_total{reason="request_invalid"} (alerted on).
+		r.log.Error("Pub/Sub refused a request the relay built: a defect in eventrelay or its client library, not in the event; the row is retried",
+			eventAttrs(e, slog.String("error_reason", string(reason)), slog.String("error", msg))...)
+	}
 	switch {
 	case !reason.Transient():
 		out.Failures = append(out.Failures, Failure{ID: e.ID, Reason: reason, Cause: reason, Err: msg, Attempted: attempted})

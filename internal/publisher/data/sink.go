@@ -30,11 +30,11 @@ const (
 
 // Sink is biz.Sink on Pub/Sub: ordering key = the row's ordering_key,
 // topic = the row's topic unless publish.topics routes its aggregate type
-// elsewhere. Messages of all keys share Publish requests
-// (gpubsub.OrderedPublisher).
+// elsewhere. One Publish request carries one ordering key, as Cloud
+// Pub/Sub requires (gpubsub.Publishers).
 type Sink struct {
 	client   *pubsub.Client
-	pubs     *gpubsub.OrderedPublisher
+	pubs     *gpubsub.Publishers
 	project  string
 	routes   map[string]string
 	maxBytes int
@@ -47,10 +47,8 @@ var _ biz.Sink = (*Sink)(nil)
 // publishers.
 func NewSink(client *pubsub.Client, ps gpubsub.Config, cfg config.Publish) (*Sink, func()) {
 	s := &Sink{
-		client: client,
-		pubs: gpubsub.NewOrderedPublisher(client, ps.ProjectID, gpubsub.OrderedPublisherSettings{
-			MaxMessages: cfg.CountThreshold, Linger: cfg.DelayThreshold.D(), Timeout: cfg.Timeout.D(),
-		}),
+		client:   client,
+		pubs:     gpubsub.NewPublishers(client, cfg.Settings()),
 		project:  ps.ProjectID,
 		routes:   cfg.Topics,
 		maxBytes: cfg.MaxMessageBytes,
@@ -106,18 +104,18 @@ func (s *Sink) Publish(ctx context.Context, e *biz.Event) (biz.PublishResult, er
 	if n := gpubsub.MessageSize(msg); n > s.maxBytes {
 		return nil, errclass.Newf(errclass.MessageTooLarge, "message is %d bytes, limit is %d (publish.max_message_bytes)", n, s.maxBytes)
 	}
-	return result{s.pubs.Publish(s.topic(e), msg)}, nil
+	return result{s.pubs.Publish(ctx, s.topic(e), msg)}, nil
 }
 
 // Resume implements biz.Sink.
-func (s *Sink) Resume(e *biz.Event) { s.pubs.Resume(s.topic(e), e.OrderingKey) }
+func (s *Sink) Resume(e *biz.Event) { s.pubs.ResumePublish(s.topic(e), e.OrderingKey) }
 
 // Ping checks that Pub/Sub answers (GetTopic on publish.ready_topic).
 func (s *Sink) Ping(ctx context.Context) error {
 	return gpubsub.Probe(ctx, s.client, s.project, s.probe)
 }
 
-type result struct{ r *gpubsub.PublishResult }
+type result struct{ r *pubsub.PublishResult }
 
 // Get returns the result when ready, ErrAbandoned when ctx ends first.
 func (r result) Get(ctx context.Context) (string, error) {
@@ -131,11 +129,14 @@ func (r result) Get(ctx context.Context) (string, error) {
 		}
 	}
 	id, err := r.r.Get(context.Background())
+	var paused pubsub.ErrPublishingPaused
 	switch {
-	case errors.Is(err, gpubsub.ErrKeyPaused), errors.Is(err, gpubsub.ErrPublisherStopped):
+	case errors.As(err, &paused):
+		return "", errclass.New(errclass.Unknown, fmt.Errorf("ordering key paused by an earlier failure: %w", err))
+	case errors.Is(err, pubsub.ErrPublisherStopped):
 		return "", errclass.New(errclass.Unknown, err)
 	case err != nil:
-		return "", err // classified by the publisher
+		return "", fmt.Errorf("publishing: %w", gpubsub.Classify(err))
 	}
 	return id, nil
 }

@@ -1,0 +1,160 @@
+package strict_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
+)
+
+func msg(key string, data string) *pb.PubsubMessage {
+	return &pb.PubsubMessage{Data: []byte(data), OrderingKey: key}
+}
+
+// The request the old shared-request publisher sent (messages of several
+// ordering keys in one Publish) is refused with Cloud Pub/Sub's own answer,
+// and nothing of it reaches the server behind the double.
+func TestMixedOrderingKeysAreRefusedAsByCloudPubSub(t *testing.T) {
+	srv := gpubsubtest.New(t)
+	srv.ExpectRefusals()
+	srv.Topic(t, "t")
+	_, err := srv.Client.TopicAdminClient.Publish(context.Background(), &pb.PublishRequest{
+		Topic:    gpubsub.TopicName(gpubsubtest.Project, "t"),
+		Messages: []*pb.PubsubMessage{msg("video-1", "a"), msg("video-2", "b")},
+	})
+	st, _ := status.FromError(err)
+	if st.Code() != codes.FailedPrecondition || st.Message() != strict.MixedOrderingKeysMessage {
+		t.Fatalf("mixed-key Publish: got %v, want FAILED_PRECONDITION %q", err, strict.MixedOrderingKeysMessage)
+	}
+	if n := len(srv.Messages()); n != 0 {
+		t.Fatalf("a refused request reached the server: %d messages there", n)
+	}
+	got := srv.Double.Stats()
+	if got.Refused != 1 || got.ByRule[strict.RuleMixedOrderingKeys] != 1 {
+		t.Fatalf("stats: %v", got)
+	}
+}
+
+// A valid request passes unchanged, and messages come back through
+// StreamingPull across the double.
+func TestValidRequestsAndStreamingPullPassThrough(t *testing.T) {
+	srv := gpubsubtest.New(t)
+	srv.Topic(t, "t")
+	srv.Subscription(t, "s", "t", gpubsubtest.SubscriptionOptions{Ordered: true})
+	resp, err := srv.Client.TopicAdminClient.Publish(context.Background(), &pb.PublishRequest{
+		Topic: gpubsub.TopicName(gpubsubtest.Project, "t"),
+		Messages: []*pb.PubsubMessage{
+			{Data: []byte("1"), OrderingKey: "k", Attributes: map[string]string{"a": "b"}},
+			msg("k", "2"),
+		},
+	})
+	if err != nil || len(resp.GetMessageIds()) != 2 {
+		t.Fatalf("valid Publish: %v %v", resp, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var got []string
+	err = srv.Client.Subscriber("s").Receive(ctx, func(_ context.Context, m *pubsub.Message) {
+		m.Ack()
+		got = append(got, string(m.Data))
+		if len(got) == 2 {
+			cancel()
+		}
+	})
+	if err != nil {
+		t.Fatalf("receive: %v", err)
+	}
+	if strings.Join(got, ",") != "1,2" {
+		t.Fatalf("received %v, want [1 2] in order", got)
+	}
+	if st := srv.Double.Stats(); st.PublishRequests != 1 || st.PublishMessages != 2 || st.Refused != 0 {
+		t.Fatalf("stats: %v", st)
+	}
+}
+
+// The round trip is added to every call (a lower bound: a slow machine
+// only makes the call slower, so this cannot flake).
+func TestRoundTripIsAdded(t *testing.T) {
+	srv := gpubsubtest.New(t)
+	srv.Topic(t, "t")
+	const rtt = 80 * time.Millisecond
+	double, err := strict.Start(strict.Options{Upstream: srv.Server.Addr, RTT: rtt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer double.Close()
+	cl, err := gpubsub.NewClient(context.Background(), gpubsub.Config{ProjectID: gpubsubtest.Project, EmulatorHost: double.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := &pb.GetTopicRequest{Topic: gpubsub.TopicName(gpubsubtest.Project, "t")}
+	if _, err := cl.TopicAdminClient.GetTopic(context.Background(), req); err != nil { // connection set-up
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := cl.TopicAdminClient.GetTopic(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < rtt {
+		t.Fatalf("GetTopic through a %v double took %v", rtt, took)
+	}
+}
+
+func TestCheckPublishRules(t *testing.T) {
+	big := strings.Repeat("x", 1025)
+	many := map[string]string{}
+	for i := range 101 {
+		many[strings.Repeat("k", i+1)] = "v"
+	}
+	tooMany := make([]*pb.PubsubMessage, 1001)
+	for i := range tooMany {
+		tooMany[i] = msg("k", "x")
+	}
+	cases := []struct {
+		name string
+		msgs []*pb.PubsubMessage
+		rule strict.Rule
+		code codes.Code
+	}{
+		{"no ordering key on every message", []*pb.PubsubMessage{msg("", "a"), msg("", "b")}, "", codes.OK},
+		{"one key", []*pb.PubsubMessage{msg("k", "a"), msg("k", "b")}, "", codes.OK},
+		{"attributes only", []*pb.PubsubMessage{{Attributes: map[string]string{"a": "b"}}}, "", codes.OK},
+		{"key and no key", []*pb.PubsubMessage{msg("k", "a"), msg("", "b")}, strict.RuleMixedOrderingKeys, codes.FailedPrecondition},
+		{"no messages", nil, strict.RuleNoMessages, codes.InvalidArgument},
+		{"1001 messages", tooMany, strict.RuleTooManyMessages, codes.InvalidArgument},
+		{"over 10 MB", []*pb.PubsubMessage{{Data: make([]byte, 6_000_000)}, {Data: make([]byte, 6_000_000)}}, strict.RuleRequestTooLarge, codes.InvalidArgument},
+		{"empty message", []*pb.PubsubMessage{{OrderingKey: "k"}}, strict.RuleEmptyMessage, codes.InvalidArgument},
+		{"101 attributes", []*pb.PubsubMessage{{Data: []byte("a"), Attributes: many}}, strict.RuleTooManyAttributes, codes.InvalidArgument},
+		{"attribute key 257 bytes", []*pb.PubsubMessage{{Data: []byte("a"), Attributes: map[string]string{big[:257]: "v"}}}, strict.RuleAttributeKey, codes.InvalidArgument},
+		{"attribute value 1025 bytes", []*pb.PubsubMessage{{Data: []byte("a"), Attributes: map[string]string{"k": big}}}, strict.RuleAttributeValue, codes.InvalidArgument},
+		{"ordering key 1025 bytes", []*pb.PubsubMessage{msg(big, "a")}, strict.RuleOrderingKeyLength, codes.InvalidArgument},
+		{"message id set", []*pb.PubsubMessage{{Data: []byte("a"), MessageId: "1"}}, strict.RuleServerFields, codes.InvalidArgument},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := strict.CheckPublish(&pb.PublishRequest{Topic: "projects/p/topics/t", Messages: c.msgs})
+			if c.rule == "" {
+				if r != nil {
+					t.Fatalf("refused a valid request: %v", r.Err)
+				}
+				return
+			}
+			if r == nil {
+				t.Fatalf("accepted; want %s", c.rule)
+			}
+			if r.Rule != c.rule || status.Code(r.Err) != c.code {
+				t.Fatalf("got %s %v, want %s %v", r.Rule, r.Err, c.rule, c.code)
+			}
+		})
+	}
+}
