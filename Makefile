@@ -22,8 +22,15 @@ demo: build ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emu
 	@bin/relaydemo $(DEMOFLAGS)
 
 .PHONY: test
-test: ## Run all tests against a private Postgres (started if needed) and pstest
-	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) test $(TESTFLAGS) $(PKGS)
+# Every pstest server of the tests sits behind the strict Pub/Sub double
+# (internal/gpubsub/strict); each appends its counts to PUBSUB_DOUBLE_REPORT
+# and the total is printed (refused must be 0: a test fails on a refusal it
+# did not provoke). PUBSUB_DOUBLE_RTT=15ms adds a round trip to every call.
+test: ## Run all tests against a private Postgres (started if needed) and pstest behind the strict Pub/Sub double
+	@pgenv=$$(scripts/pg.sh start) || exit 1; eval "$$pgenv"; report=$$(mktemp) || exit 1; \
+	PUBSUB_DOUBLE_REPORT=$$report $(GO) test $(TESTFLAGS) $(PKGS); rc=$$?; \
+	awk '{r+=$$2; m+=$$4; f+=$$6; e+=$$8} END {printf "strict Pub/Sub double: %d Publish requests (%d messages), %d refused (+%d provoked on purpose by tests of the double)\n", r, m, f, e}' $$report; \
+	rm -f $$report; exit $$rc
 
 .PHONY: generate
 generate: ## Regenerate protobuf (buf), sqlc and wire output
@@ -63,7 +70,8 @@ DEMOFLAGS ?=
 E2EFLAGS  ?= -count=1 -timeout 15m -v
 
 .PHONY: e2e
-e2e: ## Fault-injection suite: processes + real emulator, >=20k events, kills/restarts/outages; asserts convergence (~3-5 min)
+# PUBSUB_DOUBLE_RTT=15ms runs it with a 15 ms round trip through the strict double.
+e2e: ## Fault-injection suite: processes + real emulator behind the strict double, >=20k events, kills/restarts/outages; asserts convergence (~3-5 min)
 	@$(GO) test -tags e2e $(E2EFLAGS) -run 'TestFaultSuite' ./internal/e2e/
 
 .PHONY: emulator-start emulator-stop

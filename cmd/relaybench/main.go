@@ -44,6 +44,7 @@ func run() error {
 	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step (default 10s; smoke 1s)")
 	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,scale,drain,apply,latency)")
 	emulator := flag.String("emulator", "", "auto|on|off: use the real Pub/Sub emulator (default auto; smoke off)")
+	rtts := flag.String("rtts", "", "round trips of the strict Pub/Sub double in front of every server, comma separated (default 0,15ms)")
 	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 28185)")
 	dbName := flag.String("db", "", "bench database name, dropped at every run (default eventrelay_bench)")
 	out := flag.String("out", "", "directory of the JSON results (default bench/results; smoke .run/bench)")
@@ -94,6 +95,16 @@ func run() error {
 	}
 	if *latencyEach != 0 {
 		cfg.LatencyEach = *latencyEach
+	}
+	if *rtts != "" {
+		cfg.RTTs = nil
+		for _, f := range strings.Split(*rtts, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("-rtts: %q is not a duration (e.g. 0,15ms)", f)
+			}
+			cfg.RTTs = append(cfg.RTTs, d)
+		}
 	}
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")

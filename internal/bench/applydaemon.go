@@ -58,7 +58,7 @@ func (r *Runner) applyDaemonOnce(ctx context.Context, bin string, evs []Event, s
 	if err := r.restartEmulator(ctx); err != nil {
 		return err
 	}
-	b, err := r.emu.Backend(ctx)
+	b, err := r.emu.Backend(ctx, 0)
 	if err != nil {
 		return err
 	}

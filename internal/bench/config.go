@@ -49,6 +49,11 @@ type Config struct {
 	Emulator string
 	// EmulatorPort is the port of the bench's private emulator (default 28185).
 	EmulatorPort int
+	// RTTs are the round trips of the strict double in front of every
+	// Pub/Sub server (default 0 and 15 ms, a fair planning figure for a
+	// GKE pod). Ceilings, drains and latency at 1,000/s run at each;
+	// apply, scale and the latency search at the first only.
+	RTTs []time.Duration
 
 	// Only, when non-empty, restricts the run to these scenario names.
 	Only []string
@@ -64,6 +69,7 @@ func Smoke() Config {
 		ScaleSizes: []int{1000, 5000}, Retained: 5000, ClaimSamples: 10,
 		Rates: []int{200}, LatencyEach: time.Second, LatencyDrain: 10 * time.Second,
 		Emulator: "off", Smoke: true, Database: "eventrelay_bench_smoke", EmulatorPort: 28186,
+		RTTs: []time.Duration{0, 15 * time.Millisecond},
 	}
 }
 
@@ -121,6 +127,14 @@ func (c *Config) Validate() error {
 	if len(c.Rates) == 0 {
 		c.Rates = []int{200, 1000}
 		c.LatencyMax = true
+	}
+	if len(c.RTTs) == 0 {
+		c.RTTs = []time.Duration{0, 15 * time.Millisecond}
+	}
+	for _, d := range c.RTTs {
+		if d < 0 {
+			return fmt.Errorf("bench: RTTs must be >= 0, got %v", c.RTTs)
+		}
 	}
 	if c.LatencyEach == 0 {
 		c.LatencyEach = 10 * time.Second

@@ -50,40 +50,59 @@ func runLatency(ctx context.Context, r *Runner) error {
 		r.report.skip("latency: %s%s", why, why2)
 		return nil
 	}
-	backends := []string{"pstest"}
+	servers := []string{"pstest"}
 	if r.emu != nil {
-		backends = append(backends, "emulator")
+		servers = append(servers, "emulator")
 	}
-	for _, backend := range backends {
-		for _, notify := range []bool{true, false} {
-			for _, rate := range r.cfg.Rates {
-				for run := 1; run <= r.cfg.Runs; run++ {
-					profile := ""
-					if run == 1 && notify && rate == 1000 && !r.cfg.Smoke {
-						profile = "latency." + backend + ".notify.r1000"
+	for _, server := range servers {
+		for i, rtt := range r.cfg.RTTs {
+			backend := latencyBackend{server, rtt}
+			// With a round trip only the latency configuration (NOTIFY)
+			// runs; polling and the search for the highest rate run at the
+			// first round trip.
+			modes := []bool{true}
+			if i == 0 {
+				modes = append(modes, false)
+			}
+			for _, notify := range modes {
+				for _, rate := range r.cfg.Rates {
+					for run := 1; run <= r.cfg.Runs; run++ {
+						profile := ""
+						if run == 1 && notify && rate == 1000 && !r.cfg.Smoke {
+							profile = "latency." + backend.name() + ".notify.r1000"
+						}
+						res, err := r.latencyStep(ctx, backend, pub, proj, notify, rate, r.cfg.LatencyDrain, profile)
+						if err != nil {
+							return fmt.Errorf("%s, notify %v, %d/s: %w", backend.name(), notify, rate, err)
+						}
+						r.recordLatency(backend.name(), notify, strconv.Itoa(rate), fmt.Sprintf("%d/s", rate), res)
 					}
-					res, err := r.latencyStep(ctx, backend, pub, proj, notify, rate, r.cfg.LatencyDrain, profile)
-					if err != nil {
-						return fmt.Errorf("%s, notify %v, %d/s: %w", backend, notify, rate, err)
-					}
-					r.recordLatency(backend, notify, strconv.Itoa(rate), fmt.Sprintf("%d/s", rate), res)
 				}
 			}
-		}
-		if r.cfg.LatencyMax {
-			if err := r.highestSustainable(ctx, backend, pub, proj); err != nil {
-				return err
+			if r.cfg.LatencyMax && i == 0 {
+				if err := r.highestSustainable(ctx, backend, pub, proj); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
 }
 
+// latencyBackend is the Pub/Sub server of a latency step and the double's
+// round trip in front of it.
+type latencyBackend struct {
+	server string // "pstest" or "emulator"
+	rtt    time.Duration
+}
+
+func (l latencyBackend) name() string { return backendName(l.server, l.rtt) }
+
 // highestSustainable raises the offered load by 1.5x from the lowest
 // configured rate until a step is not sustained (writer behind, p99 over a
 // second, or events left unprojected 5 s after the step), then records the
 // last sustained step. NOTIFY on: that is the latency configuration.
-func (r *Runner) highestSustainable(ctx context.Context, backend, pub, proj string) error {
+func (r *Runner) highestSustainable(ctx context.Context, backend latencyBackend, pub, proj string) error {
 	rate := float64(r.cfg.Rates[0])
 	var best *latencyResult
 	for range 10 {
@@ -93,17 +112,17 @@ func (r *Runner) highestSustainable(ctx context.Context, backend, pub, proj stri
 			return err
 		}
 		r.logf("  %s: %.0f/s offered, %.0f/s written, projected p99 %.0f ms, %d missing: sustained %v",
-			backend, res.offered, res.achieved, Percentile(res.projected, 99), res.missing, res.sustained())
+			backend.name(), res.offered, res.achieved, Percentile(res.projected, 99), res.missing, res.sustained())
 		if !res.sustained() {
 			break
 		}
 		best = &res
 	}
 	if best == nil {
-		r.report.note("latency (%s): no rate above %d/s was sustained", backend, r.cfg.Rates[0])
+		r.report.note("latency (%s): no rate above %d/s was sustained", backend.name(), r.cfg.Rates[0])
 		return nil
 	}
-	r.recordLatency(backend, true, "max", fmt.Sprintf("highest sustained %.0f/s", best.offered), *best)
+	r.recordLatency(backend.name(), true, "max", fmt.Sprintf("highest sustained %.0f/s", best.offered), *best)
 	return nil
 }
 
@@ -140,15 +159,15 @@ func (r *Runner) recordLatency(backend string, notify bool, slug, label string, 
 // writes LatencyEach worth of events at rate, waits up to drain for them to
 // be projected and measures every event. With profile set, both daemons
 // are CPU-profiled while the load runs.
-func (r *Runner) latencyStep(ctx context.Context, backend, pubBin, projBin string, notify bool, rate int, drain time.Duration, profile string) (latencyResult, error) {
+func (r *Runner) latencyStep(ctx context.Context, backend latencyBackend, pubBin, projBin string, notify bool, rate int, drain time.Duration, profile string) (latencyResult, error) {
 	res := latencyResult{offered: float64(rate)}
 	var b *Backend
 	var err error
-	if backend == "pstest" {
-		b, err = newPstest(ctx)
+	if backend.server == "pstest" {
+		b, err = newPstest(ctx, backend.rtt)
 	} else {
 		if err = r.restartEmulator(ctx); err == nil {
-			b, err = r.emu.Backend(ctx)
+			b, err = r.emu.Backend(ctx, backend.rtt)
 		}
 	}
 	if err != nil {
@@ -163,7 +182,7 @@ func (r *Runner) latencyStep(ctx context.Context, backend, pubBin, projBin strin
 		return res, err
 	}
 	defer cleanup()
-	if backend == "pstest" {
+	if backend.server == "pstest" {
 		env = append(env, "PROJECTOR_NUM_GOROUTINES="+strconv.Itoa(pstestStreams))
 	}
 	logDir := r.workDir("logs")

@@ -19,18 +19,61 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
 )
 
 // Project is the Pub/Sub project of the bench (pstest and emulator).
 const Project = "eventrelay-bench"
 
-// Backend is a Pub/Sub server the bench talks to: pstest in process or the
-// real emulator.
+// Backend is a Pub/Sub server the bench talks to, pstest in process or the
+// real emulator, always through the strict double (internal/gpubsub/strict)
+// with a round trip: it refuses what Cloud Pub/Sub refuses, and at 15 ms it
+// makes the fakes answer as slowly as Cloud Pub/Sub answers a GKE pod.
 type Backend struct {
-	Name   string // "pstest" or "emulator"
+	// Name is the server and the double's round trip: "pstest",
+	// "pstest-rtt15ms", "emulator", "emulator-rtt15ms".
+	Name string
+	// Server is "pstest" or "emulator".
+	Server string
+	RTT    time.Duration
 	Config gpubsub.Config
 	Client *pubsub.Client
+	Double *strict.Proxy
 	close  func()
+}
+
+// backendName names a server behind the double at rtt.
+func backendName(server string, rtt time.Duration) string {
+	if rtt == 0 {
+		return server
+	}
+	return server + "-rtt" + rtt.String()
+}
+
+// newBackend puts the strict double with rtt in front of the server at
+// upstream and connects a client to it; closeServer (may be nil) runs
+// after the client and the double are closed.
+func newBackend(ctx context.Context, server, upstream string, rtt time.Duration, closeServer func()) (*Backend, error) {
+	double, err := strict.Start(strict.Options{Upstream: upstream, RTT: rtt})
+	if err != nil {
+		return nil, err
+	}
+	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: double.Addr()}
+	cl, err := gpubsub.NewClient(ctx, cfg)
+	if err != nil {
+		double.Close()
+		return nil, err
+	}
+	b := &Backend{Name: backendName(server, rtt), Server: server, RTT: rtt, Config: cfg, Client: cl, Double: double}
+	b.close = func() {
+		cl.Close()
+		double.Close()
+		doubles.add(double.Stats())
+		if closeServer != nil {
+			closeServer()
+		}
+	}
+	return b, nil
 }
 
 var resourceSeq atomic.Int64
@@ -40,16 +83,15 @@ func uniqueID(prefix string) string {
 	return fmt.Sprintf("%s-%d-%d", prefix, time.Now().Unix()%100000, resourceSeq.Add(1))
 }
 
-// newPstest starts a pstest server in process.
-func newPstest(ctx context.Context) (*Backend, error) {
+// newPstest starts a pstest server in process behind the double.
+func newPstest(ctx context.Context, rtt time.Duration) (*Backend, error) {
 	srv := pstest.NewServer()
-	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: srv.Addr}
-	cl, err := gpubsub.NewClient(ctx, cfg)
+	b, err := newBackend(ctx, "pstest", srv.Addr, rtt, func() { srv.Close() })
 	if err != nil {
 		srv.Close()
 		return nil, err
 	}
-	return &Backend{Name: "pstest", Config: cfg, Client: cl, close: func() { cl.Close(); srv.Close() }}, nil
+	return b, nil
 }
 
 // Close releases the client (and the pstest server).
@@ -170,14 +212,9 @@ func (e *Emulator) run(ctx context.Context, verb string) error {
 	return nil
 }
 
-// Backend connects a client to the emulator.
-func (e *Emulator) Backend(ctx context.Context) (*Backend, error) {
-	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: e.Host}
-	cl, err := gpubsub.NewClient(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Backend{Name: "emulator", Config: cfg, Client: cl, close: func() { cl.Close() }}, nil
+// Backend connects a client to the emulator through the double.
+func (e *Emulator) Backend(ctx context.Context, rtt time.Duration) (*Backend, error) {
+	return newBackend(ctx, "emulator", e.Host, rtt, nil)
 }
 
 // emulatorVersion asks gcloud for the installed component version.

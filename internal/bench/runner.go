@@ -121,6 +121,14 @@ func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Repor
 		}
 		r.logf("bench: scenario %s took %s", s.name, time.Since(t0).Round(time.Second))
 	}
+	ds := doubles.get()
+	r.report.note("Pub/Sub: every client went through the strict double (internal/gpubsub/strict: Cloud Pub/Sub's request rules, "+
+		"round trips %v): %v.", cfg.RTTs, ds)
+	r.logf("bench: strict Pub/Sub double: %v", ds)
+	if ds.Refused > 0 {
+		r.failed = append(r.failed, "strict double")
+		r.report.note("FAILED: the strict double refused %d request(s) that Cloud Pub/Sub would refuse", ds.Refused)
+	}
 	r.report.Targets = evaluateTargets(ctx, r.report, cfg)
 	r.report.Machine.LoadAvgAfter = loadAvg()
 	r.report.Duration = time.Since(start).Round(time.Second).String()
@@ -184,7 +192,7 @@ func (r *Runner) restartEmulator(ctx context.Context) error {
 // warmEmulator pushes a few thousand messages through a scratch ordered
 // subscription, so what follows does not measure the JVM's warm-up.
 func (r *Runner) warmEmulator(ctx context.Context) error {
-	b, err := r.emu.Backend(ctx)
+	b, err := r.emu.Backend(ctx, 0)
 	if err != nil {
 		return err
 	}
@@ -223,21 +231,26 @@ func (r *Runner) warmEmulator(ctx context.Context) error {
 	return nil
 }
 
-// backends returns the Pub/Sub servers to measure against: a fresh pstest
-// and, when running, the emulator. Close each when done.
+// backends returns the Pub/Sub servers to measure against, each behind the
+// strict double at every configured round trip: a fresh pstest and, when
+// running, the emulator. Close each when done.
 func (r *Runner) backends(ctx context.Context) ([]*Backend, error) {
-	ps, err := newPstest(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := []*Backend{ps}
-	if r.emu != nil {
-		eb, err := r.emu.Backend(ctx)
+	var out []*Backend
+	for _, rtt := range r.cfg.RTTs {
+		ps, err := newPstest(ctx, rtt)
 		if err != nil {
-			ps.Close()
+			closeAll(out)
 			return nil, err
 		}
-		out = append(out, eb)
+		out = append(out, ps)
+		if r.emu != nil {
+			eb, err := r.emu.Backend(ctx, rtt)
+			if err != nil {
+				closeAll(out)
+				return nil, err
+			}
+			out = append(out, eb)
+		}
 	}
 	return out, nil
 }

@@ -65,22 +65,23 @@ func targets(r *Report, cfg Config) []Target {
 	}
 
 	claimCeil := math.Max(first(med("ceiling.claim.w1")), first(med("ceiling.claim.w2")))
-	for _, backend := range []string{"pstest", "emulator"} {
+	for _, backend := range backendNames(cfg) {
 		pub, ok := med("ceiling.publish." + backend)
 		d1, ok1 := med("drain." + backend + ".i1")
-		if !ok || !ok1 || claimCeil == 0 {
+		if !ok || !ok1 || pub == 0 {
 			continue
 		}
-		ceil := math.Min(claimCeil, pub)
-		// On a small machine Postgres, the Pub/Sub server and the publisher
-		// share the cores, so both ceilings cannot be reached at once; the
-		// shared-CPU bound 1/(1/claim + 1/publish) is given for reference.
+		// The target is the Pub/Sub-side ceiling (the client library
+		// publishing the same messages straight to the topic); the claim
+		// ceiling and the shared-CPU bound 1/(1/claim + 1/publish) say
+		// whether Postgres, not Pub/Sub, is what bounds a miss.
 		shared := 1 / (1/claimCeil + 1/pub)
-		ts = append(ts, check(Target{Name: "publisher drain, 1 instance (" + backend + ")", Op: ">=", Threshold: 0.6,
-			Figure: d1 / ceil, from: "drain." + backend + ".i1",
-			Detail: fmt.Sprintf("%.0f / min(claim %.0f, publish %.0f) events/s; vs the shared-CPU bound %.0f: %.2f",
-				d1, claimCeil, pub, shared, d1/shared)}))
+		ts = append(ts, check(Target{Name: "publisher drain, 1 instance, vs the publish ceiling (" + backend + ")", Op: ">=", Threshold: 0.8,
+			Figure: d1 / pub, from: "drain." + backend + ".i1",
+			Detail: fmt.Sprintf("%.0f / publish ceiling %.0f events/s; claim ceiling %.0f, shared-CPU bound %.0f (%.2f of it)",
+				d1, pub, claimCeil, shared, d1/shared)}))
 		if d2, ok2 := med("drain." + backend + ".i2"); ok2 {
+			ceil := math.Min(claimCeil, pub)
 			t := Target{Name: "publisher drain, 2 instances vs 1 (" + backend + ")", Op: ">=", Threshold: 1.5,
 				Figure: d2 / d1, Unit: "x", from: "drain." + backend + ".i2",
 				Detail: fmt.Sprintf("%.0f / %.0f events/s; ceiling allows %.2fx", d2, d1, ceil/d1)}
@@ -143,3 +144,14 @@ func targets(r *Report, cfg Config) []Target {
 }
 
 func first(v float64, _ bool) float64 { return v }
+
+// backendNames are the Backend names a run with cfg produces.
+func backendNames(cfg Config) []string {
+	var names []string
+	for _, server := range []string{"pstest", "emulator"} {
+		for _, rtt := range cfg.RTTs {
+			names = append(names, backendName(server, rtt))
+		}
+	}
+	return names
+}

@@ -1,16 +1,21 @@
 package bench
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestTargets(t *testing.T) {
-	cfg := Config{Bulk: 500, ScaleSizes: []int{10_000, 1_000_000}}
+	cfg := Config{Bulk: 500, ScaleSizes: []int{10_000, 1_000_000}, RTTs: []time.Duration{0, 15 * time.Millisecond}}
 	r := &Report{}
 	put := func(id string, v float64) { r.add(Measurement{ID: id, Runs: []float64{v}}) }
 	put("ceiling.claim.w1", 10_000)
 	put("ceiling.claim.w2", 12_000)
 	put("ceiling.publish.pstest", 8_000)
-	put("drain.pstest.i1", 5_000) // 5000 / min(12000, 8000) = 0.625: PASS
-	put("drain.pstest.i2", 6_000) // 1.2x, and the ceiling allows only 1.6x: MISS
+	put("drain.pstest.i1", 6_500) // 6500 / publish 8000 = 0.81: PASS
+	put("drain.pstest.i2", 7_000) // 1.08x, and the ceiling allows 1.23x: N/A
+	put("ceiling.publish.pstest-rtt15ms", 10_000)
+	put("drain.pstest-rtt15ms.i1", 3_000) // 0.3 of the publish ceiling: MISS
 	put("ceiling.project.b500.w2", 10_000)
 	put("apply.direct.pg", 5_000) // 0.5: MISS
 	put("scale.claim-p50.n10000", 2)
@@ -22,11 +27,12 @@ func TestTargets(t *testing.T) {
 		got[tg.Name] = tg
 	}
 	want := map[string]string{
-		"publisher drain, 1 instance (pstest)":       "PASS",
-		"publisher drain, 2 instances vs 1 (pstest)": "MISS",
-		"projector apply into pg (direct)":           "MISS",
-		"claim latency at 1000000 vs 10000 pending":  "MISS",
-		"peak RSS, publisher":                        "MISS", // max over runs, not the median
+		"publisher drain, 1 instance, vs the publish ceiling (pstest)":         "PASS",
+		"publisher drain, 2 instances vs 1 (pstest)":                           "N/A",
+		"publisher drain, 1 instance, vs the publish ceiling (pstest-rtt15ms)": "MISS",
+		"projector apply into pg (direct)":                                     "MISS",
+		"claim latency at 1000000 vs 10000 pending":                            "MISS",
+		"peak RSS, publisher":                                                  "MISS", // max over runs, not the median
 	}
 	for name, status := range want {
 		if got[name].Status != status {
@@ -37,6 +43,16 @@ func TestTargets(t *testing.T) {
 		t.Errorf("got %d targets, want %d: %v", len(got), len(want), got)
 	}
 
+	r.Measurements = nil
+	put("ceiling.claim.w1", 20_000)
+	put("ceiling.publish.pstest", 20_000)
+	put("drain.pstest.i1", 3_000)
+	put("drain.pstest.i2", 6_000) // 2x with headroom: PASS
+	for _, tg := range targets(r, cfg) {
+		if tg.Name == "publisher drain, 2 instances vs 1 (pstest)" && tg.Status != "PASS" {
+			t.Errorf("2 instances at 2x: %s, want PASS", tg.Status)
+		}
+	}
 	// Where the ceiling does not allow 1.5x, the scaling target is N/A.
 	r.Measurements = nil
 	put("ceiling.claim.w1", 6_000)

@@ -183,10 +183,14 @@ func printDemoSummary(ctx context.Context, out io.Writer, s *Stack, wl *Workload
 	if n := w.Failed.Load() + w.Rejected.Load(); n > 0 {
 		t.Row("workload errors", fmt.Sprintf("%d (last: %v)", n, w.LastError()))
 	}
+	t.Row("strict Pub/Sub double", s.PubSub.DoubleLine())
 	fmt.Fprintln(out, "summary:")
 	t.Print(out)
 	if ck.Violations > 0 {
 		return fmt.Errorf("%d per-aggregate order violations: %v", ck.Violations, chk.Violations())
+	}
+	if n := s.PubSub.Double.Stats().Refused; n > 0 {
+		return fmt.Errorf("the strict Pub/Sub double refused %d request(s) Cloud Pub/Sub would refuse", n)
 	}
 	return nil
 }

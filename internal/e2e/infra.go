@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
@@ -95,6 +96,12 @@ func (p *Postgres) FreshDatabase(ctx context.Context, name string) (string, erro
 // scripts/pubsub-emulator.sh, or, when the emulator is not installed (or
 // EVENTRELAY_PUBSUB=pstest), an embedded pstest server run as a separate
 // process (`relaydemo pstest-server`) so both can be restarted alike.
+//
+// Every client reaches it through the strict double (strict.Proxy, in this
+// process) on Port: it refuses what Cloud Pub/Sub refuses and adds the
+// round trip PUBSUB_DOUBLE_RTT. The server itself listens on ServerPort; a
+// Pub/Sub restart restarts the server, not the double (the network path
+// stays, the service behind it goes away).
 type PubSub struct {
 	Repo    string
 	Dir     string // EVENTRELAY_PUBSUB_DIR
@@ -104,10 +111,22 @@ type PubSub struct {
 	Pstest *Proc
 	// Emulator is true when the real emulator runs.
 	Emulator bool
+	// ServerPort is the emulator's (or pstest's) own port.
+	ServerPort int
+	// Double is the strict double in front of the server.
+	Double *strict.Proxy
 }
 
-// Host is the PUBSUB_EMULATOR_HOST value.
+// Host is the PUBSUB_EMULATOR_HOST value: the double's address.
 func (ps *PubSub) Host() string { return "127.0.0.1:" + strconv.Itoa(ps.Port) }
+
+// DoubleLine describes the double and what it saw, for a run's table.
+func (ps *PubSub) DoubleLine() string {
+	if ps.Double == nil {
+		return "not started"
+	}
+	return fmt.Sprintf("round trip %v: %v", ps.Double.RTT(), ps.Double.Stats())
+}
 
 // Env returns the variables that point a daemon at this server.
 func (ps *PubSub) Env() []string {
@@ -140,6 +159,15 @@ func EmulatorAvailable(ctx context.Context, repo string) (ok bool, why string) {
 // StartFresh starts a new, empty server: the emulator when Emulator is set
 // (see DetectEmulator), else the pstest process of the relaydemo binary.
 func (ps *PubSub) StartFresh(ctx context.Context, sup *Supervisor, relaydemo string) error {
+	rtt, err := strict.RTTFromEnv()
+	if err != nil {
+		return err
+	}
+	ps.Double, err = strict.Start(strict.Options{Upstream: ps.serverHost(), Addr: ps.Host(), RTT: rtt})
+	if err != nil {
+		return err
+	}
+	sup.OnStop("strict pubsub double", func() error { ps.Double.Close(); return nil })
 	if ps.Emulator {
 		sup.OnStop("pubsub emulator", func() error { return ps.emulator(context.Background(), "stop") })
 		return ps.emulator(ctx, "fresh")
@@ -147,14 +175,16 @@ func (ps *PubSub) StartFresh(ctx context.Context, sup *Supervisor, relaydemo str
 	p, err := sup.Start(ProcSpec{
 		Name: "pstest",
 		Path: relaydemo,
-		Args: []string{"pstest-server", "-port", strconv.Itoa(ps.Port)},
+		Args: []string{"pstest-server", "-port", strconv.Itoa(ps.ServerPort)},
 	})
 	if err != nil {
 		return err
 	}
 	ps.Pstest = p
-	return waitTCP(ctx, ps.Host(), 20*time.Second)
+	return waitTCP(ctx, ps.serverHost(), 20*time.Second)
 }
+
+func (ps *PubSub) serverHost() string { return "127.0.0.1:" + strconv.Itoa(ps.ServerPort) }
 
 // Restart stops the server, keeps it down for down, and starts it again
 // (empty: neither the emulator nor pstest keeps state).
@@ -187,7 +217,7 @@ func (ps *PubSub) Start(ctx context.Context) error {
 	if err := ps.Pstest.Start(); err != nil {
 		return err
 	}
-	return waitTCP(ctx, ps.Host(), 20*time.Second)
+	return waitTCP(ctx, ps.serverHost(), 20*time.Second)
 }
 
 // PIDs are the emulator's process group members (gcloud and the JVM).
@@ -214,7 +244,7 @@ func (ps *PubSub) LogPath() string {
 func (ps *PubSub) emulator(ctx context.Context, arg string) error {
 	cmd := exec.CommandContext(ctx, filepath.Join(ps.Repo, "scripts/pubsub-emulator.sh"), arg)
 	cmd.Env = append(os.Environ(), "EVENTRELAY_PUBSUB_DIR="+ps.Dir,
-		"EVENTRELAY_PUBSUB_PORT="+strconv.Itoa(ps.Port), "PUBSUB_PROJECT_ID="+ps.Project)
+		"EVENTRELAY_PUBSUB_PORT="+strconv.Itoa(ps.ServerPort), "PUBSUB_PROJECT_ID="+ps.Project)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

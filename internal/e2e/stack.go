@@ -167,11 +167,16 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.PubSub = &PubSub{Repo: cfg.Repo, Dir: filepath.Join(cfg.RunDir, "pubsub"), Port: psPort, Project: cfg.Project, Emulator: cfg.Emulator}
+	serverPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	s.PubSub = &PubSub{Repo: cfg.Repo, Dir: filepath.Join(cfg.RunDir, "pubsub"), Port: psPort, ServerPort: serverPort, Project: cfg.Project, Emulator: cfg.Emulator}
 	if err := s.PubSub.StartFresh(ctx, sup, s.bin("relaydemo")); err != nil {
 		return nil, err
 	}
-	sup.Logf("pubsub       pids %v at %s: %s (log %s)", s.PubSub.PIDs(), s.PubSub.Host(), s.PubSub.Kind(), s.PubSub.LogPath())
+	sup.Logf("pubsub       pids %v at 127.0.0.1:%d: %s (log %s), behind the strict double at %s (round trip %v)",
+		s.PubSub.PIDs(), s.PubSub.ServerPort, s.PubSub.Kind(), s.PubSub.LogPath(), s.PubSub.Host(), s.PubSub.Double.RTT())
 	if err := s.EnsurePubSub(ctx); err != nil {
 		return nil, err
 	}

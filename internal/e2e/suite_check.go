@@ -20,6 +20,7 @@ func (s *Suite) check(ctx context.Context) error {
 	sum := func(proc, name string, labels ...string) float64 { return st.Scraper.SumWhere(proc, name, labels...) }
 
 	t.Row("Pub/Sub", st.PubSub.Kind())
+	t.Check("strict Pub/Sub double: requests Cloud Pub/Sub would refuse = 0", st.PubSub.DoubleLine(), st.PubSub.Double.Stats().Refused == 0)
 	t.Row("duration", time.Since(s.started).Truncate(time.Second).String())
 	t.Row("faults: publisher SIGKILLs / SIGSTOPs", fmt.Sprintf("%d / %d", s.Faults.PublisherKills.Load(), s.Faults.PublisherPauses.Load()))
 	unclean := s.Faults.UncleanStops()
