@@ -101,23 +101,33 @@
 // (traceparent, tracestate). Ordering key: the row's ordering_key. Topic:
 // the row's topic, or publish.topics[aggregate_type].
 //
-// Messages of all keys share Publish requests, one request in flight per
-// topic (gpubsub.OrderedPublisher; a claim of 500 rows over 500 keys is one
-// request, not 500). When a request fails, its keys are paused and their
-// later messages fail (a failed request of several keys is first sent
-// again key by key, so only the keys at fault fail); the worker waits for
-// all of a key's results, calls Resume, records retry or failed for the
-// failing row and releases the later rows untouched (they are claimed
-// again after the head). Reasons come from
-// gpubsub.Classify: unavailable, timeout, rate_limited, server_error (and
-// unknown) are transient: pending, attempts+1, next_attempt_at = now +
+// Every Publish request carries the messages of one ordering key, as Cloud
+// Pub/Sub requires ("All PubsubMessages published in a given PublishRequest
+// must specify the same ordering_key value"; a mixed request is refused with
+// FAILED_PRECONDITION). The client library's ordered publisher
+// (gpubsub.Publishers) bundles per key, keeps one request in flight per key
+// and up to publish.max_inflight_requests requests per topic, so a hot key
+// never stalls the others. When a publish fails the library pauses its key
+// and fails its later messages; the worker waits for all of a key's
+// results, calls ResumePublish, records retry or failed for the failing row
+// and releases the later rows untouched (they are claimed again after the
+// head). Every suite runs against the strict double
+// (internal/gpubsub/strict), which refuses what Cloud Pub/Sub refuses.
+//
+// Reasons come from gpubsub.Classify: unavailable, timeout, rate_limited,
+// server_error (and unknown, precondition_failed, request_invalid) are
+// transient: pending, attempts+1, next_attempt_at = now +
 // min(max_backoff, base_backoff*2^attempts) with equal or full jitter,
 // last_error, error_reason and an error_history entry (last 20 kept).
 // payload_invalid, topic_not_found, permission_denied and message_too_large
 // are terminal: failed, failed_at, error_reason; so is a transient error on
 // the max_attempts-th attempt (error_reason max_attempts_exceeded, the
 // cause kept in error_history). Messages over publish.max_message_bytes
-// fail with message_too_large without calling Pub/Sub.
+// fail with message_too_large without calling Pub/Sub. request_invalid
+// means Pub/Sub refused a request the relay built (mixed ordering keys, too
+// many messages or bytes): a defect of eventrelay, never the event's fault,
+// so the row is retried and the relay logs it at error level; it shows in
+// outbox_failed_total{reason="request_invalid"}.
 //
 // # Wake-up, load and shutdown
 //

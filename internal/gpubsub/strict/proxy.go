@@ -13,6 +13,7 @@ import (
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -88,6 +89,11 @@ func Start(o Options) (*Proxy, error) {
 	}
 	conn, err := grpc.NewClient(o.Upstream,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// The server behind may be restarted (fault suites): reconnect
+		// within a second, not after gRPC's default backoff of minutes.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{
+			BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second,
+		}, MinConnectTimeout: 5 * time.Second}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxFrame), grpc.MaxCallSendMsgSize(maxFrame)))
 	if err != nil {
 		return nil, fmt.Errorf("strict pubsub double: dialing %s: %w", o.Upstream, err)
