@@ -13,9 +13,7 @@ import (
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -60,7 +58,7 @@ type Options struct {
 type Proxy struct {
 	lis      net.Listener
 	srv      *grpc.Server
-	upstream *grpc.ClientConn
+	upstream string
 	rtt      time.Duration
 
 	mu    sync.Mutex
@@ -87,26 +85,15 @@ func Start(o Options) (*Proxy, error) {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
-	conn, err := grpc.NewClient(o.Upstream,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		// The server behind may be restarted (fault suites): reconnect
-		// within a second, not after gRPC's default backoff of minutes.
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{
-			BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second,
-		}, MinConnectTimeout: 5 * time.Second}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxFrame), grpc.MaxCallSendMsgSize(maxFrame)))
-	if err != nil {
-		return nil, fmt.Errorf("strict pubsub double: dialing %s: %w", o.Upstream, err)
-	}
 	lis, err := net.Listen("tcp", o.Addr)
 	if err != nil {
-		conn.Close()
 		return nil, fmt.Errorf("strict pubsub double: listening on %s: %w", o.Addr, err)
 	}
-	p := &Proxy{lis: lis, upstream: conn, rtt: o.RTT, stats: Stats{ByRule: map[Rule]int64{}}}
+	p := &Proxy{lis: lis, upstream: o.Upstream, rtt: o.RTT, stats: Stats{ByRule: map[Rule]int64{}}}
 	p.srv = grpc.NewServer(
 		grpc.ForceServerCodec(rawCodec{}),
 		grpc.UnknownServiceHandler(p.handle),
+		grpc.StatsHandler(connTracker{}),
 		grpc.MaxRecvMsgSize(maxFrame), grpc.MaxSendMsgSize(maxFrame))
 	go p.srv.Serve(lis) //nolint:errcheck // ends with Close
 	return p, nil
@@ -118,12 +105,9 @@ func (p *Proxy) Addr() string { return p.lis.Addr().String() }
 // RTT is the round trip the proxy adds.
 func (p *Proxy) RTT() time.Duration { return p.rtt }
 
-// Close stops serving (open calls are ended) and closes the upstream
-// connection.
-func (p *Proxy) Close() {
-	p.srv.Stop()
-	p.upstream.Close()
-}
+// Close stops serving: open calls end and every upstream connection
+// closes.
+func (p *Proxy) Close() { p.srv.Stop() }
 
 // Stats returns a copy of the counts.
 func (p *Proxy) Stats() Stats {
@@ -172,6 +156,10 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 		}
 	}
 
+	conn, err := p.upstreamFor(ctx)
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "strict pubsub double: %v", err)
+	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	out := metadata.MD{}
 	for k, v := range md {
@@ -179,20 +167,32 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 			out[k] = v
 		}
 	}
-	cs, err := p.upstream.NewStream(metadata.NewOutgoingContext(ctx, out),
-		&grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method, grpc.ForceCodec(rawCodec{}))
+	// The upstream call ends with the client's call, but not with the
+	// client's connection: a client that dies (SIGKILL) closes its
+	// connection, and with it the mirrored upstream connection (see
+	// connTracker), as it would have closed a direct one. Cancelling each
+	// call instead would send the server one RST_STREAM per call, which the
+	// emulator (0.8.20) mishandles: it then holds those ordering keys back.
+	upCtx, upCancel := context.WithCancel(metadata.NewOutgoingContext(context.WithoutCancel(ctx), out))
+	cancelUnlessConnGone := func() {
+		if ctx.Err() != nil {
+			time.Sleep(connGoneWait)
+			if conn.closed.Load() {
+				return // the upstream connection's close ends the call
+			}
+		}
+		upCancel()
+	}
+	defer cancelUnlessConnGone()
+	stop := context.AfterFunc(ctx, cancelUnlessConnGone)
+	defer stop()
+	cs, err := conn.cc.NewStream(upCtx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method, grpc.ForceCodec(rawCodec{}))
 	if err != nil {
 		return err
 	}
 
-	toServer := make(chan error, 1)
-	go func() { toServer <- p.clientToServer(ctx, ss, cs, first) }()
-	err = p.serverToClient(ctx, ss, cs)
-	if err == nil {
-		// The server ended the call: what the client still sends is moot.
-		return nil
-	}
-	return err
+	go p.clientToServer(upCtx, ss, cs, first) //nolint:errcheck // the server's answer ends the call
+	return p.serverToClient(upCtx, ss, cs)
 }
 
 func (p *Proxy) checkPublish(f *frame) error {
