@@ -23,7 +23,8 @@ type dbFlags struct {
 
 func addDBFlags(c *cli, fs *flag.FlagSet) *dbFlags {
 	d := &dbFlags{}
-	fs.StringVar(&d.url, "database-url", c.env("DATABASE_URL", ""), "Postgres connection string (env DATABASE_URL); never printed")
+	d.url = c.env("DATABASE_URL", "")
+	fs.Var(&secretFlag{s: &d.url, redact: postgres.Redact}, "database-url", "Postgres connection string (env DATABASE_URL); shown with its password redacted")
 	fs.StringVar(&d.schema, "schema", c.env("EVENTRELAY_SCHEMA", postgres.DefaultSchema), "schema holding the eventrelay tables (env EVENTRELAY_SCHEMA)")
 	return d
 }

@@ -18,7 +18,8 @@ func addElasticFlags(c *cli, fs *flag.FlagSet) *elasticFlags {
 		Username: c.env("ELASTIC_USERNAME", ""),
 		Password: c.env("ELASTIC_PASSWORD", ""),
 	}}
-	fs.StringVar(&e.cfg.URL, "elastic-url", c.env("ELASTIC_URL", ""), "Elasticsearch URL (env ELASTIC_URL; credentials from ELASTIC_USERNAME / ELASTIC_PASSWORD); empty: skip Elasticsearch")
+	e.cfg.URL = c.env("ELASTIC_URL", "")
+	fs.Var(&secretFlag{s: &e.cfg.URL, redact: elastic.RedactURL}, "elastic-url", "Elasticsearch URL (env ELASTIC_URL; credentials from ELASTIC_USERNAME / ELASTIC_PASSWORD); empty: skip Elasticsearch; shown with its password redacted")
 	fs.StringVar(&e.alias, "alias", c.env("ELASTIC_INDEX_ALIAS", "videos"), "alias of the search index (env ELASTIC_INDEX_ALIAS)")
 	return e
 }
