@@ -19,10 +19,11 @@ import (
 type dbFlags struct {
 	url    string
 	schema string
+	cli    *cli
 }
 
 func addDBFlags(c *cli, fs *flag.FlagSet) *dbFlags {
-	d := &dbFlags{}
+	d := &dbFlags{cli: c}
 	d.url = c.env("DATABASE_URL", "")
 	fs.Var(&secretFlag{s: &d.url, redact: postgres.Redact}, "database-url", "Postgres connection string (env DATABASE_URL); shown with its password redacted")
 	fs.StringVar(&d.schema, "schema", c.env("EVENTRELAY_SCHEMA", postgres.DefaultSchema), "schema holding the eventrelay tables (env EVENTRELAY_SCHEMA)")
@@ -30,14 +31,15 @@ func addDBFlags(c *cli, fs *flag.FlagSet) *dbFlags {
 }
 
 func (d *dbFlags) config() (postgres.Config, error) {
-	cfg := postgres.Config{URL: d.url, Schema: d.schema, MaxConns: 4}
+	cfg := postgres.Config{URL: d.url, Schema: d.schema, MaxConns: 4, ConnectTimeout: d.cli.connectTimeout}
 	if err := cfg.Validate("database"); err != nil {
 		return cfg, &exitError{code: ExitUsage, err: fmt.Errorf("%w (set --database-url)", err)}
 	}
 	return cfg, nil
 }
 
-// open connects and pings, so an unreachable server is reported once, here.
+// open connects and pings within --connect-timeout, so an unreachable
+// server is reported once, here, promptly.
 func (d *dbFlags) open(ctx context.Context) (*pgxpool.Pool, error) {
 	cfg, err := d.config()
 	if err != nil {
@@ -47,9 +49,12 @@ func (d *dbFlags) open(ctx context.Context) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pool.Ping(ctx); err != nil {
+	pctx, cancel := context.WithTimeout(ctx, d.cli.connectTimeout)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connecting to %s: %w", postgres.Redact(d.url), postgres.Classify(err))
+		return nil, fmt.Errorf("Postgres unreachable: connecting to %s (--connect-timeout %s): %w",
+			postgres.Redact(d.url), d.cli.connectTimeout, postgres.Classify(err))
 	}
 	return pool, nil
 }
