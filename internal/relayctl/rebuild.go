@@ -91,14 +91,16 @@ func runRebuild(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return fmt.Errorf("counting videos: %w", postgres.Classify(err))
 	}
+	// The plan, printed the same way by a dry run and a real run: a dry run
+	// shows exactly what the run does.
 	if *restate {
-		fmt.Fprintf(c.stderr, "rebuild: restating %d video(s) (%d deleted) to %s in transactions of %d\n", n.Total, n.Deleted, *topic, *batch)
+		fmt.Fprintf(c.stdout, "rebuild plan: restate %d video(s) (%d deleted, as VideoDeleted) to %s in transactions of %d\n", n.Total, n.Deleted, *topic, *batch)
+	}
+	if *reindex {
+		fmt.Fprintf(c.stdout, "rebuild plan: rebuild the index behind alias %s from video_projection, then swap the alias\n", es.alias)
 	}
 	if *dryRun {
-		fmt.Fprintf(c.stdout, "dry run: %d restatement event(s) would be written (%d VideoDeleted); nothing changed\n", n.Total, n.Deleted)
-		if *reindex {
-			fmt.Fprintf(c.stdout, "dry run: the index behind alias %s would be rebuilt from video_projection\n", es.alias)
-		}
+		fmt.Fprintln(c.stdout, "dry run: nothing changed")
 		return nil
 	}
 	if _, err := writeAudit(ctx, pool, "rebuild", audit.by, audit.why, map[string]any{
