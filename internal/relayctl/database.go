@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os/user"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -72,8 +73,10 @@ func addAuditFlags(fs *flag.FlagSet) *auditFlags {
 	return a
 }
 
-// require refuses a mutating run without --by and --why.
+// require refuses a mutating run without --by and --why (blank counts as
+// missing).
 func (a *auditFlags) require(cmd string) error {
+	a.by, a.why = strings.TrimSpace(a.by), strings.TrimSpace(a.why)
 	switch {
 	case a.by == "" && a.why == "":
 		return usageErr("%s changes state: --by and --why are required (who and why are recorded in the audit table); use --dry-run to preview", cmd)

@@ -36,7 +36,7 @@ type rowFilter struct {
 func addRowFilterFlags(fs *flag.FlagSet, defLimit int) *rowFilter {
 	f := &rowFilter{}
 	fs.StringVar(&f.ids, "ids", "", "comma-separated outbox row ids and/or event ids (UUIDs)")
-	fs.StringVar(&f.Reason, "reason", "", "error_reason, e.g. payload_invalid, topic_not_found, max_attempts_exceeded")
+	addReasonFlag(fs, &f.Reason, "error_reason, e.g. payload_invalid, topic_not_found, max_attempts_exceeded")
 	fs.StringVar(&f.Topic, "topic", "", "Pub/Sub topic id, e.g. catalog.video.events")
 	fs.StringVar(&f.AggregateType, "aggregate-type", "", "aggregate type, e.g. catalog.video")
 	fs.StringVar(&f.AggregateID, "aggregate", "", "aggregate id")
