@@ -3,6 +3,7 @@ package relayctl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os/user"
@@ -112,6 +113,37 @@ func writeAudit(ctx context.Context, db outboxdb.DBTX, command, by, why string, 
 		return 0, fmt.Errorf("writing admin_audit row: %w", postgres.Classify(err))
 	}
 	return row.ID, nil
+}
+
+// auditRecord is an admin_audit row written before its command acts
+// (details.outcome "started"), so an interrupted run is still on record,
+// and completed with the outcome by finish.
+type auditRecord struct {
+	db outboxdb.DBTX
+	id int64
+}
+
+func startAudit(ctx context.Context, db outboxdb.DBTX, command, by, why string, details map[string]any) (*auditRecord, error) {
+	details["outcome"] = "started"
+	id, err := writeAudit(ctx, db, command, by, why, details)
+	if err != nil {
+		return nil, err
+	}
+	return &auditRecord{db: db, id: id}, nil
+}
+
+// finish records "ok" or "failed: <err>" and returns err, joined with a
+// failure to record it.
+func (a *auditRecord) finish(ctx context.Context, err error) error {
+	outcome := "ok"
+	if err != nil {
+		outcome = "failed: " + err.Error()
+	}
+	uerr := outboxdb.New(a.db).SetAdminAuditOutcome(context.WithoutCancel(ctx), outboxdb.SetAdminAuditOutcomeParams{ID: a.id, Outcome: outcome})
+	if uerr != nil {
+		uerr = fmt.Errorf("recording the outcome in admin_audit row %d: %w", a.id, postgres.Classify(uerr))
+	}
+	return errors.Join(err, uerr)
 }
 
 var _ outboxdb.DBTX = (pgx.Tx)(nil)

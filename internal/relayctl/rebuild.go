@@ -103,29 +103,35 @@ func runRebuild(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintln(c.stdout, "dry run: nothing changed")
 		return nil
 	}
-	if _, err := writeAudit(ctx, pool, "rebuild", audit.by, audit.why, map[string]any{
+	rec, err := startAudit(ctx, pool, "rebuild", audit.by, audit.why, map[string]any{
 		"videos": n.Total, "deleted": n.Deleted, "ids": *ids, "topic": *topic, "restate": *restate, "reindex": *reindex, "alias": es.alias,
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	if *restate {
+	return rec.finish(ctx, rebuild(ctx, c, pool, es, n.Total, nonNil(only), *topic, *batch, *restate, *reindex))
+}
+
+// rebuild restates and/or reindexes as planned.
+func rebuild(ctx context.Context, c *cli, pool *pgxpool.Pool, es *elasticFlags, videos int64, only []uuid.UUID, topic string, batch int, restate, reindex bool) error {
+	if restate {
 		w, err := outbox.NewWriter(outbox.Config{
-			Encoder: events.Encode, DefaultTopic: *topic, Notify: true,
+			Encoder: events.Encode, DefaultTopic: topic, Notify: true,
 			Producer: outbox.Producer{Service: "relayctl", Instance: "rebuild"},
 		})
 		if err != nil {
 			return usageErr("--topic: %v", err)
 		}
 		start := time.Now()
-		total, err := restateAll(ctx, pool, w, nonNil(only), int32(*batch), func(done int) {
-			fmt.Fprintf(c.stderr, "rebuild: %d/%d restated\n", done, n.Total)
+		total, err := restateAll(ctx, pool, w, only, int32(batch), func(done int) {
+			fmt.Fprintf(c.stderr, "rebuild: %d/%d restated\n", done, videos)
 		})
 		if err != nil {
 			return fmt.Errorf("rebuild stopped after %d restatement(s) (committed; rerunning is safe): %w", total, err)
 		}
 		fmt.Fprintf(c.stdout, "restated %d video(s) in %s; the publisher sends them, projections apply what they miss\n", total, time.Since(start).Round(time.Millisecond))
 	}
-	if *reindex {
+	if reindex {
 		return reindexSearch(ctx, c, pool, es)
 	}
 	return nil

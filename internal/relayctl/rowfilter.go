@@ -73,6 +73,13 @@ func (f *rowFilter) resolve(now time.Time) error {
 	if !f.since.IsZero() && !f.until.IsZero() && !f.until.After(f.since) {
 		return usageErr("--until must be after --since")
 	}
+	// The audit records the absolute window used, not "15m" ago of when.
+	if !f.since.IsZero() {
+		f.Since = f.since.UTC().Format(time.RFC3339Nano)
+	}
+	if !f.until.IsZero() {
+		f.Until = f.until.UTC().Format(time.RFC3339Nano)
+	}
 	if f.Limit < 0 {
 		return usageErr("--limit must be >= 0")
 	}
