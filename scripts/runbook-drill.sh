@@ -118,6 +118,9 @@ expect 0 relayctl pubsub ensure -f configs/pubsub.yaml
 contains "updated"
 expect 0 relayctl pubsub ensure -f configs/pubsub.yaml
 contains "no changes"
+# The drill's own ordered tap on the events topic (not in configs/pubsub.yaml):
+# it later supplies a real envelope to plant as a dead letter.
+expect 0 gcloud pubsub subscriptions create catalog.video.audit --topic=catalog.video.events --enable-message-ordering
 expect 0 gcloud pubsub topics list --format="value(name)"
 contains "catalog.video.events.dlq-pg"
 expect 0 gcloud pubsub topics describe catalog.video.events
