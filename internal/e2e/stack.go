@@ -259,7 +259,6 @@ func (s *Stack) baseEnv() []string {
 	env := []string{
 		"DATABASE_URL=" + s.DatabaseURL,
 		"DATABASE_SCHEMA=" + s.Cfg.Schema,
-		"EVENTRELAY_SCHEMA=" + s.Cfg.Schema,
 	}
 	if s.PubSub != nil {
 		env = append(env, s.PubSub.Env()...)

@@ -28,7 +28,18 @@ func addDBFlags(c *cli, fs *flag.FlagSet) *dbFlags {
 	d := &dbFlags{cli: c}
 	d.url = c.env("DATABASE_URL", "")
 	fs.Var(&secretFlag{s: &d.url, redact: postgres.Redact}, "database-url", "Postgres connection string (env DATABASE_URL); shown with its password redacted")
-	fs.StringVar(&d.schema, "schema", c.env("EVENTRELAY_SCHEMA", postgres.DefaultSchema), "schema holding the eventrelay tables (env EVENTRELAY_SCHEMA)")
+	d.schema = c.env("DATABASE_SCHEMA", "")
+	if old := c.env("EVENTRELAY_SCHEMA", ""); old != "" {
+		// The daemons' name is DATABASE_SCHEMA; the old one still works.
+		fmt.Fprintln(c.stderr, "relayctl: warning: EVENTRELAY_SCHEMA is deprecated, set DATABASE_SCHEMA (the daemons read that)")
+		if d.schema == "" {
+			d.schema = old
+		}
+	}
+	if d.schema == "" {
+		d.schema = postgres.DefaultSchema
+	}
+	fs.StringVar(&d.schema, "schema", d.schema, "schema holding the eventrelay tables (env DATABASE_SCHEMA; EVENTRELAY_SCHEMA is a deprecated alias)")
 	return d
 }
 
