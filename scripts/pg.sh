@@ -9,7 +9,8 @@
 #
 # Uses the installed server binaries (no system cluster, no Docker). When run
 # as root it drops to the "postgres" user for initdb/pg_ctl. Data lives in
-# $EVENTRELAY_PG_DIR (default: <repo>/.run/postgres), port $EVENTRELAY_PG_PORT
+# $EVENTRELAY_PG_DIR (default: <repo>/.run/postgres; as root, in /var/tmp
+# when the postgres user cannot enter that path), port $EVENTRELAY_PG_PORT
 # (default 25432), listening on 127.0.0.1 only, trust auth (local dev only).
 # Default ports of this project stay below 32768, outside Linux's ephemeral
 # range: a client socket in TIME_WAIT on the same port made a start fail
@@ -42,6 +43,30 @@ as_pg() {
   fi
 }
 
+# As root, initdb and pg_ctl run as "postgres", which must be able to enter
+# the data directory. A checkout under /root or in a root user's mktemp -d is
+# closed to it: then the cluster lives in /var/tmp/eventrelay-pg-<hash of
+# the directory's path> instead (the same one on every call for this path).
+resolve_dir() {
+  [ "$(id -u)" = 0 ] || return 0
+  mkdir -p "$dir"
+  chown postgres: "$dir"
+  if runuser -u postgres -- test -w "$dir" -a -x "$dir" 2>/dev/null; then
+    return 0
+  fi
+  local abs key
+  abs=$(cd "$dir" && pwd)
+  key=$(printf '%s' "$abs" | sha256sum | cut -c1-16)
+  dir=/var/tmp/eventrelay-pg-$key
+  mkdir -p "$dir"
+  chown postgres: "$dir"
+  chmod 700 "$dir"
+  if [ "${1:-}" = start ]; then
+    echo "pg.sh: the postgres user cannot enter $abs; the cluster lives in $dir" >&2
+  fi
+}
+resolve_dir "${1:-start}"
+
 url="postgres://postgres@127.0.0.1:${port}/${db}?sslmode=disable"
 
 print_env() {
@@ -56,7 +81,6 @@ is_running() {
 
 start() {
   mkdir -p "$dir"
-  if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
   if [ ! -f "$dir/data/PG_VERSION" ]; then
     as_pg "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --no-instructions >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; exit 1; }

@@ -71,9 +71,16 @@ func NewOrderChecker(ctx context.Context, cfg gpubsub.Config, topic, subID strin
 // Ensure creates the ordered subscription if it does not exist. Call it
 // after the topic exists and before the first publish.
 func (c *OrderChecker) Ensure(ctx context.Context) error {
-	_, err := c.client.SubscriptionAdminClient.CreateSubscription(ctx, &pb.Subscription{
-		Name:                  gpubsub.SubscriptionName(c.cfg.ProjectID, c.subID),
-		Topic:                 gpubsub.TopicName(c.cfg.ProjectID, c.topic),
+	return ensureOrderedSubscription(ctx, c.client, c.cfg.ProjectID, c.topic, c.subID)
+}
+
+// ensureOrderedSubscription creates an ordered subscription unless it
+// exists. The suite's audit tap (AuditSubscription) is made this way: it
+// belongs to the tests, not to configs/pubsub.yaml.
+func ensureOrderedSubscription(ctx context.Context, client *pubsub.Client, project, topic, subID string) error {
+	_, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pb.Subscription{
+		Name:                  gpubsub.SubscriptionName(project, subID),
+		Topic:                 gpubsub.TopicName(project, topic),
 		EnableMessageOrdering: true,
 		AckDeadlineSeconds:    60,
 	})
@@ -81,7 +88,7 @@ func (c *OrderChecker) Ensure(ctx context.Context) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("creating order-check subscription %s on %s: %w", c.subID, c.topic, gpubsub.Classify(err))
+		return fmt.Errorf("creating order-check subscription %s on %s: %w", subID, topic, gpubsub.Classify(err))
 	}
 	return nil
 }

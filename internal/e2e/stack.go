@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
 )
 
 // StackConfig describes one run of the whole system.
@@ -201,11 +203,20 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	return s, nil
 }
 
-// EnsurePubSub applies configs/pubsub.yaml (after every Pub/Sub start).
+// EnsurePubSub applies configs/pubsub.yaml and creates the suite's own
+// ordered audit tap, AuditSubscription (after every Pub/Sub start, before
+// anything is published).
 func (s *Stack) EnsurePubSub(ctx context.Context) error {
-	_, err := s.Relayctl(ctx, "pubsub", "ensure", "-f", s.conf("pubsub.yaml"),
-		"-by", "e2e-harness", "-why", "fresh Pub/Sub server")
-	return err
+	if _, err := s.Relayctl(ctx, "pubsub", "ensure", "-f", s.conf("pubsub.yaml"),
+		"-by", "e2e-harness", "-why", "fresh Pub/Sub server"); err != nil {
+		return err
+	}
+	client, err := gpubsub.NewClient(ctx, s.PubSubConfig())
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	return ensureOrderedSubscription(ctx, client, s.Cfg.Project, Topic, AuditSubscription)
 }
 
 // Relayctl runs relayctl with the run's environment and returns stdout; any
@@ -253,7 +264,6 @@ func (s *Stack) baseEnv() []string {
 	env := []string{
 		"DATABASE_URL=" + s.DatabaseURL,
 		"DATABASE_SCHEMA=" + s.Cfg.Schema,
-		"EVENTRELAY_SCHEMA=" + s.Cfg.Schema,
 	}
 	if s.PubSub != nil {
 		env = append(env, s.PubSub.Env()...)

@@ -86,23 +86,33 @@ func Open(ctx context.Context, c Config) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-// Redact returns the connection string with any password removed, for logs.
+// Redact returns the connection string (URL or keyword/value form) with any
+// password replaced, for logs, errors and help text.
 func Redact(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme == "" {
-		return passwordKV.ReplaceAllString(dsn, "password=xxxxx")
+		return scrubString(dsn)
 	}
 	if _, ok := u.User.Password(); ok {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
 	return u.String()
 }
 
-var passwordInURL = regexp.MustCompile(`(?i)(://[^:/@\s]*:)[^@\s]*@`)
-var passwordKV = regexp.MustCompile(`(?i)password=\S+`)
+// passwordInURL matches the password of a URL's userinfo, also one with
+// spaces that url.Parse refuses; passwordKV a keyword/value password, quoted
+// (with backslash escapes) or not.
+var passwordInURL = regexp.MustCompile(`(?i)(://[^:/@\s]*:)[^@]*@`)
+var passwordKV = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`)
 
 // scrub removes passwords from errors that quote the connection string.
-func scrub(err error) string {
-	s := passwordInURL.ReplaceAllString(err.Error(), "${1}xxxxx@")
+func scrub(err error) string { return scrubString(err.Error()) }
+
+func scrubString(s string) string {
+	s = passwordInURL.ReplaceAllString(s, "${1}xxxxx@")
 	return passwordKV.ReplaceAllString(s, "password=xxxxx")
 }

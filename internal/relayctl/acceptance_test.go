@@ -49,8 +49,9 @@ func TestRebuildAfterTruncateConvergesAndVerifyNamesDrift(t *testing.T) {
 	if r := relayctl(t, s.env, "rebuild"); r.code != ExitUsage || !strings.Contains(r.stderr, "--by and --why") {
 		t.Fatalf("rebuild without --by/--why: exit %d", r.code)
 	}
-	if r := relayctl(t, s.env, "rebuild", "--dry-run"); r.code != ExitOK || !strings.Contains(r.stdout, "10 restatement event(s) would be written (1 VideoDeleted)") {
-		t.Fatalf("rebuild --dry-run: exit %d", r.code)
+	dry := relayctl(t, s.env, "rebuild", "--dry-run", "--batch", "3")
+	if dry.code != ExitOK || !strings.Contains(dry.stdout, "rebuild plan: restate 10 video(s) (1 deleted, as VideoDeleted)") {
+		t.Fatalf("rebuild --dry-run: exit %d", dry.code)
 	}
 	if n := count(t, s.db, "SELECT count(*) FROM outbox_events WHERE origin = 'rebuild'"); n != 0 {
 		t.Fatalf("dry run wrote %d restatements", n)
@@ -58,6 +59,9 @@ func TestRebuildAfterTruncateConvergesAndVerifyNamesDrift(t *testing.T) {
 	r = relayctl(t, s.env, "rebuild", "--batch", "3", "--by", "alice", "--why", "INC-9 projection lost")
 	if r.code != ExitOK || !strings.Contains(r.stdout, "restated 10 video(s)") {
 		t.Fatalf("rebuild: exit %d", r.code)
+	}
+	if got, want := planLines(r.stdout), planLines(dry.stdout); got != want {
+		t.Fatalf("the run's plan differs from the dry run's:\nrun: %s\ndry run: %s", got, want)
 	}
 	if n := count(t, s.db, `SELECT count(*) FROM outbox_events o JOIN videos v ON v.id::text = o.aggregate_id
 		WHERE o.origin = 'rebuild' AND o.aggregate_version = v.version

@@ -3,9 +3,11 @@ package relayctl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os/user"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,24 +21,38 @@ import (
 type dbFlags struct {
 	url    string
 	schema string
+	cli    *cli
 }
 
 func addDBFlags(c *cli, fs *flag.FlagSet) *dbFlags {
-	d := &dbFlags{}
-	fs.StringVar(&d.url, "database-url", c.env("DATABASE_URL", ""), "Postgres connection string (env DATABASE_URL); never printed")
-	fs.StringVar(&d.schema, "schema", c.env("EVENTRELAY_SCHEMA", postgres.DefaultSchema), "schema holding the eventrelay tables (env EVENTRELAY_SCHEMA)")
+	d := &dbFlags{cli: c}
+	d.url = c.env("DATABASE_URL", "")
+	fs.Var(&secretFlag{s: &d.url, redact: postgres.Redact}, "database-url", "Postgres connection string (env DATABASE_URL); shown with its password redacted")
+	d.schema = c.env("DATABASE_SCHEMA", "")
+	if old := c.env("EVENTRELAY_SCHEMA", ""); old != "" {
+		// The daemons' name is DATABASE_SCHEMA; the old one still works.
+		fmt.Fprintln(c.stderr, "relayctl: warning: EVENTRELAY_SCHEMA is deprecated, set DATABASE_SCHEMA (the daemons read that)")
+		if d.schema == "" {
+			d.schema = old
+		}
+	}
+	if d.schema == "" {
+		d.schema = postgres.DefaultSchema
+	}
+	fs.StringVar(&d.schema, "schema", d.schema, "schema holding the eventrelay tables (env DATABASE_SCHEMA; EVENTRELAY_SCHEMA is a deprecated alias)")
 	return d
 }
 
 func (d *dbFlags) config() (postgres.Config, error) {
-	cfg := postgres.Config{URL: d.url, Schema: d.schema, MaxConns: 4}
+	cfg := postgres.Config{URL: d.url, Schema: d.schema, MaxConns: 4, ConnectTimeout: d.cli.connectTimeout}
 	if err := cfg.Validate("database"); err != nil {
 		return cfg, &exitError{code: ExitUsage, err: fmt.Errorf("%w (set --database-url)", err)}
 	}
 	return cfg, nil
 }
 
-// open connects and pings, so an unreachable server is reported once, here.
+// open connects and pings within --connect-timeout, so an unreachable
+// server is reported once, here, promptly.
 func (d *dbFlags) open(ctx context.Context) (*pgxpool.Pool, error) {
 	cfg, err := d.config()
 	if err != nil {
@@ -46,9 +62,12 @@ func (d *dbFlags) open(ctx context.Context) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pool.Ping(ctx); err != nil {
+	pctx, cancel := context.WithTimeout(ctx, d.cli.connectTimeout)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connecting to %s: %w", postgres.Redact(d.url), postgres.Classify(err))
+		return nil, fmt.Errorf("Postgres unreachable: connecting to %s (--connect-timeout %s): %w",
+			postgres.Redact(d.url), d.cli.connectTimeout, postgres.Classify(err))
 	}
 	return pool, nil
 }
@@ -66,8 +85,10 @@ func addAuditFlags(fs *flag.FlagSet) *auditFlags {
 	return a
 }
 
-// require refuses a mutating run without --by and --why.
+// require refuses a mutating run without --by and --why (blank counts as
+// missing).
 func (a *auditFlags) require(cmd string) error {
+	a.by, a.why = strings.TrimSpace(a.by), strings.TrimSpace(a.why)
 	switch {
 	case a.by == "" && a.why == "":
 		return usageErr("%s changes state: --by and --why are required (who and why are recorded in the audit table); use --dry-run to preview", cmd)
@@ -103,6 +124,37 @@ func writeAudit(ctx context.Context, db outboxdb.DBTX, command, by, why string, 
 		return 0, fmt.Errorf("writing admin_audit row: %w", postgres.Classify(err))
 	}
 	return row.ID, nil
+}
+
+// auditRecord is an admin_audit row written before its command acts
+// (details.outcome "started"), so an interrupted run is still on record,
+// and completed with the outcome by finish.
+type auditRecord struct {
+	db outboxdb.DBTX
+	id int64
+}
+
+func startAudit(ctx context.Context, db outboxdb.DBTX, command, by, why string, details map[string]any) (*auditRecord, error) {
+	details["outcome"] = "started"
+	id, err := writeAudit(ctx, db, command, by, why, details)
+	if err != nil {
+		return nil, err
+	}
+	return &auditRecord{db: db, id: id}, nil
+}
+
+// finish records "ok" or "failed: <err>" and returns err, joined with a
+// failure to record it.
+func (a *auditRecord) finish(ctx context.Context, err error) error {
+	outcome := "ok"
+	if err != nil {
+		outcome = "failed: " + err.Error()
+	}
+	uerr := outboxdb.New(a.db).SetAdminAuditOutcome(context.WithoutCancel(ctx), outboxdb.SetAdminAuditOutcomeParams{ID: a.id, Outcome: outcome})
+	if uerr != nil {
+		uerr = fmt.Errorf("recording the outcome in admin_audit row %d: %w", a.id, postgres.Classify(uerr))
+	}
+	return errors.Join(err, uerr)
 }
 
 var _ outboxdb.DBTX = (pgx.Tx)(nil)

@@ -79,7 +79,7 @@ func dlqFlags(c *cli, name string) (*flag.FlagSet, *dlqOpts) {
 	fs := newFlags(c, "dlq "+name, dlqUsage)
 	o := &dlqOpts{ps: addPubSubFlags(fs, false)}
 	fs.StringVar(&o.sub, "subscription", "", "dead-letter subscription id (required)")
-	fs.StringVar(&o.f.Reason, "reason", "", "only messages with this reason")
+	addReasonFlag(fs, &o.f.Reason, "only messages with this reason (error_reason, or max_delivery_attempts for Pub/Sub's own dead letters)", "max_delivery_attempts")
 	fs.StringVar(&o.f.EventType, "event-type", "", "only messages with this event_type attribute")
 	fs.StringVar(&o.ids, "ids", "", "comma-separated message ids, original message ids or event ids")
 	fs.IntVar(&o.f.Limit, "limit", 0, "at most this many matching messages (0: all pulled)")
@@ -117,6 +117,9 @@ func dlqRun(ctx context.Context, c *cli, name string, args []string,
 	if o.audit != nil {
 		if !o.all && o.f.Reason == "" && o.f.EventType == "" && len(o.f.IDs) == 0 {
 			return usageErr("dlq %s: give a filter (--reason, --event-type, --ids) or --all", name)
+		}
+		if o.all && (o.f.Reason != "" || o.f.EventType != "" || len(o.f.IDs) > 0) {
+			return usageErr("dlq %s: --all selects every pulled message; it contradicts --reason/--event-type/--ids (give one or the other)", name)
 		}
 		if !o.dryRun {
 			if err := o.audit.require("dlq " + name); err != nil {

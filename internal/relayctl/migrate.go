@@ -66,6 +66,12 @@ func migrate(ctx context.Context, c *cli, sub string, args []string) error {
 	if err != nil {
 		return err
 	}
+	// An unreachable server is reported here, within --connect-timeout.
+	pool, err := db.open(ctx)
+	if err != nil {
+		return err
+	}
+	pool.Close()
 	if err := g.check(ctx, cfg); err != nil {
 		return err
 	}

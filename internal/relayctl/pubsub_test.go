@@ -11,6 +11,10 @@ import (
 
 const pubsubConfig = "../../configs/pubsub.yaml"
 
+// auditTap is a subscription the tests add to read what reached the
+// events topic; configs/pubsub.yaml does not hold it.
+const auditTap = "catalog.video.audit"
+
 // psEnv points relayctl at a pstest server.
 func psEnv(ps *gpubsubtest.Server, extra map[string]string) map[string]string {
 	env := map[string]string{"PUBSUB_PROJECT_ID": gpubsubtest.Project, "PUBSUB_EMULATOR_HOST": ps.Addr}
@@ -37,6 +41,8 @@ func ensure(t *testing.T, ps *gpubsubtest.Server) (*testDB, map[string]string) {
 	if r := relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig); r.code != ExitOK {
 		t.Fatalf("pubsub ensure: exit %d", r.code)
 	}
+	// The tests' own ordered tap on the events topic (as the e2e suite's).
+	ps.Subscription(t, auditTap, "catalog.video.events", gpubsubtest.SubscriptionOptions{Ordered: true, AckDeadline: 30e9})
 	return db, env
 }
 
@@ -55,8 +61,13 @@ func TestPubSubEnsureTwice(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &first); err != nil || r.code != ExitOK {
 		t.Fatalf("first ensure: exit %d, err %v", r.code, err)
 	}
-	if len(first) != 8 {
-		t.Fatalf("first ensure reported %d resources, want 3 topics + 5 subscriptions", len(first))
+	if len(first) != 7 {
+		t.Fatalf("first ensure reported %d resources, want 3 topics + 4 subscriptions", len(first))
+	}
+	for _, ch := range first {
+		if ch.Name == auditTap {
+			t.Errorf("ensure created %s: the audit tap belongs to the test suites, not configs/pubsub.yaml", auditTap)
+		}
 	}
 	for _, ch := range first {
 		if ch.Action != gpubsub.Created {
@@ -91,10 +102,10 @@ func TestPubSubEnsureTwice(t *testing.T) {
 	if r.code != ExitOK || !strings.Contains(r.stdout, "ack_deadline_seconds: 99 -> 30") {
 		t.Fatalf("ensure after drift: exit %d, stdout %q", r.code, r.stdout)
 	}
-	deleteSub(t, ps, "catalog.video.audit")
-	ps.Subscription(t, "catalog.video.audit", "catalog.video.events", gpubsubtest.SubscriptionOptions{Ordered: false, AckDeadline: 30e9})
+	deleteSub(t, ps, "catalog.video.events.dlq-es")
+	ps.Subscription(t, "catalog.video.events.dlq-es", "catalog.video.events.dlq-es", gpubsubtest.SubscriptionOptions{Ordered: true, AckDeadline: 60e9})
 	r = relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig)
-	if r.code != ExitProblem || !strings.Contains(r.stdout, "conflict") || !strings.Contains(r.stdout, "enable_message_ordering: false -> true") {
+	if r.code != ExitProblem || !strings.Contains(r.stdout, "conflict") || !strings.Contains(r.stdout, "enable_message_ordering: true -> false") {
 		t.Fatalf("ensure with an immutable difference: exit %d, stdout %q", r.code, r.stdout)
 	}
 

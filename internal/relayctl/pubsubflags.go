@@ -8,6 +8,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 
 	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 )
 
@@ -73,7 +74,10 @@ func (p *pubsubFlags) load(c *cli) (gpubsub.Config, *gpubsub.Resources, error) {
 	return f.PubSub, &f.Resources, nil
 }
 
-// connect loads the config and opens a client.
+// connect loads the config, opens a client and probes it within
+// --connect-timeout: the client retries an unreachable server until its
+// caller's deadline, so without the probe a command would wait for minutes
+// or (Pull) read the silence as "nothing there".
 func (p *pubsubFlags) connect(ctx context.Context, c *cli) (*pubsub.Client, gpubsub.Config, *gpubsub.Resources, error) {
 	cfg, res, err := p.load(c)
 	if err != nil {
@@ -82,6 +86,20 @@ func (p *pubsubFlags) connect(ctx context.Context, c *cli) (*pubsub.Client, gpub
 	cl, err := gpubsub.NewClient(ctx, cfg)
 	if err != nil {
 		return nil, cfg, nil, fmt.Errorf("connecting to Pub/Sub: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
+	defer cancel()
+	// Any answer proves the server is reachable; a refusal (say, no
+	// permission to list topics) is left to the command's own calls.
+	if err := gpubsub.Probe(pctx, cl, cfg.ProjectID, ""); err != nil {
+		if r := errclass.Of(err); r == errclass.Timeout || r == errclass.Unavailable {
+			cl.Close()
+			where := "Cloud Pub/Sub"
+			if cfg.EmulatorHost != "" {
+				where = "the emulator at " + cfg.EmulatorHost
+			}
+			return nil, cfg, nil, fmt.Errorf("Pub/Sub unreachable: %s did not answer within --connect-timeout %s: %w", where, c.connectTimeout, err)
+		}
 	}
 	return cl, cfg, res, nil
 }

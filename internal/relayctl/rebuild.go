@@ -91,39 +91,47 @@ func runRebuild(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return fmt.Errorf("counting videos: %w", postgres.Classify(err))
 	}
+	// The plan, printed the same way by a dry run and a real run: a dry run
+	// shows exactly what the run does.
 	if *restate {
-		fmt.Fprintf(c.stderr, "rebuild: restating %d video(s) (%d deleted) to %s in transactions of %d\n", n.Total, n.Deleted, *topic, *batch)
+		fmt.Fprintf(c.stdout, "rebuild plan: restate %d video(s) (%d deleted, as VideoDeleted) to %s in transactions of %d\n", n.Total, n.Deleted, *topic, *batch)
+	}
+	if *reindex {
+		fmt.Fprintf(c.stdout, "rebuild plan: rebuild the index behind alias %s from video_projection, then swap the alias\n", es.alias)
 	}
 	if *dryRun {
-		fmt.Fprintf(c.stdout, "dry run: %d restatement event(s) would be written (%d VideoDeleted); nothing changed\n", n.Total, n.Deleted)
-		if *reindex {
-			fmt.Fprintf(c.stdout, "dry run: the index behind alias %s would be rebuilt from video_projection\n", es.alias)
-		}
+		fmt.Fprintln(c.stdout, "dry run: nothing changed")
 		return nil
 	}
-	if _, err := writeAudit(ctx, pool, "rebuild", audit.by, audit.why, map[string]any{
+	rec, err := startAudit(ctx, pool, "rebuild", audit.by, audit.why, map[string]any{
 		"videos": n.Total, "deleted": n.Deleted, "ids": *ids, "topic": *topic, "restate": *restate, "reindex": *reindex, "alias": es.alias,
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	if *restate {
+	return rec.finish(ctx, rebuild(ctx, c, pool, es, n.Total, nonNil(only), *topic, *batch, *restate, *reindex))
+}
+
+// rebuild restates and/or reindexes as planned.
+func rebuild(ctx context.Context, c *cli, pool *pgxpool.Pool, es *elasticFlags, videos int64, only []uuid.UUID, topic string, batch int, restate, reindex bool) error {
+	if restate {
 		w, err := outbox.NewWriter(outbox.Config{
-			Encoder: events.Encode, DefaultTopic: *topic, Notify: true,
+			Encoder: events.Encode, DefaultTopic: topic, Notify: true,
 			Producer: outbox.Producer{Service: "relayctl", Instance: "rebuild"},
 		})
 		if err != nil {
 			return usageErr("--topic: %v", err)
 		}
 		start := time.Now()
-		total, err := restateAll(ctx, pool, w, nonNil(only), int32(*batch), func(done int) {
-			fmt.Fprintf(c.stderr, "rebuild: %d/%d restated\n", done, n.Total)
+		total, err := restateAll(ctx, pool, w, only, int32(batch), func(done int) {
+			fmt.Fprintf(c.stderr, "rebuild: %d/%d restated\n", done, videos)
 		})
 		if err != nil {
 			return fmt.Errorf("rebuild stopped after %d restatement(s) (committed; rerunning is safe): %w", total, err)
 		}
 		fmt.Fprintf(c.stdout, "restated %d video(s) in %s; the publisher sends them, projections apply what they miss\n", total, time.Since(start).Round(time.Millisecond))
 	}
-	if *reindex {
+	if reindex {
 		return reindexSearch(ctx, c, pool, es)
 	}
 	return nil

@@ -28,7 +28,7 @@ const reindexPage = 500
 // repeated by a second pass against the alias (external versions make it
 // idempotent).
 func reindexSearch(ctx context.Context, c *cli, pool *pgxpool.Pool, es *elasticFlags) error {
-	client, err := es.client()
+	client, err := es.client(ctx)
 	if err != nil {
 		return err
 	}

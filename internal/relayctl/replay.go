@@ -53,6 +53,8 @@ func runReplay(ctx context.Context, c *cli, args []string) error {
 	switch {
 	case f.empty() && !*all:
 		return usageErr("replay: give a filter (--ids, --reason, --topic, --aggregate-type, --aggregate, --since/--until) or --all")
+	case !f.empty() && *all:
+		return usageErr("replay: --all selects every row; it contradicts the filter flags (--ids, --reason, --topic, --aggregate-type, --aggregate, --since/--until): give one or the other")
 	case *batch < 1:
 		return usageErr("--batch must be >= 1")
 	case *rate < 0:

@@ -36,7 +36,7 @@ type rowFilter struct {
 func addRowFilterFlags(fs *flag.FlagSet, defLimit int) *rowFilter {
 	f := &rowFilter{}
 	fs.StringVar(&f.ids, "ids", "", "comma-separated outbox row ids and/or event ids (UUIDs)")
-	fs.StringVar(&f.Reason, "reason", "", "error_reason, e.g. payload_invalid, topic_not_found, max_attempts_exceeded")
+	addReasonFlag(fs, &f.Reason, "error_reason, e.g. payload_invalid, topic_not_found, max_attempts_exceeded")
 	fs.StringVar(&f.Topic, "topic", "", "Pub/Sub topic id, e.g. catalog.video.events")
 	fs.StringVar(&f.AggregateType, "aggregate-type", "", "aggregate type, e.g. catalog.video")
 	fs.StringVar(&f.AggregateID, "aggregate", "", "aggregate id")
@@ -72,6 +72,13 @@ func (f *rowFilter) resolve(now time.Time) error {
 	}
 	if !f.since.IsZero() && !f.until.IsZero() && !f.until.After(f.since) {
 		return usageErr("--until must be after --since")
+	}
+	// The audit records the absolute window used, not "15m" ago of when.
+	if !f.since.IsZero() {
+		f.Since = f.since.UTC().Format(time.RFC3339Nano)
+	}
+	if !f.until.IsZero() {
+		f.Until = f.until.UTC().Format(time.RFC3339Nano)
 	}
 	if f.Limit < 0 {
 		return usageErr("--limit must be >= 0")

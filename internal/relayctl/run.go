@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Exit codes of Run.
@@ -43,7 +44,13 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	lookup func(string) (string, bool)
+	// connectTimeout is --connect-timeout: how long a store may take to
+	// answer its first call before the command gives up (exit 3).
+	connectTimeout time.Duration
 }
+
+// defaultConnectTimeout is the default of --connect-timeout.
+const defaultConnectTimeout = 5 * time.Second
 
 func (c *cli) env(name, def string) string {
 	if v, ok := c.lookup(name); ok && v != "" {
@@ -130,6 +137,8 @@ func topUsage(w io.Writer) {
 func newFlags(c *cli, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("relayctl "+name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
+	fs.DurationVar(&c.connectTimeout, "connect-timeout", defaultConnectTimeout,
+		"give up (exit 3) when Postgres, Pub/Sub or Elasticsearch does not answer the first call within this long")
 	fs.Usage = func() {
 		fmt.Fprintf(c.stderr, "usage: relayctl %s\n\nexit codes: 0 ok, 1 problem found, 2 usage/config error, 3 runtime failure\n\nflags:\n", strings.TrimSpace(usage))
 		fs.PrintDefaults()
@@ -146,6 +155,11 @@ func parse(fs *flag.FlagSet, args []string, allowArgs bool) error {
 			return err
 		}
 		return &exitError{code: ExitUsage, err: err}
+	}
+	if f := fs.Lookup("connect-timeout"); f != nil {
+		if d, err := time.ParseDuration(f.Value.String()); err != nil || d <= 0 {
+			return usageErr("--connect-timeout must be > 0, got %s", f.Value)
+		}
 	}
 	if !allowArgs && fs.NArg() > 0 {
 		return usageErr("%s: unexpected argument %q (flags go before nothing else; see --help)", fs.Name(), fs.Arg(0))

@@ -41,12 +41,22 @@ func TestReindexAndVerifySearch(t *testing.T) {
 	if r := relayctl(t, env, "verify", "--elastic-url", "http://127.0.0.1:1"); r.code != ExitRuntime {
 		t.Fatalf("verify with Elasticsearch unreachable: exit %d, want %d", r.code, ExitRuntime)
 	}
-	if r := relayctl(t, env, "rebuild", "--reindex", "--restate=false", "--dry-run"); r.code != ExitOK || !strings.Contains(r.stdout, "alias videos would be rebuilt") {
-		t.Fatalf("rebuild --reindex --dry-run: exit %d", r.code)
+	// The dry run shows exactly what the run does: a reindex and no
+	// restatement (issue 14: it previewed restatements the run never wrote).
+	dry := relayctl(t, env, "rebuild", "--reindex", "--restate=false", "--dry-run")
+	if dry.code != ExitOK || planLines(dry.stdout) != "rebuild plan: rebuild the index behind alias videos from video_projection, then swap the alias" {
+		t.Fatalf("rebuild --reindex --restate=false --dry-run: exit %d, plan %q", dry.code, planLines(dry.stdout))
 	}
+	outboxBefore := count(t, s.db, "SELECT count(*) FROM outbox_events")
 	r := relayctl(t, env, "rebuild", "--reindex", "--restate=false", "--by", "alice", "--why", "INC-11 index lost")
 	if r.code != ExitOK || !strings.Contains(r.stdout, "reindexed 7 document(s)") {
 		t.Fatalf("rebuild --reindex: exit %d", r.code)
+	}
+	if planLines(r.stdout) != planLines(dry.stdout) {
+		t.Fatalf("the run's plan %q differs from the dry run's %q", planLines(r.stdout), planLines(dry.stdout))
+	}
+	if n := count(t, s.db, "SELECT count(*) FROM outbox_events"); n != outboxBefore {
+		t.Fatalf("rebuild --restate=false wrote %d outbox row(s)", n-outboxBefore)
 	}
 	r = relayctl(t, env, "verify")
 	if r.code != ExitOK || !strings.Contains(r.stdout, "elasticsearch alias videos: OK (7 rows, 1 tombstones)") {
@@ -135,4 +145,16 @@ func deleteIndexBehind(t *testing.T, url, alias string) {
 			t.Fatalf("deleting %s: %v", name, err)
 		}
 	}
+}
+
+// planLines is what a rebuild printed as its plan ("rebuild plan: ..."
+// lines), joined by newlines.
+func planLines(stdout string) string {
+	var out []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "rebuild plan: ") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

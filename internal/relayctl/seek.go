@@ -42,8 +42,8 @@ Snapshots capture a subscription's unacked messages (and retained acked
 ones) so "relayctl seek --snapshot N" can return to that point, e.g. before a
 risky deploy of a projector. A snapshot keeps the messages unacked at its
 creation and everything published after it, for at most 7 days. Snapshot
-ids need at least 3 characters. create and delete are recorded in
-admin_audit when a database is configured (--by defaults to the OS user).
+ids need at least 3 characters. create and delete need --by and --why and
+a database: they are recorded in admin_audit with their outcome.
 Supported by Cloud Pub/Sub and the emulator; not by pstest (UNIMPLEMENTED).`
 
 func runSeek(ctx context.Context, c *cli, args []string) error {
@@ -107,14 +107,17 @@ func runSeek(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	id, err := writeAudit(ctx, pool, "seek", audit.by, audit.why, map[string]any{"project": cfg.ProjectID, "subscription": *sub, "target": what})
+	rec, err := startAudit(ctx, pool, "seek", audit.by, audit.why, map[string]any{"project": cfg.ProjectID, "subscription": *sub, "target": what})
 	if err != nil {
 		return err
 	}
 	if _, err := client.SubscriptionAdminClient.Seek(ctx, req); err != nil {
-		return unimplemented("seek", err)
+		return rec.finish(ctx, unimplemented("seek", err))
 	}
-	fmt.Fprintf(c.stdout, "sought %s to %s; audit row admin_audit.id=%d\n", *sub, what, id)
+	if err := rec.finish(ctx, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "sought %s to %s; audit row admin_audit.id=%d\n", *sub, what, rec.id)
 	return nil
 }
 
@@ -161,6 +164,14 @@ func snapshot(ctx context.Context, c *cli, sub string, args []string) error {
 	case sub == "delete" && *name == "":
 		return usageErr("snapshot delete: --name is required")
 	}
+	if sub != "list" {
+		if err := audit.require("snapshot " + sub); err != nil {
+			return err
+		}
+		if db.url == "" {
+			return usageErr("snapshot %s is audited in admin_audit: set --database-url or DATABASE_URL", sub)
+		}
+	}
 	client, cfg, _, err := ps.connect(ctx, c)
 	if err != nil {
 		return err
@@ -170,39 +181,44 @@ func snapshot(ctx context.Context, c *cli, sub string, args []string) error {
 		return listSnapshots(ctx, c, client, cfg, *asJSON)
 	}
 	fmt.Fprintf(c.stderr, "snapshot %s: %s%s\n", sub, *name, emulatorNote(cfg))
-	if sub == "create" {
-		s, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: gpubsub.SubscriptionName(cfg.ProjectID, *subID)})
-		if err != nil {
-			return fmt.Errorf("reading subscription %s: %w", *subID, gpubsub.Classify(err))
-		}
-		if !s.GetRetainAckedMessages() {
-			fmt.Fprintf(c.stderr, "WARNING: %s does not retain acked messages: the snapshot holds only the messages unacked now.\n", *subID)
-		}
-		snap, err := client.SubscriptionAdminClient.CreateSnapshot(ctx, &pb.CreateSnapshotRequest{
-			Name: gpubsub.SnapshotName(cfg.ProjectID, *name), Subscription: s.GetName(),
-		})
-		if err != nil {
-			return unimplemented("snapshot create", err)
-		}
-		fmt.Fprintf(c.stdout, "created snapshot %s of %s (expires %s)\n", *name, *subID, expiry(snap))
-	} else {
-		err := client.SubscriptionAdminClient.DeleteSnapshot(ctx, &pb.DeleteSnapshotRequest{Snapshot: gpubsub.SnapshotName(cfg.ProjectID, *name)})
-		if err != nil {
-			return unimplemented("snapshot delete", err)
-		}
-		fmt.Fprintf(c.stdout, "deleted snapshot %s\n", *name)
-	}
-	if db.url == "" {
-		fmt.Fprintln(c.stderr, "note: no database configured: not recorded in admin_audit")
-		return nil
-	}
 	pool, err := db.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	_, err = writeAudit(ctx, pool, "snapshot "+sub, audit.byOrUser(), audit.why, map[string]any{"project": cfg.ProjectID, "snapshot": *name, "subscription": *subID})
-	return err
+	rec, err := startAudit(ctx, pool, "snapshot "+sub, audit.by, audit.why, map[string]any{"project": cfg.ProjectID, "snapshot": *name, "subscription": *subID})
+	if err != nil {
+		return err
+	}
+	if sub == "create" {
+		err = createSnapshot(ctx, c, client, cfg, *subID, *name)
+	} else {
+		err = client.SubscriptionAdminClient.DeleteSnapshot(ctx, &pb.DeleteSnapshotRequest{Snapshot: gpubsub.SnapshotName(cfg.ProjectID, *name)})
+		if err != nil {
+			err = unimplemented("snapshot delete", err)
+		} else {
+			fmt.Fprintf(c.stdout, "deleted snapshot %s\n", *name)
+		}
+	}
+	return rec.finish(ctx, err)
+}
+
+func createSnapshot(ctx context.Context, c *cli, client *pubsub.Client, cfg gpubsub.Config, subID, name string) error {
+	s, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: gpubsub.SubscriptionName(cfg.ProjectID, subID)})
+	if err != nil {
+		return fmt.Errorf("reading subscription %s: %w", subID, gpubsub.Classify(err))
+	}
+	if !s.GetRetainAckedMessages() {
+		fmt.Fprintf(c.stderr, "WARNING: %s does not retain acked messages: the snapshot holds only the messages unacked now.\n", subID)
+	}
+	snap, err := client.SubscriptionAdminClient.CreateSnapshot(ctx, &pb.CreateSnapshotRequest{
+		Name: gpubsub.SnapshotName(cfg.ProjectID, name), Subscription: s.GetName(),
+	})
+	if err != nil {
+		return unimplemented("snapshot create", err)
+	}
+	fmt.Fprintf(c.stdout, "created snapshot %s of %s (expires %s)\n", name, subID, expiry(snap))
+	return nil
 }
 
 func listSnapshots(ctx context.Context, c *cli, client *pubsub.Client, cfg gpubsub.Config, asJSON bool) error {

@@ -105,7 +105,7 @@ func TestSeek(t *testing.T) {
 	}
 
 	// pstest has no snapshots: the error says UNIMPLEMENTED plainly.
-	r = relayctl(t, env, "snapshot", "create", "--subscription", proj, "--name", "before-deploy")
+	r = relayctl(t, env, "snapshot", "create", "--subscription", proj, "--name", "before-deploy", "--by", "alice", "--why", "before deploy")
 	if r.code != ExitRuntime || !strings.Contains(r.stderr, "UNIMPLEMENTED") {
 		t.Fatalf("snapshot create on pstest: exit %d, stderr %q", r.code, r.stderr)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -123,7 +124,7 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 		printStatus(c.stdout, rep, ps.file != "")
 	}
 	if len(rep.Problems) > 0 {
-		return problemErr("%d problem(s): %v", len(rep.Problems), rep.Problems)
+		return problemErr("%d problem(s):\n  %s", len(rep.Problems), strings.Join(rep.Problems, "\n  "))
 	}
 	return nil
 }
@@ -212,6 +213,12 @@ func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.
 				return err
 			}
 			st.Backlog = fmt.Sprintf("%d message(s) waiting", st.DeadLetters)
+			if st.DeadLetters == 0 {
+				// A peek cannot see messages leased to another reader (a
+				// running dlq list, gcloud pull); Pub/Sub's backlog figure
+				// is in Cloud Monitoring only (not in the emulator).
+				st.Backlog = "none seen by a peek (messages another reader holds are not seen; Cloud Monitoring has the backlog)"
+			}
 			if st.DeadLetters >= dlqPeek {
 				st.Backlog = fmt.Sprintf(">= %d message(s) waiting", dlqPeek)
 			}

@@ -72,6 +72,13 @@ func TestStatus(t *testing.T) {
 	if len(rep.Problems) != 3 {
 		t.Errorf("problems: %q, want stuck, failed and dead letters", rep.Problems)
 	}
+	// One problem per line on stderr, not a Go slice run together.
+	if want := "3 problem(s):\n  " + strings.Join(rep.Problems, "\n  ") + "\n"; !strings.HasSuffix(r.stderr, want) {
+		t.Errorf("status stderr %q, want it to end with %q", r.stderr, want)
+	}
+	if s := subs["catalog.video.events.dlq-pg"]; !strings.Contains(s.Backlog, "another reader holds are not seen") {
+		t.Errorf("dlq-pg backlog %q: an empty peek must say what it cannot see", s.Backlog)
+	}
 	// Peeking did not consume the dead letter.
 	if n := dlqCount(t, env, []string{"--subscription", "catalog.video.events.dlq-es"}); n != 1 {
 		t.Fatalf("dead letters after status: %d, want 1", n)

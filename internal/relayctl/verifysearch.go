@@ -28,7 +28,7 @@ func verifySearch(ctx context.Context, q *catalogdb.Queries, es *elasticFlags, s
 		rep.Note = "no ELASTIC_URL / --elastic-url: the search index was not compared"
 		return rep, nil
 	}
-	client, err := es.client()
+	client, err := es.client(ctx)
 	if err != nil {
 		return rep, err
 	}

@@ -93,7 +93,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("outbox.topic (OUTBOX_TOPIC) is required")
 	}
 	if c.Outbox.MaxPayloadBytes < 0 {
-		return fmt.Errorf("outbox.max_payload_bytes must be >= 0, got %d", c.Outbox.MaxPayloadBytes)
+		return fmt.Errorf("outbox.max_payload_bytes (OUTBOX_MAX_PAYLOAD_BYTES) must be >= 0, got %d", c.Outbox.MaxPayloadBytes)
 	}
 	if c.Outbox.ServiceName == "" {
 		return fmt.Errorf("outbox.service_name is required")

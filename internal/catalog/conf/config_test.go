@@ -57,15 +57,15 @@ func TestDefaultsFillOmittedKeys(t *testing.T) {
 func TestInvalidConfigNamesTheKey(t *testing.T) {
 	base := map[string]string{"DATABASE_URL": "postgres://u@db/x"}
 	cases := map[string]map[string]string{
-		"database.url":             {},
-		"server.http_addr":         {"CATALOG_HTTP_ADDR": "8000"},
-		"server.grpc_addr":         {"CATALOG_GRPC_ADDR": "nohost"},
-		"server.timeout":           {"CATALOG_REQUEST_TIMEOUT": "0"},
-		"database.schema":          {"DATABASE_SCHEMA": "Bad-Name"},
-		"database.max_conns":       {"DATABASE_MAX_CONNS": "-1"},
-		"outbox.topic":             {"OUTBOX_TOPIC": ""},
-		"outbox.notify":            {"OUTBOX_NOTIFY": "sometimes"},
-		"outbox.max_payload_bytes": {"OUTBOX_MAX_PAYLOAD_BYTES": "-5"},
+		"database.url":       {},
+		"server.http_addr":   {"CATALOG_HTTP_ADDR": "8000"},
+		"server.grpc_addr":   {"CATALOG_GRPC_ADDR": "nohost"},
+		"server.timeout":     {"CATALOG_REQUEST_TIMEOUT": "0"},
+		"database.schema":    {"DATABASE_SCHEMA": "Bad-Name"},
+		"database.max_conns": {"DATABASE_MAX_CONNS": "-1"},
+		"outbox.topic":       {"OUTBOX_TOPIC": ""},
+		"outbox.notify":      {"OUTBOX_NOTIFY": "sometimes"},
+		"outbox.max_payload_bytes (OUTBOX_MAX_PAYLOAD_BYTES)": {"OUTBOX_MAX_PAYLOAD_BYTES": "-5"},
 	}
 	for key, env := range cases {
 		merged := map[string]string{}

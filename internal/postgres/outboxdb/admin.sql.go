@@ -441,6 +441,24 @@ func (q *Queries) ServerIdentity(ctx context.Context) (ServerIdentityRow, error)
 	return i, err
 }
 
+const setAdminAuditOutcome = `-- name: SetAdminAuditOutcome :exec
+UPDATE admin_audit
+SET details = details || jsonb_build_object('outcome', $1::text)
+WHERE id = $2
+`
+
+type SetAdminAuditOutcomeParams struct {
+	Outcome string
+	ID      int64
+}
+
+// SetAdminAuditOutcome completes an audit row written before its command
+// acted: details.outcome becomes "ok" or "failed: <error>".
+func (q *Queries) SetAdminAuditOutcome(ctx context.Context, arg SetAdminAuditOutcomeParams) error {
+	_, err := q.db.Exec(ctx, setAdminAuditOutcome, arg.Outcome, arg.ID)
+	return err
+}
+
 const stuckClaims = `-- name: StuckClaims :many
 SELECT id, event_id, aggregate_id, locked_by, claimed_at, lease_until
 FROM outbox_events

@@ -9,7 +9,16 @@ import (
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 )
 
+// load reads the shipped file with env, plus a DATABASE_URL unless env
+// sets one (the file has none).
 func load(env map[string]string) (pconf.Config, error) {
+	if _, ok := env["DATABASE_URL"]; !ok {
+		env["DATABASE_URL"] = "postgres://u@db:5432/x"
+	}
+	return loadFile(env)
+}
+
+func loadFile(env map[string]string) (pconf.Config, error) {
 	c := pconf.Default()
 	err := iconf.LoadWithEnv("../../../configs/projector.yaml", &c, func(k string) (string, bool) {
 		v, ok := env[k]
@@ -40,6 +49,15 @@ func TestShippedConfigLoadsWithEnvOverrides(t *testing.T) {
 	}
 	if c.Batch.Workers != 4 || c.Receive.MaxExtension.D() != 10*time.Minute || c.HTTP.Port != 8082 || c.Receive.AckDeadline.D() != 15*time.Second {
 		t.Fatalf("file values/defaults not kept: %+v", c)
+	}
+}
+
+// The shipped file holds no connection string: the README says database.url
+// has no default (issue 14: it hard-coded a local DSN).
+func TestShippedConfigHasNoDatabaseURL(t *testing.T) {
+	_, err := loadFile(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
+	if err == nil || !strings.Contains(err.Error(), "database.url (DATABASE_URL) is required") {
+		t.Fatalf("shipped config without DATABASE_URL: error %v, want database.url required", err)
 	}
 }
 

@@ -16,6 +16,13 @@ INSERT INTO admin_audit (command, requested_by, reason, details)
 VALUES (@command, @requested_by, @reason, @details)
 RETURNING id, created_at;
 
+-- SetAdminAuditOutcome completes an audit row written before its command
+-- acted: details.outcome becomes "ok" or "failed: <error>".
+-- name: SetAdminAuditOutcome :exec
+UPDATE admin_audit
+SET details = details || jsonb_build_object('outcome', @outcome::text)
+WHERE id = @id;
+
 -- name: OutboxStatusCounts :many
 SELECT status, count(*)::bigint AS n
 FROM outbox_events

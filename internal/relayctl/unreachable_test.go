@@ -1,0 +1,50 @@
+package relayctl
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+)
+
+// TestReadCommandsExitThreeOnUnreachableStores: with a store on a closed
+// local port every read command exits 3 naming the store (issue 14: dlq
+// list reported "0 message(s) match" with exit 0; status waited 60s).
+func TestReadCommandsExitThreeOnUnreachableStores(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	closedPS := fmt.Sprintf("127.0.0.1:%d", opstest.FreePort(t))
+	closedPG := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/eventrelay?sslmode=disable", opstest.FreePort(t))
+	closedES := fmt.Sprintf("http://127.0.0.1:%d", opstest.FreePort(t))
+
+	psDown := map[string]string{"DATABASE_URL": db.URL, "PUBSUB_PROJECT_ID": gpubsubtest.Project, "PUBSUB_EMULATOR_HOST": closedPS}
+	pgDown := map[string]string{"DATABASE_URL": closedPG}
+	esDown := map[string]string{"DATABASE_URL": db.URL, "ELASTIC_URL": closedES}
+	cases := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{psDown, []string{"dlq", "list", "--subscription", "catalog.video.events.dlq-pg"}, "Pub/Sub unreachable: the emulator at " + closedPS},
+		{psDown, []string{"dlq", "show", "--subscription", "catalog.video.events.dlq-pg", "--ids", "m1"}, "Pub/Sub unreachable"},
+		{psDown, []string{"status", "-f", pubsubConfig}, "Pub/Sub unreachable"},
+		{psDown, []string{"snapshot", "list"}, "Pub/Sub unreachable"},
+		{pgDown, []string{"status"}, "Postgres unreachable"},
+		{pgDown, []string{"failed", "list"}, "Postgres unreachable"},
+		{pgDown, []string{"verify"}, "Postgres unreachable"},
+		{pgDown, []string{"migrate", "status"}, "Postgres unreachable"},
+		{esDown, []string{"verify"}, "Elasticsearch at " + closedES},
+	}
+	for _, tc := range cases {
+		args := append(tc.args, "--connect-timeout", "1s")
+		r := relayctl(t, tc.env, args...)
+		if r.code != ExitRuntime || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("relayctl %s: exit %d, stderr %q; want exit %d and %q", strings.Join(args, " "), r.code, r.stderr, ExitRuntime, tc.want)
+		}
+	}
+	if r := relayctl(t, psDown, "status", "--connect-timeout", "0s"); r.code != ExitUsage || !strings.Contains(r.stderr, "--connect-timeout must be > 0") {
+		t.Errorf("--connect-timeout 0s: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
