@@ -17,6 +17,10 @@ const (
 	Timeout     Reason = "timeout"
 	RateLimited Reason = "rate_limited"
 	ServerError Reason = "server_error"
+	// SchemaMissing: the configured schema lacks the eventrelay tables
+	// (unmigrated database or wrong DATABASE_SCHEMA). Transient: nothing is
+	// failed or dead-lettered; it resolves with `relayctl migrate up`.
+	SchemaMissing Reason = "schema_missing"
 )
 
 // Deterministic reasons.
@@ -38,12 +42,12 @@ const (
 const Unknown Reason = "unknown"
 
 var transient = map[Reason]bool{
-	Unavailable: true, Timeout: true, RateLimited: true, ServerError: true, Unknown: true,
+	Unavailable: true, Timeout: true, RateLimited: true, ServerError: true, SchemaMissing: true, Unknown: true,
 }
 
 // All lists every reason, transient first.
 var All = []Reason{
-	Unavailable, Timeout, RateLimited, ServerError, Unknown,
+	Unavailable, Timeout, RateLimited, ServerError, SchemaMissing, Unknown,
 	PayloadInvalid, MessageTooLarge, MappingError, TopicNotFound, PermissionDenied,
 	AttributesMissing, SchemaUnsupported, EventTypeUnknown, MaxAttempts,
 }

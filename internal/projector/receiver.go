@@ -36,6 +36,7 @@ type Receiver struct {
 	loop   string
 
 	failure atomic.Pointer[receiveFailure] // nil while receiving works
+	require func(context.Context) error     // see RequireBeforeReceive
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -86,6 +87,13 @@ func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg Rece
 	return r
 }
 
+// RequireBeforeReceive makes every Receive wait until check returns no
+// schema_missing error (the Postgres tables a projection writes): the check
+// failing so counts as a receive failure, retried with the same backoff.
+// Other check errors (Postgres down) do not hold receiving back: those
+// messages are retried one by one. Call it before Start.
+func (r *Receiver) RequireBeforeReceive(check func(context.Context) error) { r.require = check }
+
 // Start receives until Stop is called, starting Receive again with backoff
 // whenever it fails. It returns nil once stopped.
 func (r *Receiver) Start(ctx context.Context) error {
@@ -108,7 +116,10 @@ func (r *Receiver) Start(ctx context.Context) error {
 	backoff := r.cfg.RetryMin.D()
 	for {
 		began := time.Now()
-		err := r.receive(rctx)
+		err := r.precondition(rctx)
+		if err == nil {
+			err = r.receive(rctx)
+		}
 		if rctx.Err() != nil {
 			break
 		}
@@ -126,6 +137,18 @@ func (r *Receiver) Start(ctx context.Context) error {
 		backoff = min(2*backoff, r.cfg.RetryMax.D())
 	}
 	r.log.Info("receiver stopped; in-flight messages settled")
+	return nil
+}
+
+func (r *Receiver) precondition(ctx context.Context) error {
+	if r.require == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := r.require(cctx); errclass.Of(err) == errclass.SchemaMissing {
+		return err
+	}
 	return nil
 }
 

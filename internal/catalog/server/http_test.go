@@ -31,11 +31,17 @@ import (
 // does, on the database at url.
 func newService(t *testing.T, url string) (*service.VideoService, *data.Data) {
 	t.Helper()
+	return newServiceIn(t, url, relaytest.Schema)
+}
+
+// newServiceIn is newService with DATABASE_SCHEMA = schema.
+func newServiceIn(t *testing.T, url, schema string) (*service.VideoService, *data.Data) {
+	t.Helper()
 	w, err := data.NewWriter(&conf.Outbox{Topic: events.Topic, ServiceName: "catalog-test", Instance: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, cleanup, err := data.NewData(&conf.Database{URL: url, Schema: relaytest.Schema, ConnectTimeout: iconf.Duration(time.Second)}, w, slog.New(slog.DiscardHandler))
+	d, cleanup, err := data.NewData(&conf.Database{URL: url, Schema: schema, ConnectTimeout: iconf.Duration(time.Second)}, w, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,6 +356,26 @@ func TestHTTPRefusesWhatItCannotStoreExactly(t *testing.T) {
 	c.ok("GET", "/v1/videos?page_size=100", "", &list)
 	if n := len(list.GetVideos()); n != 2 {
 		t.Errorf("%d videos after refused creates, want 2", n)
+	}
+}
+
+// TestHTTPUnmigratedSchemaIsNotReady: with DATABASE_SCHEMA naming a schema
+// without the catalog's tables, /readyz is 503 saying to run relayctl
+// migrate up (it was 200) and a write is 503 unavailable (schema_missing),
+// not 500.
+func TestHTTPUnmigratedSchemaIsNotReady(t *testing.T) {
+	t.Parallel()
+	svc, d := newServiceIn(t, relaytest.NewDB(t).URL, "not_migrated_yet")
+	ts := httptest.NewServer(server.NewHTTPServer(serverConf, svc, data.NewHealth(d), slog.New(slog.DiscardHandler)))
+	t.Cleanup(ts.Close)
+	c := client{t: t, base: ts.URL}
+	code, body := c.do("GET", "/readyz", "")
+	if code != 503 || !bytes.Contains(body, []byte(`"schema"`)) || !bytes.Contains(body, []byte("run relayctl migrate up")) {
+		t.Errorf("/readyz: %d %s, want 503 naming the schema and relayctl migrate up", code, body)
+	}
+	e := c.fails("POST", "/v1/videos", `{"uploader_id":"`+uuid.NewString()+`","title":"t"}`, 503, "ERROR_REASON_UNAVAILABLE")
+	if !strings.Contains(e.Message, "schema_missing") {
+		t.Errorf("message %q does not give the reason schema_missing", e.Message)
 	}
 }
 
