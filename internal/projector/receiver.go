@@ -36,7 +36,7 @@ type Receiver struct {
 	loop   string
 
 	failure atomic.Pointer[receiveFailure] // nil while receiving works
-	require func(context.Context) error     // see RequireBeforeReceive
+	require func(context.Context) error    // see RequireBeforeReceive
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
