@@ -25,6 +25,24 @@ demo: build ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emu
 test: ## Run all tests against a private Postgres (started if needed) and pstest
 	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) test $(TESTFLAGS) $(PKGS)
 
+# Fuzz targets of every decoder of untrusted input, each run for FUZZTIME
+# (the seed corpora also run in `make test`). A crasher is written to the
+# package's testdata/fuzz/ and fails the target.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := \
+	./projection:FuzzParseAttributes \
+	./internal/catalog/events:FuzzDecode \
+	./internal/catalog/projection:FuzzResolveCatalogEvent \
+	./internal/catalog/server:FuzzDecodeJSONBody \
+	./internal/conf:FuzzLoadDaemonConfigs
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 10s): envelope, attributes, catalog JSON, config
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz: $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
 .PHONY: generate
 generate: ## Regenerate protobuf (buf), sqlc and wire output
 	$(TOOL) buf generate
