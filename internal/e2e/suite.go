@@ -252,7 +252,7 @@ func (s *Suite) oversize(ctx context.Context) error {
 	before := map[string]float64{}
 	for p, c := range map[string]string{"videos": ConsumerPG, "search": ConsumerES} {
 		if s.hasConsumer(c) {
-			before[p] = st.Scraper.SumWhere("projector", "projector_duplicate_total", "projection", p)
+			before[p] = st.Scraper.SumWhere("projector", "projector_duplicate_total", "projection="+p)
 		}
 	}
 	n, err := st.PublishOversize(ctx, 3, 9_000_000)
@@ -266,7 +266,7 @@ func (s *Suite) oversize(ctx context.Context) error {
 		done := true
 		got := map[string]float64{}
 		for p, b := range before {
-			got[p] = st.Scraper.SumWhere("projector", "projector_duplicate_total", "projection", p) - b
+			got[p] = st.Scraper.SumWhere("projector", "projector_duplicate_total", "projection="+p) - b
 			if got[p] < float64(n) {
 				done = false
 			}
