@@ -62,7 +62,10 @@ func DecodeJSONBody(body io.Reader, m proto.Message) error {
 		if fd == nil {
 			fd = desc.ByTextName(key)
 		}
-		if fd == nil {
+		switch {
+		case fd == nil && key == "":
+			return badField("request", "a field with an empty name")
+		case fd == nil:
 			return badField(key, "unknown field")
 		}
 		one, err := json.Marshal(map[string]json.RawMessage{key: raw})
