@@ -80,6 +80,10 @@ func newApp(logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *ops.H
 		kratos.Name("catalog"),
 		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.Server(hs, gs),
+		kratos.BeforeStart(func(ctx context.Context) error {
+			health.LogFailing(ctx, logger, "schema") // e.g. "run relayctl migrate up"
+			return nil
+		}),
 		kratos.BeforeStop(func(context.Context) error {
 			health.SetDraining()
 			return nil

@@ -69,6 +69,9 @@ func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, es *ela
 		}
 		return nil
 	})
+	h.AddCheck("schema", func(ctx context.Context) error {
+		return postgres.CheckSchema(ctx, pool, postgres.ProjectorTables)
+	})
 	var subs []string
 	if cfg.Videos.Enabled {
 		subs = append(subs, cfg.Videos.Subscription)

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -234,5 +236,119 @@ func TestInvalidConfigFailsNamingTheKey(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("%v: output does not name %q:\n%s", env, want, out)
 		}
+	}
+}
+
+func (d *daemon) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", d.port, path))
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestUnmigratedSchemaIsNotReadyAndLosesNothing: DATABASE_SCHEMA names a
+// schema without the eventrelay tables (an unmigrated database). The
+// projector used to report ready and dead-letter every event as
+// mapping_error (relation "inbox_events" does not exist). Now /readyz
+// fails saying to run relayctl migrate up, the log says so, nothing is
+// received (so neither the projector nor the subscription's dead-letter
+// policy can dead-letter anything); once the schema is migrated every
+// event is applied.
+func TestUnmigratedSchemaIsNotReadyAndLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the projector binary")
+	}
+	ctx := context.Background()
+	db := relaytest.NewDB(t)
+	const schema = "not_migrated_yet"
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, "events")
+	ps.Topic(t, "events-dlq")
+	ps.Subscription(t, "videos", "events", gpubsubtest.SubscriptionOptions{
+		AckDeadline: 10 * time.Second, DeadLetterTopic: "events-dlq", MaxDeliveryAttempts: 5})
+	var msgs []projectiontest.Msg
+	for range 10 {
+		msgs = append(msgs, projectiontest.Event(t, uuid.New(), 1, false))
+	}
+	projectiontest.Publish(t, ps.Client, "events", msgs...)
+
+	d := start(t, []string{
+		"DATABASE_URL=" + db.URL,
+		"DATABASE_SCHEMA=" + schema,
+		"PUBSUB_PROJECT_ID=" + gpubsubtest.Project,
+		"PUBSUB_EMULATOR_HOST=" + ps.Addr,
+		"PROJECTOR_SEARCH_ENABLED=false",
+		"PROJECTOR_VIDEOS_SUBSCRIPTION=videos",
+		"PROJECTOR_VIDEOS_DEAD_LETTER_TOPIC=events-dlq",
+		"PROJECTOR_RECEIVE_RETRY_MIN=100ms",
+		"PROJECTOR_RECEIVE_RETRY_MAX=200ms",
+	})
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				d.dumpLog(t)
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("/readyz 503 naming the schema and the fix", func() bool {
+		code, body := d.get(t, "/readyz")
+		return code == 503 && strings.Contains(body, `"schema"`) && strings.Contains(body, "run relayctl migrate up")
+	})
+	// Receiving waits for the tables: several checks, no delivery.
+	waitFor("receive held back at least 3 times", func() bool {
+		_, body := d.get(t, "/metrics")
+		for _, l := range strings.Split(body, "\n") {
+			if strings.HasPrefix(l, `projector_receive_errors_total{projection="videos",reason="schema_missing"} `) {
+				n, _ := strconv.ParseFloat(l[strings.LastIndex(l, " ")+1:], 64)
+				return n >= 3
+			}
+		}
+		return false
+	})
+	for _, m := range ps.Messages() {
+		if m.Deliveries != 0 {
+			t.Fatalf("message %s delivered %d times while the schema is missing", m.ID, m.Deliveries)
+		}
+	}
+	if b, _ := os.ReadFile(d.log); !strings.Contains(string(b), "run relayctl migrate up") {
+		t.Errorf("the log does not say to run relayctl migrate up:\n%s", b)
+	}
+
+	m, err := postgres.NewMigrator(ctx, postgres.Config{URL: db.URL, Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	waitFor("every event applied once the schema is migrated", func() bool {
+		var n int
+		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+schema+".inbox_events").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == len(msgs)
+	})
+	waitFor("/readyz 200", func() bool { code, _ := d.get(t, "/readyz"); return code == 200 })
+	_, body := d.get(t, "/metrics")
+	if strings.Contains(body, "projector_dead_lettered_total{") {
+		t.Errorf("events were dead-lettered:\n%s", body)
+	}
+	for _, m := range ps.Messages() {
+		if m.Attributes["projection"] != "" || m.Deliveries > 1 {
+			t.Errorf("message %s: deliveries %d, attributes %v (dead letter?)", m.ID, m.Deliveries, m.Attributes)
+		}
+	}
+	if code := d.stop(t, 20*time.Second); code != 0 {
+		d.dumpLog(t)
+		t.Fatalf("exit code %d", code)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/ops"
+	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 	"github.com/eventrelay/eventrelay/projection"
@@ -47,7 +48,7 @@ func newReceivers(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, m *p
 		if err != nil {
 			return nil, cleanup, err
 		}
-		out = append(out, projector.NewReceiver(ps, cfg.Videos.Subscription, e, cfg.Receive, health, logger))
+		out = append(out, gated(projector.NewReceiver(ps, cfg.Videos.Subscription, e, cfg.Receive, health, logger), pool))
 	}
 	if cfg.Search.Enabled {
 		reg := projection.NewRegistry[projection.BatchHandler]()
@@ -58,9 +59,19 @@ func newReceivers(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, m *p
 		if err != nil {
 			return nil, cleanup, err
 		}
-		out = append(out, projector.NewReceiver(ps, cfg.Search.Subscription, e, cfg.Receive, health, logger))
+		out = append(out, gated(projector.NewReceiver(ps, cfg.Search.Subscription, e, cfg.Receive, health, logger), pool))
 	}
 	return out, cleanup, nil
+}
+
+// gated makes r wait for the projector's tables before it receives: on an
+// unmigrated database (or a wrong DATABASE_SCHEMA) every message would
+// fail, and the subscription's dead-letter policy would move them away.
+func gated(r *projector.Receiver, pool *pgxpool.Pool) *projector.Receiver {
+	r.RequireBeforeReceive(func(ctx context.Context) error {
+		return postgres.CheckSchema(ctx, pool, postgres.ProjectorTables)
+	})
+	return r
 }
 
 func newOpsServer(cfg *pconf.Config, h *ops.Health, reg prometheus.Gatherer) *khttp.Server {
@@ -69,7 +80,7 @@ func newOpsServer(cfg *pconf.Config, h *ops.Health, reg prometheus.Gatherer) *kh
 
 // newApp is the Kratos app: on SIGTERM/SIGINT /readyz fails first, then
 // every receiver stops pulling and settles its in-flight messages.
-func newApp(cfg *pconf.Config, rs receivers, opsSrv *khttp.Server, health *ops.Health) *kratos.App {
+func newApp(cfg *pconf.Config, rs receivers, opsSrv *khttp.Server, health *ops.Health, logger *slog.Logger) *kratos.App {
 	servers := []transport.Server{opsSrv}
 	for _, r := range rs {
 		servers = append(servers, r)
@@ -78,6 +89,10 @@ func newApp(cfg *pconf.Config, rs receivers, opsSrv *khttp.Server, health *ops.H
 		kratos.Name("projector"),
 		kratos.Server(servers...),
 		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
+		kratos.BeforeStart(func(ctx context.Context) error {
+			health.LogFailing(ctx, logger, "schema") // e.g. "run relayctl migrate up"
+			return nil
+		}),
 		kratos.BeforeStop(func(context.Context) error {
 			health.SetDraining()
 			return nil

@@ -51,7 +51,7 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 		return nil, nil, err
 	}
 	server := newOpsServer(config, health, registry)
-	app := newApp(config, mainReceivers, server, health)
+	app := newApp(config, mainReceivers, server, health, logger)
 	return app, func() {
 		cleanup4()
 		cleanup3()

@@ -37,12 +37,20 @@ func (s *slowPublish) React(req any) (bool, any, error) {
 // the lease, nothing is lost, the dead worker's late writes (its lock
 // token) change nothing, and per key the first-seen versions still
 // increase.
+//
+// The workload has more ordering keys than a batch holds (500 keys, bulk
+// size 100), so both processes can hold batches at once: a claim skips keys
+// with a row in flight, and with fewer keys than a batch every batch spans
+// all keys and the replica that finishes one claims the next, leaving the
+// other nothing to hold (the test waited for that in vain under load). The
+// victim is frozen (SIGSTOP) before its claims are read, so what it holds
+// cannot change between that read and the kill.
 func TestKillNineMidBatchTakeover(t *testing.T) {
 	t.Parallel()
-	const aggregates, versions = 100, 30
+	const aggregates, versions = 500, 6
 	db := relaytest.NewDB(t)
 	slow := &slowPublish{}
-	slow.delay.Store(int64(15 * time.Millisecond)) // a batch takes ~1s: the kill lands mid-batch
+	slow.delay.Store(int64(15 * time.Millisecond)) // a batch takes ~1.5s: the kill lands mid-batch
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: slow})
 	ps.Topic(t, pt.Topic)
 	pt.InsertRounds(t, db.Pool, pt.Writer(t, false), 0, aggregates, versions, 500)
@@ -52,16 +60,19 @@ func TestKillNineMidBatchTakeover(t *testing.T) {
 	survivor := startPublisher(t, "survivor", db.URL, ps.Config, env)
 
 	var held []heldRow
-	pt.WaitFor(t, 30*time.Second, "victim holding claimed rows after publishing some", func() bool {
-		held = heldBy(t, db, "victim")
-		return len(held) > 0 && pt.CountStatus(t, db.Pool, "published") > 0
+	pt.WaitFor(t, 60*time.Second, "victim frozen holding claimed rows after some were published", func() bool {
+		if pt.CountStatus(t, db.Pool, "published") == 0 {
+			return false
+		}
+		victim.signal(syscall.SIGSTOP)
+		if held = heldBy(t, db, "victim"); len(held) > 0 {
+			return true
+		}
+		victim.signal(syscall.SIGCONT) // between batches: let it claim again
+		return false
 	})
-	victim.signal(syscall.SIGKILL)
+	victim.signal(syscall.SIGKILL) // held is what the dead process holds (or held until a takeover)
 	victim.wait(5 * time.Second)
-	held = heldBy(t, db, "victim") // what the dead process still holds
-	if len(held) == 0 {
-		t.Fatal("the victim held no rows when it died; nothing to take over")
-	}
 	t.Logf("victim killed holding %d rows", len(held))
 	slow.delay.Store(0)
 

@@ -60,6 +60,10 @@ func newApp(cfg config.Config, logger *slog.Logger, health *ops.Health, relay *s
 		kratos.Version(Version),
 		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.StopTimeout(cfg.Outbox.GracePeriod.D()+cfg.Outbox.Lease.D()),
+		kratos.BeforeStart(func(ctx context.Context) error {
+			health.LogFailing(ctx, logger, "schema") // e.g. "run relayctl migrate up"
+			return nil
+		}),
 		kratos.BeforeStop(func(context.Context) error {
 			health.SetDraining() // /readyz 503 before anything stops
 			return nil

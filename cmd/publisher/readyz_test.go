@@ -17,6 +17,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // privatePG is a Postgres instance of this test alone (scripts/pg.sh with
@@ -150,5 +151,51 @@ func TestInvalidConfigFailsAtStartNamingTheKey(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "outbox.lease") || !strings.Contains(string(out), "OUTBOX_LEASE_SECONDS") {
 		t.Fatalf("output does not name the key: %s", out)
+	}
+}
+
+// TestUnmigratedSchemaIsNotReady: DATABASE_SCHEMA names a schema without
+// the outbox table. /readyz is 503 saying to run relayctl migrate up, the
+// log says so at start, failed claims are schema_missing (not
+// mapping_error), nothing is published; after the migration the publisher
+// is ready and publishes.
+func TestUnmigratedSchemaIsNotReady(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	const schema = "not_migrated_yet"
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, pt.Topic)
+	p := startPublisher(t, "unmigrated", db.URL, ps.Config, map[string]string{"DATABASE_SCHEMA": schema})
+	body := p.waitHTTP("/readyz", 503, 10*time.Second)
+	if !strings.Contains(body, `"schema"`) || !strings.Contains(body, "run relayctl migrate up") {
+		t.Fatalf("/readyz on an unmigrated schema: %s", body)
+	}
+	pt.WaitFor(t, 10*time.Second, "a failed claim counted", func() bool { return p.metric("outbox_store_errors_total") > 0 })
+	out := p.out.String()
+	if !strings.Contains(out, "run relayctl migrate up") || !strings.Contains(out, `"error_reason":"schema_missing"`) ||
+		strings.Contains(out, "mapping_error") {
+		t.Fatalf("log does not say schema_missing and run relayctl migrate up:\n%s", tail(out, 20))
+	}
+
+	cfg := postgres.Config{URL: db.URL, Schema: schema}
+	m, err := postgres.NewMigrator(ctxFor(t, time.Minute), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Up(ctxFor(t, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	p.waitHTTP("/readyz", 200, 10*time.Second)
+	pool, err := postgres.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	pt.Insert(t, pool, pt.Writer(t, true), pt.VideoEvent(pt.AggregateID(1), 1, 0))
+	pt.WaitFor(t, 10*time.Second, "published after the migration", func() bool { return len(ps.Messages()) == 1 })
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(15 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
 	}
 }

@@ -23,6 +23,9 @@ type FaultLog struct {
 	ESFaults         atomic.Int64
 	// Crashes are exits nobody asked for; the watchdog restarted them.
 	Crashes atomic.Int64
+	// ProjectorCrashes are the projector's share of Crashes.
+	ProjectorCrashes atomic.Int64
+	ProjectorKills   atomic.Int64
 	// HeldBack counts published events the emulator still held back when
 	// it was restarted (see RestartPubSub); they were re-driven from the
 	// outbox.
@@ -128,6 +131,26 @@ func (s *Stack) KillPublishers(ctx context.Context, interval, restartAfter time.
 			return err
 		}
 	}
+}
+
+// KillProjector SIGKILLs the projector (mid-burst: the workload runs) and
+// starts it again after restartAfter; it must become ready and stay up
+// (the watchdog counts an exit nobody asked for as a crash).
+func (s *Stack) KillProjector(ctx context.Context, restartAfter time.Duration, log *FaultLog) error {
+	p := s.Projector
+	release := p.Hold()
+	defer release()
+	s.Scraper.ScrapeAll(ctx)
+	p.Kill()
+	log.ProjectorKills.Add(1)
+	s.Sup.Logf("fault: SIGKILL %s mid-burst", p.Name())
+	if err := sleepCtx(ctx, restartAfter); err != nil {
+		return err
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	return p.WaitReady(context.WithoutCancel(ctx), time.Minute)
 }
 
 // PausePublisher freezes a publisher (SIGSTOP) while it holds claimed rows
@@ -390,6 +413,9 @@ func (s *Stack) Watch(ctx context.Context, log *FaultLog) {
 				continue
 			}
 			log.Crashes.Add(1)
+			if p == s.Projector {
+				log.ProjectorCrashes.Add(1)
+			}
 			s.Sup.Logf("watchdog: %s exited on its own (%s); restarting; last log lines:\n%s", p.Name(), exitText(p.ExitErr()), p.Tail(10))
 			if err := p.Start(); err != nil {
 				s.Sup.Logf("watchdog: restarting %s: %v", p.Name(), err)

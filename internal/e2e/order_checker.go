@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/projector"
 )
 
 // OrderChecker is an independent ordered subscription on a topic that
@@ -98,6 +99,9 @@ func (c *OrderChecker) Run(ctx context.Context) {
 	sub := c.client.Subscriber(c.subID)
 	sub.ReceiveSettings.NumGoroutines = 4 // pstest delivers ~100 msgs/s per stream
 	sub.ReceiveSettings.MaxOutstandingMessages = 5000
+	// The server packs a response up to this; the client refuses one over
+	// 20 MiB (the oversize messages of the suite would wedge it).
+	sub.ReceiveSettings.MaxOutstandingBytes = projector.MaxOutstandingBytesLimit
 	for ctx.Err() == nil {
 		err := sub.Receive(ctx, c.handle)
 		if ctx.Err() != nil {

@@ -66,6 +66,8 @@ type Suite struct {
 	zombieTakenOver       float64 // rows the other replica took over meanwhile
 	zombieFenced          float64 // its late writes refused by the lock token
 	zombieCut             float64 // its late writes refused because the server ended its idle transaction
+	oversizeSent          int
+	oversizeAbsorbed      map[string]float64 // per projection
 	started               time.Time
 }
 
@@ -111,6 +113,9 @@ func (s *Suite) Run(ctx context.Context) (err error) {
 	s.logf("workload done: %d writes acknowledged; settling", s.Work.Stats.Acked.Load())
 	if err := s.settle(ctx); err != nil {
 		return err
+	}
+	if err := s.oversize(ctx); err != nil {
+		return fmt.Errorf("oversize phase: %w", err)
 	}
 	if err := s.poison(ctx); err != nil {
 		return fmt.Errorf("poison phase: %w", err)
@@ -190,6 +195,10 @@ func (s *Suite) faults(ctx context.Context) error {
 		s.zombieCut = st.Scraper.SumWhere(zombie.Name(), "outbox_store_errors_total") - cutBefore
 		return s.zombieTakenOver > 0 && s.zombieFenced+s.zombieCut > 0, ""
 	})
+	s.logf("phase 2b: SIGKILL the projector mid-burst; it must come back ready and stay up")
+	if err := st.KillProjector(ctx, time.Second, &s.Faults); err != nil {
+		return err
+	}
 	s.logf("phase 3: rolling SIGTERM restart of every publisher and the projector")
 	if err := st.RollingRestart(ctx, &s.Faults); err != nil {
 		return err
@@ -231,6 +240,40 @@ func (s *Suite) settle(ctx context.Context) error {
 		return fmt.Errorf("settling: %w; waiting for:%s", err, s.Stack.Stats.StuckReport(ctx, s.Stack.Cfg.Consumers))
 	}
 	return nil
+}
+
+// oversize re-publishes 3 events padded to 9 MB each (Pub/Sub's limit is
+// 10 MB) while the projector runs: the three wait on each subscription
+// together, as when one stopped the projector with ResourceExhausted. Each
+// projection must absorb them as duplicates.
+func (s *Suite) oversize(ctx context.Context) error {
+	st := s.Stack
+	st.Scraper.ScrapeAll(ctx)
+	before := map[string]float64{}
+	for p, c := range map[string]string{"videos": ConsumerPG, "search": ConsumerES} {
+		if s.hasConsumer(c) {
+			before[p] = st.Scraper.SumWhere("projector", "projector_duplicate_total", "projection="+p)
+		}
+	}
+	n, err := st.PublishOversize(ctx, 3, 9_000_000)
+	if err != nil {
+		return err
+	}
+	s.oversizeSent = n
+	s.logf("oversize: %d events re-published padded to 9 MB; each projection must absorb them as duplicates", n)
+	return poll(ctx, time.Second, 2*time.Minute, func() (bool, string) {
+		st.Scraper.ScrapeAll(ctx)
+		done := true
+		got := map[string]float64{}
+		for p, b := range before {
+			got[p] = st.Scraper.SumWhere("projector", "projector_duplicate_total", "projection="+p) - b
+			if got[p] < float64(n) {
+				done = false
+			}
+		}
+		s.oversizeAbsorbed = got
+		return done, fmt.Sprintf("oversize duplicates absorbed %v, want %d each", got, n)
+	})
 }
 
 // poison injects undecodable messages and search-index mapping rejections,

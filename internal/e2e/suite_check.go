@@ -29,6 +29,13 @@ func (s *Suite) check(ctx context.Context) error {
 	t.Row("published events the emulator still held back at its restart (re-driven from the outbox)", fmt.Sprint(s.Faults.HeldBack.Load()))
 	t.Row("faults: Elasticsearch 429 / 503 / down", "10s / 10s / 10s")
 	t.Row("daemon exits nobody asked for (restarted)", fmt.Sprint(s.Faults.Crashes.Load()))
+	t.Check("projector SIGKILLed mid-burst / its exits nobody asked for (crash loop)", fmt.Sprintf("%d / %d", s.Faults.ProjectorKills.Load(), s.Faults.ProjectorCrashes.Load()),
+		s.Faults.ProjectorKills.Load() > 0 && s.Faults.ProjectorCrashes.Load() == 0)
+	oversizeOK := s.oversizeSent > 0 && len(s.oversizeAbsorbed) > 0
+	for _, n := range s.oversizeAbsorbed {
+		oversizeOK = oversizeOK && n >= float64(s.oversizeSent)
+	}
+	t.Check("9 MB messages received and absorbed as duplicates, per projection", fmt.Sprintf("%d sent, %v", s.oversizeSent, s.oversizeAbsorbed), oversizeOK)
 
 	t.Row("writes acknowledged (create/update/delete)", fmt.Sprintf("%d (%d/%d/%d), %d retried requests", w.Acked.Load(), w.Creates.Load(), w.Updates.Load(), w.Deletes.Load(), w.Retries.Load()))
 	t.Check("writes given up or refused", fmt.Sprintf("%d (last error: %v)", w.Failed.Load()+w.Rejected.Load(), w.LastError()), w.Failed.Load()+w.Rejected.Load() == 0)

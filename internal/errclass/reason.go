@@ -27,6 +27,10 @@ const (
 	// library, never the event's fault. Retried, so no event fails for
 	// it, and always logged at error level (see Defect).
 	RequestInvalid Reason = "request_invalid"
+	// SchemaMissing: the configured schema lacks the eventrelay tables
+	// (unmigrated database or wrong DATABASE_SCHEMA). Transient: nothing is
+	// failed or dead-lettered; it resolves with `relayctl migrate up`.
+	SchemaMissing Reason = "schema_missing"
 )
 
 // Deterministic reasons.
@@ -48,13 +52,13 @@ const (
 const Unknown Reason = "unknown"
 
 var transient = map[Reason]bool{
-	Unavailable: true, Timeout: true, RateLimited: true, ServerError: true, Unknown: true,
+	Unavailable: true, Timeout: true, RateLimited: true, ServerError: true, SchemaMissing: true, Unknown: true,
 	PreconditionFailed: true, RequestInvalid: true,
 }
 
 // All lists every reason, transient first.
 var All = []Reason{
-	Unavailable, Timeout, RateLimited, ServerError, Unknown, PreconditionFailed, RequestInvalid,
+	Unavailable, Timeout, RateLimited, ServerError, SchemaMissing, Unknown, PreconditionFailed, RequestInvalid,
 	PayloadInvalid, MessageTooLarge, MappingError, TopicNotFound, PermissionDenied,
 	AttributesMissing, SchemaUnsupported, EventTypeUnknown, MaxAttempts,
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -127,6 +128,27 @@ func (h *Health) Ready(ctx context.Context) Report {
 		}
 	}
 	return r
+}
+
+// LogFailing runs the named checks once (each bounded by the check
+// timeout) and logs every failure at error level: a daemon calls it at
+// start so that a misconfiguration /readyz would only report (e.g. an
+// unmigrated schema) is in the log too.
+func (h *Health) LogFailing(ctx context.Context, log *slog.Logger, names ...string) {
+	for _, name := range names {
+		h.mu.Lock()
+		c := h.checks[name]
+		h.mu.Unlock()
+		if c == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, h.timeout)
+		err := c(cctx)
+		cancel()
+		if err != nil {
+			log.Error("not ready: "+name, "check", name, "error", err.Error())
+		}
+	}
 }
 
 func (r *Report) fail(name, why string) {

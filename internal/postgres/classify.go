@@ -19,7 +19,10 @@ import (
 //   - query canceled, lock or statement timeout, context deadline: timeout
 //   - serialization failure, deadlock: server_error (retry the transaction)
 //   - data exceptions (22xxx), integrity violations (23xxx): payload_invalid
-//   - undefined table/column, syntax errors (42xxx): mapping_error
+//   - undefined table or column (42P01, 42703), invalid schema name (3F000):
+//     schema_missing (transient: the database is not migrated or
+//     DATABASE_SCHEMA is wrong, never the event's fault)
+//   - other syntax errors and access rule violations (42xxx): mapping_error
 //   - insufficient privilege: permission_denied
 func Classify(err error) error {
 	if err == nil || errors.Is(err, pgx.ErrNoRows) {
@@ -45,6 +48,8 @@ func reasonForCode(code string) errclass.Reason {
 	switch {
 	case code == "42501":
 		return errclass.PermissionDenied
+	case code == "42P01" || code == "42703" || code == "3F000":
+		return errclass.SchemaMissing
 	case code == "57014" || code == "55P03" || code == "25P03":
 		return errclass.Timeout
 	case code == "40001" || code == "40P01":

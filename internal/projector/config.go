@@ -7,12 +7,21 @@ import (
 	"github.com/eventrelay/eventrelay/internal/conf"
 )
 
+// MaxOutstandingBytesLimit is the largest ReceiveConfig.MaxOutstandingBytes
+// (10 MiB): see that field.
+const MaxOutstandingBytesLimit = 10 << 20
+
 // ReceiveConfig is the subscriber's flow control. Zero values take the
 // defaults noted on each field.
 type ReceiveConfig struct {
 	// MaxOutstandingMessages bounds unacked messages held (default 1000).
 	MaxOutstandingMessages int `yaml:"max_outstanding_messages" env:"PROJECTOR_MAX_OUTSTANDING_MESSAGES"`
-	// MaxOutstandingBytes bounds their size (default 100 MB).
+	// MaxOutstandingBytes bounds their size (default and most 10 MiB). The
+	// server also packs each StreamingPull response up to this many bytes,
+	// and the Go client refuses a response over 20 MiB (a per-call gRPC
+	// limit it sets itself) with ResourceExhausted: with 100 MB, three 9 MB
+	// messages waiting on one subscription stopped it. At 10 MiB a response
+	// holds at most two messages of Pub/Sub's 10 MB maximum.
 	MaxOutstandingBytes int `yaml:"max_outstanding_bytes" env:"PROJECTOR_MAX_OUTSTANDING_BYTES"`
 	// NumGoroutines is the number of StreamingPull streams (default 4).
 	NumGoroutines int `yaml:"num_goroutines" env:"PROJECTOR_NUM_GOROUTINES"`
@@ -31,6 +40,14 @@ type ReceiveConfig struct {
 	// requests (the client extends held messages before the deadline);
 	// a process stalled beyond it gets duplicates, which the inbox absorbs.
 	AckDeadline conf.Duration `yaml:"ack_deadline" env:"PROJECTOR_ACK_DEADLINE"`
+	// RetryMin and RetryMax bound the pause before Receive is started again
+	// after it failed (the subscription is missing, the stream broke with an
+	// error the client does not retry itself): it doubles per failure and
+	// resets once a receive has run for a while (defaults 1s and 30s). The
+	// other projections keep receiving meanwhile; /readyz names the failing
+	// one.
+	RetryMin conf.Duration `yaml:"retry_min" env:"PROJECTOR_RECEIVE_RETRY_MIN"`
+	RetryMax conf.Duration `yaml:"retry_max" env:"PROJECTOR_RECEIVE_RETRY_MAX"`
 	// ExactlyOnce acks with AckWithResult and waits for the answer; set it
 	// when the subscription has exactly-once delivery enabled.
 	ExactlyOnce bool `yaml:"exactly_once" env:"PROJECTOR_EXACTLY_ONCE"`
@@ -42,7 +59,7 @@ func (c *ReceiveConfig) Validate(prefix string) error {
 		c.MaxOutstandingMessages = 1000
 	}
 	if c.MaxOutstandingBytes == 0 {
-		c.MaxOutstandingBytes = 100 << 20
+		c.MaxOutstandingBytes = MaxOutstandingBytesLimit
 	}
 	if c.NumGoroutines == 0 {
 		c.NumGoroutines = 4
@@ -53,17 +70,28 @@ func (c *ReceiveConfig) Validate(prefix string) error {
 	if c.AckDeadline == 0 {
 		c.AckDeadline = conf.Duration(15 * time.Second)
 	}
+	if c.RetryMin == 0 {
+		c.RetryMin = conf.Duration(time.Second)
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = conf.Duration(30 * time.Second)
+	}
 	switch {
 	case c.MaxOutstandingMessages < 1:
 		return fmt.Errorf("%s.max_outstanding_messages (PROJECTOR_MAX_OUTSTANDING_MESSAGES) must be >= 1, got %d", prefix, c.MaxOutstandingMessages)
-	case c.MaxOutstandingBytes < 1024:
-		return fmt.Errorf("%s.max_outstanding_bytes (PROJECTOR_MAX_OUTSTANDING_BYTES) must be >= 1024, got %d", prefix, c.MaxOutstandingBytes)
+	case c.MaxOutstandingBytes < 1024 || c.MaxOutstandingBytes > MaxOutstandingBytesLimit:
+		return fmt.Errorf("%s.max_outstanding_bytes (PROJECTOR_MAX_OUTSTANDING_BYTES) must be 1024..%d (larger StreamingPull responses exceed the client's 20 MiB receive limit), got %d",
+			prefix, MaxOutstandingBytesLimit, c.MaxOutstandingBytes)
 	case c.NumGoroutines < 1 || c.NumGoroutines > 256:
 		return fmt.Errorf("%s.num_goroutines (PROJECTOR_NUM_GOROUTINES) must be 1..256, got %d", prefix, c.NumGoroutines)
 	case c.MaxExtension.D() < 10*time.Second:
 		return fmt.Errorf("%s.max_extension (PROJECTOR_MAX_EXTENSION) must be >= 10s, got %s", prefix, c.MaxExtension)
 	case c.AckDeadline.D() < 10*time.Second || c.AckDeadline.D() > 600*time.Second:
 		return fmt.Errorf("%s.ack_deadline (PROJECTOR_ACK_DEADLINE) must be 10s..600s, got %s", prefix, c.AckDeadline)
+	case c.RetryMin.D() <= 0:
+		return fmt.Errorf("%s.retry_min (PROJECTOR_RECEIVE_RETRY_MIN) must be > 0, got %s", prefix, c.RetryMin)
+	case c.RetryMax.D() < c.RetryMin.D():
+		return fmt.Errorf("%s.retry_max (PROJECTOR_RECEIVE_RETRY_MAX) must be >= retry_min, got %s", prefix, c.RetryMax)
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ type Metrics struct {
 	inflight     *prometheus.GaugeVec
 	latency      *prometheus.HistogramVec
 	batchSize    *prometheus.HistogramVec
+	recvErrors   *prometheus.CounterVec
+	receiving    *prometheus.GaugeVec
 }
 
 // NewMetrics creates the series and registers them on reg.
@@ -58,9 +60,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Messages per applied batch.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
 		}, byProjection),
+		recvErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_receive_errors_total", Help: "StreamingPull receive failures by reason; each is retried with backoff.",
+		}, byReason),
+		receiving: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "projector_receiving", Help: "1 while the subscription is received, 0 while receiving failed and is being retried.",
+		}, byProjection),
 	}
 	for _, c := range []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
-		m.ackFailed, m.inboxFailed, m.inflight, m.latency, m.batchSize} {
+		m.ackFailed, m.inboxFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -80,6 +88,7 @@ type projectionMetrics struct {
 	inflight    prometheus.Gauge
 	latency     prometheus.Observer
 	batchSize   prometheus.Observer
+	receiving   prometheus.Gauge
 }
 
 func (m *Metrics) forProjection(name string) *projectionMetrics {
@@ -94,6 +103,7 @@ func (m *Metrics) forProjection(name string) *projectionMetrics {
 		inflight:    m.inflight.With(l),
 		latency:     m.latency.With(l),
 		batchSize:   m.batchSize.With(l),
+		receiving:   m.receiving.With(l),
 	}
 }
 
@@ -103,4 +113,8 @@ func (p *projectionMetrics) failed(reason string) {
 
 func (p *projectionMetrics) deadLettered(reason string) {
 	p.m.deadLettered.WithLabelValues(p.name, reason).Inc()
+}
+
+func (p *projectionMetrics) receiveFailed(reason string) {
+	p.m.recvErrors.WithLabelValues(p.name, reason).Inc()
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/ops"
 )
@@ -18,6 +20,13 @@ import (
 // It is a Kratos transport.Server: Start blocks while receiving; Stop stops
 // pulling, waits until every in-flight message is settled and closes the
 // engine.
+//
+// When Receive fails (an error the client does not retry itself: a broken
+// stream, a missing subscription), the Receiver starts it again after a
+// backoff instead of returning: one failing subscription must not stop the
+// process and with it every other projection. While it fails, the
+// readiness check "receive/<projection>" fails naming the reason,
+// projector_receiving is 0 and projector_receive_errors_total counts it.
 type Receiver struct {
 	sub    *pubsub.Subscriber
 	engine *Engine
@@ -26,15 +35,30 @@ type Receiver struct {
 	log    *slog.Logger
 	loop   string
 
+	failure atomic.Pointer[receiveFailure] // nil while receiving works
+	require func(context.Context) error    // see RequireBeforeReceive
+
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
 	stopped bool
 }
 
+// receiveFailure is the last Receive error, until receiving works again.
+type receiveFailure struct {
+	reason errclass.Reason
+	err    string
+	since  time.Time
+}
+
+// stableAfter is how long a Receive must run without error to count as
+// working again (when no message arrives sooner) and to reset the backoff.
+const stableAfter = 5 * time.Second
+
 // NewReceiver returns a Receiver of subscription (an id or a full name).
 // cfg must have been validated. health may be nil; otherwise the receiver
-// registers a loop "receiver/<projection>" that ticks while it runs.
+// registers a loop "receiver/<projection>" that ticks while it runs and a
+// readiness check "receive/<projection>" that fails while Receive fails.
 func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg ReceiveConfig, health *ops.Health, log *slog.Logger) *Receiver {
 	sub := client.Subscriber(subscription)
 	sub.ReceiveSettings = pubsub.ReceiveSettings{
@@ -57,12 +81,21 @@ func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg Rece
 	}
 	if health != nil {
 		health.RegisterLoop(r.loop, 30*time.Second)
+		health.AddCheck("receive/"+e.Name(), r.check)
 	}
+	e.pm.receiving.Set(1)
 	return r
 }
 
-// Start receives until Stop is called or the service returns a
-// non-retryable error (e.g. the subscription does not exist).
+// RequireBeforeReceive makes every Receive wait until check returns no
+// schema_missing error (the Postgres tables a projection writes): the check
+// failing so counts as a receive failure, retried with the same backoff.
+// Other check errors (Postgres down) do not hold receiving back: those
+// messages are retried one by one. Call it before Start.
+func (r *Receiver) RequireBeforeReceive(check func(context.Context) error) { r.require = check }
+
+// Start receives until Stop is called, starting Receive again with backoff
+// whenever it fails. It returns nil once stopped.
 func (r *Receiver) Start(ctx context.Context) error {
 	r.mu.Lock()
 	if r.stopped || r.cancel != nil {
@@ -74,19 +107,107 @@ func (r *Receiver) Start(ctx context.Context) error {
 	r.mu.Unlock()
 	defer close(r.done)
 	defer r.engine.Close()
+	defer cancel()
 
 	go r.tick(rctx)
 	r.log.Info("receiving", "max_outstanding_messages", r.cfg.MaxOutstandingMessages,
-		"num_goroutines", r.cfg.NumGoroutines, "exactly_once", r.cfg.ExactlyOnce)
-	err := r.sub.Receive(rctx, func(ctx context.Context, m *pubsub.Message) {
-		r.engine.Process(ctx, r.message(m))
-	})
-	cancel()
-	if err != nil && !errors.Is(err, context.Canceled) {
-		r.log.Error("receiving stopped", "error", err.Error())
-		return fmt.Errorf("receiving %s: %w", r.sub, gpubsub.Classify(err))
+		"max_outstanding_bytes", r.cfg.MaxOutstandingBytes, "num_goroutines", r.cfg.NumGoroutines,
+		"exactly_once", r.cfg.ExactlyOnce)
+	backoff := r.cfg.RetryMin.D()
+	for {
+		began := time.Now()
+		err := r.precondition(rctx)
+		if err == nil {
+			err = r.receive(rctx)
+		}
+		if rctx.Err() != nil {
+			break
+		}
+		if time.Since(began) >= stableAfter {
+			backoff = r.cfg.RetryMin.D()
+		}
+		r.failed(err, backoff)
+		select {
+		case <-rctx.Done():
+		case <-time.After(backoff):
+		}
+		if rctx.Err() != nil {
+			break
+		}
+		backoff = min(2*backoff, r.cfg.RetryMax.D())
 	}
 	r.log.Info("receiver stopped; in-flight messages settled")
+	return nil
+}
+
+func (r *Receiver) precondition(ctx context.Context) error {
+	if r.require == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := r.require(cctx); errclass.Of(err) == errclass.SchemaMissing {
+		return err
+	}
+	return nil
+}
+
+// receive runs one Receive. It clears the failure once a message arrives
+// or the Receive has run for stableAfter.
+func (r *Receiver) receive(ctx context.Context) error {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if r.failure.Load() != nil {
+		go func() {
+			select {
+			case <-actx.Done():
+			case <-time.After(stableAfter):
+				r.recovered()
+			}
+		}()
+	}
+	err := r.sub.Receive(actx, func(ctx context.Context, m *pubsub.Message) {
+		if r.failure.Load() != nil {
+			r.recovered()
+		}
+		r.engine.Process(ctx, r.message(m))
+	})
+	if err == nil || errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		err = errors.New("receive returned without an error while not stopped")
+	}
+	return gpubsub.Classify(err)
+}
+
+// failed records a Receive failure that is retried after backoff.
+func (r *Receiver) failed(err error, backoff time.Duration) {
+	reason := errclass.Of(err)
+	prev := r.failure.Load()
+	since := time.Now()
+	if prev != nil {
+		since = prev.since
+	}
+	r.failure.Store(&receiveFailure{reason: reason, err: err.Error(), since: since})
+	r.engine.pm.receiving.Set(0)
+	r.engine.pm.receiveFailed(string(reason))
+	r.log.Error("receiving failed; retrying (the other projections are not affected)",
+		"error", err.Error(), "error_reason", reason, "retry_in", backoff.String(),
+		"failing_for", time.Since(since).Truncate(time.Millisecond).String())
+}
+
+// recovered clears the failure once receiving works again.
+func (r *Receiver) recovered() {
+	if f := r.failure.Swap(nil); f != nil {
+		r.engine.pm.receiving.Set(1)
+		r.log.Info("receiving again", "failed_for", time.Since(f.since).Truncate(time.Millisecond).String())
+	}
+}
+
+// check is the readiness check: an error while Receive fails.
+func (r *Receiver) check(context.Context) error {
+	if f := r.failure.Load(); f != nil {
+		return fmt.Errorf("receiving %s fails since %s (%s), retrying: %s",
+			r.sub, f.since.UTC().Format(time.RFC3339), f.reason, f.err)
+	}
 	return nil
 }
 

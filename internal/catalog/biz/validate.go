@@ -1,6 +1,7 @@
 package biz
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -29,6 +30,9 @@ func parseID(field, s string) (uuid.UUID, error) {
 }
 
 func checkTitle(s string) error {
+	if err := checkNoNUL("title", s); err != nil {
+		return err
+	}
 	if n := utf8.RuneCountInString(s); n < 1 || n > MaxTitleChars {
 		return invalid("title", "must be 1..%d characters, got %d", MaxTitleChars, n)
 	}
@@ -36,6 +40,9 @@ func checkTitle(s string) error {
 }
 
 func checkDescription(s string) error {
+	if err := checkNoNUL("description", s); err != nil {
+		return err
+	}
 	if n := utf8.RuneCountInString(s); n > MaxDescriptionChars {
 		return invalid("description", "must be at most %d characters, got %d", MaxDescriptionChars, n)
 	}
@@ -43,8 +50,20 @@ func checkDescription(s string) error {
 }
 
 func checkReason(s string) error {
+	if err := checkNoNUL("reason", s); err != nil {
+		return err
+	}
 	if n := utf8.RuneCountInString(s); n > MaxReasonChars {
 		return invalid("reason", "must be at most %d characters, got %d", MaxReasonChars, n)
+	}
+	return nil
+}
+
+// checkNoNUL refuses U+0000: valid UTF-8 and valid JSON ("\u0000"), but a
+// Postgres text value cannot hold it.
+func checkNoNUL(field, s string) error {
+	if strings.ContainsRune(s, 0) {
+		return invalid(field, "must not contain the NUL character (U+0000)")
 	}
 	return nil
 }

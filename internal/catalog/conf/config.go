@@ -26,6 +26,9 @@ type Server struct {
 	GRPCAddr string `yaml:"grpc_addr" env:"CATALOG_GRPC_ADDR"`
 	// Timeout bounds each request.
 	Timeout conf.Duration `yaml:"timeout" env:"CATALOG_REQUEST_TIMEOUT"`
+	// MaxBodyBytes bounds an HTTP request body; a larger one is refused
+	// with 413 without being read in full.
+	MaxBodyBytes int64 `yaml:"max_body_bytes" env:"CATALOG_MAX_BODY_BYTES"`
 }
 
 // Database says where catalog.videos and the outbox live (the shared
@@ -51,7 +54,7 @@ type Outbox struct {
 // environment leave unset.
 func Default() Config {
 	return Config{
-		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: conf.Duration(10 * time.Second)},
+		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: conf.Duration(10 * time.Second), MaxBodyBytes: 1 << 20},
 		Database: Database{
 			Schema:         postgres.DefaultSchema,
 			ConnectTimeout: conf.Duration(5 * time.Second),
@@ -77,6 +80,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.Timeout.D() <= 0 {
 		return fmt.Errorf("server.timeout must be > 0, got %s", c.Server.Timeout)
+	}
+	if c.Server.MaxBodyBytes <= 0 {
+		return fmt.Errorf("server.max_body_bytes (CATALOG_MAX_BODY_BYTES) must be > 0, got %d", c.Server.MaxBodyBytes)
 	}
 	if c.Database.MaxConns < 0 {
 		return fmt.Errorf("database.max_conns must be >= 0, got %d", c.Database.MaxConns)

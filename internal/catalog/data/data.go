@@ -55,11 +55,16 @@ func NewWriter(c *conf.Outbox) (*outbox.Writer, error) {
 	return w, nil
 }
 
-// NewHealth returns the catalog's readiness: Postgres must answer a ping.
+// NewHealth returns the catalog's readiness: Postgres must answer a ping
+// and the schema hold the catalog's tables (migrated, right
+// DATABASE_SCHEMA).
 func NewHealth(d *Data) *ops.Health {
 	h := ops.NewHealth(2 * time.Second)
 	h.AddCheck("postgres", func(ctx context.Context) error {
 		return postgres.Classify(d.pool.Ping(ctx))
+	})
+	h.AddCheck("schema", func(ctx context.Context) error {
+		return postgres.CheckSchema(ctx, d.pool, postgres.CatalogTables)
 	})
 	return h
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
@@ -93,6 +95,71 @@ func TestFaultSearchRateLimitedPostgresStaysCurrentSearchCatchesUp(t *testing.T)
 	}
 	t.Logf("429 for %s: Postgres current after %s; search caught up %s after Elasticsearch recovered",
 		recovered.Sub(start).Round(time.Millisecond), pgCurrent.Round(time.Millisecond), time.Since(recovered).Round(time.Millisecond))
+}
+
+// TestFaultReceiveErrorIsRetriedOtherProjectionKeepsApplying: the search
+// subscription's StreamingPull fails with an error the client does not
+// retry itself (code Unknown, as seen after a kill -9 of the projector on
+// the emulator). The receiver starts Receive again with backoff instead of
+// returning (which stopped the whole process); the videos projection keeps
+// applying; /readyz names the failing receive and its reason; once the
+// error stops, search catches up and readiness returns.
+func TestFaultReceiveErrorIsRetriedOtherProjectionKeepsApplying(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, es := h.search(batchConfig(20), estest.Options{}, nil)
+	h.videos(batchConfig(20))
+	h.fault.Fail("search", status.Error(codes.Unknown, "injected: stream broke"))
+
+	videos := make([]uuid.UUID, 10)
+	for i := range videos {
+		videos[i] = uuid.New()
+	}
+	h.publish(wave(t, videos, 1, 2, false)...)
+	h.eventually(30*time.Second, "videos applied while search cannot receive", func() bool {
+		return h.inboxCount(catproj.VideosConsumer) == 20
+	})
+	h.eventually(30*time.Second, "search receive failures counted and retried", func() bool {
+		return h.metric("projector_receive_errors_total", "search", "reason", "server_error") >= 3
+	})
+	if v := h.metric("projector_receiving", "search"); v != 0 {
+		t.Errorf("projector_receiving{search} = %v while failing, want 0", v)
+	}
+	if v := h.metric("projector_receiving", "videos"); v != 1 {
+		t.Errorf("projector_receiving{videos} = %v, want 1", v)
+	}
+	rep := h.health.Ready(context.Background())
+	if rep.OK || !strings.Contains(rep.Failures["receive/search"], "server_error") ||
+		!strings.Contains(rep.Failures["receive/search"], "injected: stream broke") {
+		t.Errorf("readiness while search cannot receive: %+v, want receive/search failing with the reason", rep)
+	}
+	if _, bad := rep.Failures["receive/videos"]; bad {
+		t.Errorf("readiness blames videos: %+v", rep)
+	}
+	if n := h.inboxCount(catproj.SearchConsumer); n != 0 {
+		t.Fatalf("search applied %d events through a failing stream", n)
+	}
+
+	h.fault.Fail("search", nil)
+	h.publish(wave(t, videos, 3, 3, false)...)
+	h.eventually(60*time.Second, "search caught up after the error stopped", func() bool {
+		return h.inboxCount(catproj.SearchConsumer) == 30
+	})
+	h.eventually(30*time.Second, "readiness back", func() bool { return h.health.Ready(context.Background()).OK })
+	if v := h.metric("projector_receiving", "search"); v != 1 {
+		t.Errorf("projector_receiving{search} = %v after recovery, want 1", v)
+	}
+	for _, id := range videos {
+		if _, v, found := h.doc(es, id); !found || v != 3 {
+			t.Errorf("search document %s: v%d found=%v, want v3", id, v, found)
+		}
+	}
+	if n := h.inboxCount(catproj.VideosConsumer); n != 30 {
+		t.Errorf("videos inbox %d, want 30", n)
+	}
+	if n := h.metric("projector_dead_lettered_total", "search"); n != 0 {
+		t.Errorf("%v search events dead-lettered: a receive error is not the events' fault", n)
+	}
 }
 
 func TestFaultSearchMappingErrorIsDeadLettered(t *testing.T) {

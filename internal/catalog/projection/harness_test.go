@@ -21,6 +21,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -43,6 +44,9 @@ type harness struct {
 	log     *slog.Logger
 	// subOpts shape the subscriptions pipeline creates.
 	subOpts gpubsubtest.SubscriptionOptions
+	// recv is the receivers' client; fault breaks its StreamingPull streams.
+	recv  *pubsub.Client
+	fault *gpubsubtest.StreamFault
 }
 
 // newHarness runs on a fresh test database.
@@ -65,15 +69,22 @@ func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
 	if os.Getenv("PROJECTOR_TEST_LOG") != "" {
 		w = os.Stderr
 	}
+	fault := gpubsubtest.NewStreamFault()
+	recv, err := gpubsub.NewClient(context.Background(), ps.Config, fault.Option())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { recv.Close() })
 	return &harness{
-		t: t, ps: ps, pool: pool, reg: reg, metrics: m,
+		t: t, ps: ps, pool: pool, reg: reg, metrics: m, recv: recv, fault: fault,
 		health: ops.NewHealth(time.Second),
 		log:    slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 }
 
 func receiveConfig() projector.ReceiveConfig {
-	c := projector.ReceiveConfig{NumGoroutines: 4, MaxOutstandingMessages: 200}
+	c := projector.ReceiveConfig{NumGoroutines: 4, MaxOutstandingMessages: 200,
+		RetryMin: conf.Duration(50 * time.Millisecond), RetryMax: conf.Duration(500 * time.Millisecond)}
 	if err := c.Validate("receive"); err != nil {
 		panic(err)
 	}
@@ -99,7 +110,7 @@ func (h *harness) pipeline(name string, build func(o projector.Options) (*projec
 	}
 	rc := receiveConfig()
 	rc.ExactlyOnce = h.subOpts.ExactlyOnce
-	r := projector.NewReceiver(h.ps.Client, name, e, rc, h.health, h.log)
+	r := projector.NewReceiver(h.recv, name, e, rc, h.health, h.log)
 	errc := make(chan error, 1)
 	go func() { errc <- r.Start(context.Background()) }()
 	h.t.Cleanup(func() {

@@ -51,6 +51,9 @@ func TestGRPCServesVideoServiceWithReasons(t *testing.T) {
 	wantStatus(t, err, codes.NotFound, "ERROR_REASON_VIDEO_NOT_FOUND")
 	_, err = cl.CreateVideo(ctx, &catalogv1.CreateVideoRequest{UploaderId: "x", Title: "t"})
 	wantStatus(t, err, codes.InvalidArgument, "ERROR_REASON_INVALID_ARGUMENT")
+	// A NUL in a text field is the caller's error, not a storage failure.
+	_, err = cl.CreateVideo(ctx, &catalogv1.CreateVideoRequest{UploaderId: uuid.NewString(), Title: "nul\x00title"})
+	wantStatus(t, err, codes.InvalidArgument, "ERROR_REASON_INVALID_ARGUMENT")
 }
 
 func wantStatus(t *testing.T, err error, code codes.Code, reason string) {

@@ -11,12 +11,14 @@ import (
 )
 
 // NewHTTPServer serves the JSON API on c.HTTPAddr, with /healthz, /readyz
-// and /metrics (Go runtime and process metrics) beside it.
+// and /metrics (Go runtime and process metrics) beside it. Request bodies
+// over c.MaxBodyBytes are refused with 413.
 func NewHTTPServer(c *conf.Server, svc *service.VideoService, health *ops.Health, log *slog.Logger) *http.Server {
 	srv := http.NewServer(
 		http.Address(c.HTTPAddr),
 		http.Timeout(c.Timeout.D()),
 		http.Middleware(middlewares(log)...),
+		http.Filter(limitBodies(c.MaxBodyBytes)),
 	)
 	RegisterVideoServiceHTTPServer(srv, svc)
 	opsHandler := ops.Handler(health, ops.NewRegistry())

@@ -31,11 +31,17 @@ import (
 // does, on the database at url.
 func newService(t *testing.T, url string) (*service.VideoService, *data.Data) {
 	t.Helper()
+	return newServiceIn(t, url, relaytest.Schema)
+}
+
+// newServiceIn is newService with DATABASE_SCHEMA = schema.
+func newServiceIn(t *testing.T, url, schema string) (*service.VideoService, *data.Data) {
+	t.Helper()
 	w, err := data.NewWriter(&conf.Outbox{Topic: events.Topic, ServiceName: "catalog-test", Instance: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, cleanup, err := data.NewData(&conf.Database{URL: url, Schema: relaytest.Schema, ConnectTimeout: iconf.Duration(time.Second)}, w, slog.New(slog.DiscardHandler))
+	d, cleanup, err := data.NewData(&conf.Database{URL: url, Schema: schema, ConnectTimeout: iconf.Duration(time.Second)}, w, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +49,7 @@ func newService(t *testing.T, url string) (*service.VideoService, *data.Data) {
 	return service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d))), d
 }
 
-var serverConf = &conf.Server{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Timeout: iconf.Duration(10 * time.Second)}
+var serverConf = &conf.Server{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Timeout: iconf.Duration(10 * time.Second), MaxBodyBytes: 64 << 10}
 
 // newHTTP serves the real Kratos HTTP handler on a local port.
 func newHTTP(t *testing.T, url string) *httptest.Server {
@@ -113,7 +119,7 @@ func (c client) fails(method, path, body string, code int, reason string) apiErr
 		c.t.Fatalf("%s %s: error body %s: %v", method, path, b, err)
 	}
 	if got != code || e.Code != code || e.Reason != reason {
-		c.t.Errorf("%s %s %s: got %d %+v, want %d %s", method, path, body, got, e, code, reason)
+		c.t.Errorf("%s %s %.200s: got %d %+v, want %d %s", method, path, body, got, e, code, reason)
 	}
 	return e
 }
@@ -291,6 +297,85 @@ func TestHTTPInvalidArgumentsNameTheField(t *testing.T) {
 	c.ok("GET", "/v1/videos/"+id, "", &got)
 	if got.GetVideo().GetVersion() != 1 {
 		t.Errorf("version %d after refused writes, want 1", got.GetVideo().GetVersion())
+	}
+}
+
+// TestHTTPRefusesWhatItCannotStoreExactly: unknown enum names, unknown
+// fields and NUL characters are 400 naming the field (they were coerced to
+// DRAFT, dropped, or answered with 500); an oversize body is 413 without
+// being read in full. Nothing is written.
+func TestHTTPRefusesWhatItCannotStoreExactly(t *testing.T) {
+	t.Parallel()
+	c := client{t: t, base: newHTTP(t, relaytest.NewDB(t).URL).URL}
+	uploader := uuid.NewString()
+	var created catalogv1.CreateVideoResponse
+	c.ok("POST", "/v1/videos", `{"uploader_id":"`+uploader+`","title":"ok"}`, &created)
+	id := created.GetVideo().GetId()
+	create := func(extra string) string { return `{"uploader_id":"` + uploader + `","title":"t",` + extra + `}` }
+
+	cases := []struct {
+		method, path, body, field string
+	}{
+		{"POST", "/v1/videos", create(`"status":"VIDEO_STATUS_BOGUS"`), "status"},
+		{"POST", "/v1/videos", create(`"status":"published"`), "status"},
+		{"POST", "/v1/videos", create(`"titel":"typo"`), "titel"},
+		{"POST", "/v1/videos", create(`"durationMicros":"abc"`), "duration_micros"},
+		{"POST", "/v1/videos", `{"uploader_id":"` + uploader + `","title":"nul\u0000title"}`, "title"},
+		{"POST", "/v1/videos", create(`"description":"a\u0000b"`), "description"},
+		{"POST", "/v1/videos", `[1,2]`, "request"},
+		{"PATCH", "/v1/videos/" + id, `{"media_status":"MEDIA_STATUS_NOPE"}`, "media_status"},
+		{"PATCH", "/v1/videos/" + id, `{"title":"t","expected_versoin":"1"}`, "expected_versoin"},
+		{"DELETE", "/v1/videos/" + id + "?reason=a%00b", "", "reason"},
+	}
+	for _, tc := range cases {
+		e := c.fails(tc.method, tc.path, tc.body, 400, "ERROR_REASON_INVALID_ARGUMENT")
+		if !strings.HasPrefix(e.Message, tc.field+": ") || e.Metadata["field"] != tc.field {
+			t.Errorf("%s %s %.60s: %q (field %q), want it to name %q", tc.method, tc.path, tc.body, e.Message, e.Metadata["field"], tc.field)
+		}
+	}
+
+	// A body over the limit (64 KiB here) is 413.
+	big := create(`"description":"` + strings.Repeat("d", 128<<10) + `"`)
+	e := c.fails("POST", "/v1/videos", big, 413, "ERROR_REASON_INVALID_ARGUMENT")
+	if !strings.Contains(e.Message, "65536") {
+		t.Errorf("413 message %q does not give the limit", e.Message)
+	}
+
+	// The JSON names of fields and enum names still work.
+	var named catalogv1.CreateVideoResponse
+	c.ok("POST", "/v1/videos", `{"uploaderId":"`+uploader+`","title":"named","status":"VIDEO_STATUS_PUBLISHED"}`, &named)
+	if named.GetVideo().GetStatus() != catalogv1.VideoStatus_VIDEO_STATUS_PUBLISHED {
+		t.Errorf("status %v, want PUBLISHED", named.GetVideo().GetStatus())
+	}
+	var got catalogv1.GetVideoResponse
+	c.ok("GET", "/v1/videos/"+id, "", &got)
+	if got.GetVideo().GetVersion() != 1 {
+		t.Errorf("version %d after refused writes, want 1", got.GetVideo().GetVersion())
+	}
+	var list catalogv1.ListVideosResponse
+	c.ok("GET", "/v1/videos?page_size=100", "", &list)
+	if n := len(list.GetVideos()); n != 2 {
+		t.Errorf("%d videos after refused creates, want 2", n)
+	}
+}
+
+// TestHTTPUnmigratedSchemaIsNotReady: with DATABASE_SCHEMA naming a schema
+// without the catalog's tables, /readyz is 503 saying to run relayctl
+// migrate up (it was 200) and a write is 503 unavailable (schema_missing),
+// not 500.
+func TestHTTPUnmigratedSchemaIsNotReady(t *testing.T) {
+	t.Parallel()
+	svc, d := newServiceIn(t, relaytest.NewDB(t).URL, "not_migrated_yet")
+	ts := httptest.NewServer(server.NewHTTPServer(serverConf, svc, data.NewHealth(d), slog.New(slog.DiscardHandler)))
+	t.Cleanup(ts.Close)
+	c := client{t: t, base: ts.URL}
+	code, body := c.do("GET", "/readyz", "")
+	if code != 503 || !bytes.Contains(body, []byte(`"schema"`)) || !bytes.Contains(body, []byte("run relayctl migrate up")) {
+		t.Errorf("/readyz: %d %s, want 503 naming the schema and relayctl migrate up", code, body)
+	}
+	e := c.fails("POST", "/v1/videos", `{"uploader_id":"`+uuid.NewString()+`","title":"t"}`, 503, "ERROR_REASON_UNAVAILABLE")
+	if !strings.Contains(e.Message, "schema_missing") {
+		t.Errorf("message %q does not give the reason schema_missing", e.Message)
 	}
 }
 

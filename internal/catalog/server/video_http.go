@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-kratos/kratos/v2/errors"
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
+	"google.golang.org/protobuf/proto"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
 )
@@ -36,6 +37,9 @@ func route[Req any, Resp any](operation string, bind func(khttp.Context, any) er
 		in := new(Req)
 		if err := bind(ctx, in); err != nil {
 			se := errors.FromError(err)
+			if se.GetMetadata()["field"] != "" {
+				return err // already names its field (DecodeJSONBody)
+			}
 			code := int(se.GetCode())
 			if code != http.StatusUnsupportedMediaType {
 				code = http.StatusBadRequest
@@ -55,9 +59,10 @@ func route[Req any, Resp any](operation string, bind func(khttp.Context, any) er
 	}
 }
 
-// bindBody decodes a JSON body. Other content types are refused: Kratos
-// would decode e.g. curl's default application/x-www-form-urlencoded as a
-// form, silently turning a JSON body into an empty request.
+// bindBody decodes a JSON body strictly (DecodeJSONBody). Other content
+// types are refused: Kratos would decode e.g. curl's default
+// application/x-www-form-urlencoded as a form, silently turning a JSON body
+// into an empty request.
 func bindBody(ctx khttp.Context, in any) error {
 	if ct := ctx.Request().Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
@@ -65,7 +70,11 @@ func bindBody(ctx khttp.Context, in any) error {
 				fmt.Sprintf("Content-Type %q is not supported, send application/json", ct))
 		}
 	}
-	return ctx.Bind(in)
+	m, ok := in.(proto.Message)
+	if !ok {
+		return fmt.Errorf("binding %T: not a proto message", in)
+	}
+	return DecodeJSONBody(ctx.Request().Body, m)
 }
 
 func bindQuery(ctx khttp.Context, in any) error { return ctx.BindQuery(in) }

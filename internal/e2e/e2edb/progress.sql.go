@@ -211,6 +211,56 @@ func (q *Queries) OutboxProgress(ctx context.Context) (OutboxProgressRow, error)
 	return i, err
 }
 
+const publishedEnvelopes = `-- name: PublishedEnvelopes :many
+SELECT event_id, event_type, aggregate_type, aggregate_id, aggregate_version, schema_version, ordering_key, payload
+FROM outbox_events
+WHERE status = 'published'
+ORDER BY id
+LIMIT $1
+`
+
+type PublishedEnvelopesRow struct {
+	EventID          uuid.UUID
+	EventType        string
+	AggregateType    string
+	AggregateID      string
+	AggregateVersion int64
+	SchemaVersion    int32
+	OrderingKey      string
+	Payload          []byte
+}
+
+// PublishedEnvelopes: published events as the publisher sent them (the
+// fault suite re-sends them padded to near Pub/Sub's size limit).
+func (q *Queries) PublishedEnvelopes(ctx context.Context, maxRows int32) ([]PublishedEnvelopesRow, error) {
+	rows, err := q.db.Query(ctx, publishedEnvelopes, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PublishedEnvelopesRow
+	for rows.Next() {
+		var i PublishedEnvelopesRow
+		if err := rows.Scan(
+			&i.EventID,
+			&i.EventType,
+			&i.AggregateType,
+			&i.AggregateID,
+			&i.AggregateVersion,
+			&i.SchemaVersion,
+			&i.OrderingKey,
+			&i.Payload,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const publishingEvents = `-- name: PublishingEvents :many
 SELECT id, aggregate_id, aggregate_version, locked_by, lease_until, attempts
 FROM outbox_events

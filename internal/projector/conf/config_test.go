@@ -47,6 +47,11 @@ func TestShippedConfigLoadsWithEnvOverrides(t *testing.T) {
 		!c.Search.RequireReady || c.PubSub.EmulatorHost != "127.0.0.1:8085" || c.Search.Alias != "videos" {
 		t.Fatalf("overrides not applied: %+v", c)
 	}
+	// A StreamingPull response is packed up to max_outstanding_bytes and the
+	// client refuses one over 20 MiB: the shipped value must stay below.
+	if c.Receive.MaxOutstandingBytes > 10<<20 {
+		t.Fatalf("receive.max_outstanding_bytes %d can wedge a subscription", c.Receive.MaxOutstandingBytes)
+	}
 	if c.Batch.Workers != 4 || c.Receive.MaxExtension.D() != 10*time.Minute || c.HTTP.Port != 8082 || c.Receive.AckDeadline.D() != 15*time.Second {
 		t.Fatalf("file values/defaults not kept: %+v", c)
 	}
@@ -75,6 +80,8 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PUBSUB_PROJECT_ID": "X"}, "pubsub.project_id"},
 		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "DATABASE_URL": ""}, "database.url (DATABASE_URL)"},
 		{map[string]string{"ELASTIC_URL": "http://es:9200", "PROJECTOR_SEARCH_SUBSCRIPTION": "catalog.video.projection-pg"}, "search.subscription"},
+		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_MAX_OUTSTANDING_BYTES": "104857600"}, "receive.max_outstanding_bytes (PROJECTOR_MAX_OUTSTANDING_BYTES) must be 1024..10485760"},
+		{map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_RECEIVE_RETRY_MAX": "10ms"}, "receive.retry_max (PROJECTOR_RECEIVE_RETRY_MAX)"},
 	}
 	for _, tc := range cases {
 		_, err := load(tc.env)

@@ -37,6 +37,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// CheckSchema checks that the schema holds the publisher's tables (an
+// unmigrated database or a wrong DATABASE_SCHEMA is schema_missing).
+func (s *Store) CheckSchema(ctx context.Context) error {
+	return postgres.CheckSchema(ctx, s.pool, postgres.PublisherTables)
+}
+
 // inLockedTx runs f in a transaction whose first statement takes the claim
 // lock, so claims and reclaims of all replicas are serialized.
 func (s *Store) inLockedTx(ctx context.Context, f func(q *outboxdb.Queries) error) error {

@@ -14,11 +14,13 @@ import (
 // readyTimeout bounds each /readyz dependency probe.
 const readyTimeout = 2 * time.Second
 
-// NewHealth returns the publisher's health: /readyz probes Postgres (ping)
-// and Pub/Sub (GetTopic on publish.ready_topic).
+// NewHealth returns the publisher's health: /readyz probes Postgres (ping),
+// the schema (the outbox table exists: migrated, right DATABASE_SCHEMA) and
+// Pub/Sub (GetTopic on publish.ready_topic).
 func NewHealth(store *data.Store, sink *data.Sink) *ops.Health {
 	h := ops.NewHealth(readyTimeout)
 	h.AddCheck("postgres", store.Ping)
+	h.AddCheck("schema", store.CheckSchema)
 	h.AddCheck("pubsub", sink.Ping)
 	return h
 }

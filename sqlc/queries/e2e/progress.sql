@@ -105,3 +105,12 @@ FROM outbox_events
 WHERE status = 'publishing'
 ORDER BY id
 LIMIT @max_rows;
+
+-- PublishedEnvelopes: published events as the publisher sent them (the
+-- fault suite re-sends them padded to near Pub/Sub's size limit).
+-- name: PublishedEnvelopes :many
+SELECT event_id, event_type, aggregate_type, aggregate_id, aggregate_version, schema_version, ordering_key, payload
+FROM outbox_events
+WHERE status = 'published'
+ORDER BY id
+LIMIT @max_rows;

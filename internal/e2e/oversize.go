@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"cloud.google.com/go/pubsub/v2"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/eventrelay/eventrelay/internal/e2e/e2edb"
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// oversizeField is the field number of the padding: unknown to
+// catalog.v1.Event, so the envelope still decodes (proto keeps unknown
+// fields) and the event is a duplicate the inbox absorbs.
+const oversizeField = 100000
+
+// PublishOversize re-publishes n already published events, each padded to
+// size bytes with an unknown protobuf field, straight to the main topic
+// with the PoisonAttr marker "oversize" (the order checker skips them).
+// Several such messages waiting on one subscription once made the
+// projector's StreamingPull response exceed the client's 20 MiB receive
+// limit and stop it; now each must be received and absorbed as a
+// duplicate. It returns how many were published.
+func (s *Stack) PublishOversize(ctx context.Context, n, size int) (int, error) {
+	rows, err := e2edb.New(s.Stats.Pool).PublishedEnvelopes(ctx, int32(n))
+	if err != nil {
+		return 0, fmt.Errorf("reading published events: %w", err)
+	}
+	cl, err := gpubsub.NewClient(ctx, s.PubSubConfig())
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	pub := cl.Publisher(Topic)
+	pub.EnableMessageOrdering = true
+	defer pub.Stop()
+	for _, r := range rows {
+		body := protowire.AppendTag(append([]byte(nil), r.Payload...), oversizeField, protowire.BytesType)
+		body = protowire.AppendBytes(body, make([]byte, max(0, size-len(r.Payload)-16)))
+		res := pub.Publish(ctx, &pubsub.Message{
+			Data:        body,
+			OrderingKey: r.OrderingKey,
+			Attributes: map[string]string{
+				PoisonAttr:                   "oversize",
+				projection.AttrEventID:       r.EventID.String(),
+				projection.AttrEventType:     r.EventType,
+				projection.AttrAggregateType: r.AggregateType,
+				projection.AttrAggregateID:   r.AggregateID,
+				projection.AttrVersion:       strconv.FormatInt(r.AggregateVersion, 10),
+				projection.AttrSchemaVersion: strconv.Itoa(int(r.SchemaVersion)),
+			},
+		})
+		if _, err := res.Get(ctx); err != nil {
+			return 0, fmt.Errorf("publishing a %d-byte message: %w", len(body), gpubsub.Classify(err))
+		}
+	}
+	return len(rows), nil
+}

@@ -1,0 +1,52 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/internal/postgres/schemadb"
+)
+
+// The tables each daemon needs (created by migrations/; goose_db_version
+// records that relayctl migrate up ran).
+var (
+	PublisherTables = []string{"goose_db_version", "outbox_events"}
+	CatalogTables   = []string{"goose_db_version", "videos", "outbox_events"}
+	ProjectorTables = []string{"goose_db_version", "inbox_events", "video_projection"}
+)
+
+// CheckSchema reports whether the schema the pool works in (the first
+// entry of the search_path Open set) holds tables. A missing table is a
+// schema_missing error (transient) that says to run relayctl migrate up;
+// a failing query is classified as usual.
+func CheckSchema(ctx context.Context, pool *pgxpool.Pool, tables []string) error {
+	schema := PoolSchema(pool)
+	present, err := schemadb.New(pool).PresentRelations(ctx, schemadb.PresentRelationsParams{SchemaName: schema, Names: tables})
+	if err != nil {
+		return fmt.Errorf("checking the tables of schema %s: %w", schema, Classify(err))
+	}
+	var missing []string
+	for _, t := range tables {
+		if !slices.Contains(present, t) {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return errclass.Newf(errclass.SchemaMissing,
+			"schema %q lacks %s: the database is not migrated or DATABASE_SCHEMA is wrong; run relayctl migrate up (with the same DATABASE_URL and DATABASE_SCHEMA)",
+			schema, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// PoolSchema is the schema a pool from Open works in.
+func PoolSchema(pool *pgxpool.Pool) string {
+	path := pool.Config().ConnConfig.RuntimeParams["search_path"]
+	first, _, _ := strings.Cut(path, ",")
+	return strings.Trim(strings.TrimSpace(first), `"`)
+}
