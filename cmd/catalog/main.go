@@ -29,13 +29,16 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/version"
 
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 )
 
 func main() {
+	showVersion := version.Flag()
 	confPath := flag.String("conf", "configs/catalog.yaml", "config file (YAML); environment variables override it")
 	flag.Parse()
+	version.ExitIfRequested("catalog", *showVersion)
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil)).With("service", "catalog")
 	slog.SetDefault(logger)
 	if err := run(*confPath, logger); err != nil {
@@ -78,6 +81,7 @@ func run(confPath string, logger *slog.Logger) error {
 func newApp(logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *ops.Health) *kratos.App {
 	return kratos.New(
 		kratos.Name("catalog"),
+		kratos.Version(version.Get()),
 		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.Server(hs, gs),
 		kratos.BeforeStop(func(context.Context) error {

@@ -28,11 +28,14 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
+	"github.com/eventrelay/eventrelay/internal/version"
 )
 
 func main() {
+	showVersion := version.Flag()
 	confPath := flag.String("conf", "configs/projector.yaml", "config file (YAML); environment variables override it")
 	flag.Parse()
+	version.ExitIfRequested("projector", *showVersion)
 	level := new(slog.LevelVar)
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: level})).With("service", "projector")
 	slog.SetDefault(logger)

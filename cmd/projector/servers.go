@@ -16,6 +16,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
+	"github.com/eventrelay/eventrelay/internal/version"
 	"github.com/eventrelay/eventrelay/projection"
 )
 
@@ -76,6 +77,7 @@ func newApp(cfg *pconf.Config, rs receivers, opsSrv *khttp.Server, health *ops.H
 	}
 	return kratos.New(
 		kratos.Name("projector"),
+		kratos.Version(version.Get()),
 		kratos.Server(servers...),
 		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
 		kratos.BeforeStop(func(context.Context) error {

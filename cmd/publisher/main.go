@@ -20,14 +20,14 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/publisher/server"
+	"github.com/eventrelay/eventrelay/internal/version"
 )
 
-// Version is set at build time (-ldflags "-X main.Version=...").
-var Version = "dev"
-
 func main() {
+	showVersion := version.Flag()
 	confPath := flag.String("conf", "configs/publisher.yaml", "config file (empty: defaults and environment only)")
 	flag.Parse()
+	version.ExitIfRequested("publisher", *showVersion)
 
 	cfg, err := config.Load(*confPath)
 	if err != nil {
@@ -57,7 +57,7 @@ func newApp(cfg config.Config, logger *slog.Logger, health *ops.Health, relay *s
 	return kratos.New(
 		kratos.ID(cfg.Outbox.WorkerID),
 		kratos.Name("publisher"),
-		kratos.Version(Version),
+		kratos.Version(version.Get()),
 		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.StopTimeout(cfg.Outbox.GracePeriod.D()+cfg.Outbox.Lease.D()),
 		kratos.BeforeStop(func(context.Context) error {
