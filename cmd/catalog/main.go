@@ -78,10 +78,11 @@ func run(confPath string, logger *slog.Logger) error {
 
 // newApp is the Kratos app: both servers start and stop together; on
 // SIGTERM/SIGINT /readyz fails first, then in-flight requests drain.
-func newApp(logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *ops.Health) *kratos.App {
+func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *ops.Health) *kratos.App {
 	return kratos.New(
 		kratos.Name("catalog"),
 		kratos.Version(version.Get()),
+		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
 		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.Server(hs, gs),
 		kratos.BeforeStop(func(context.Context) error {

@@ -59,7 +59,7 @@ func newApp(cfg config.Config, logger *slog.Logger, health *ops.Health, relay *s
 		kratos.Name("publisher"),
 		kratos.Version(version.Get()),
 		kratos.Logger(ops.KratosLogger(logger)),
-		kratos.StopTimeout(cfg.Outbox.GracePeriod.D()+cfg.Outbox.Lease.D()),
+		kratos.StopTimeout(cfg.Outbox.StopTimeout()),
 		kratos.BeforeStop(func(context.Context) error {
 			health.SetDraining() // /readyz 503 before anything stops
 			return nil

@@ -26,6 +26,9 @@ type Server struct {
 	GRPCAddr string `yaml:"grpc_addr" env:"CATALOG_GRPC_ADDR"`
 	// Timeout bounds each request.
 	Timeout conf.Duration `yaml:"timeout" env:"CATALOG_REQUEST_TIMEOUT"`
+	// ShutdownTimeout bounds the drain of in-flight requests on SIGTERM
+	// (deploy/ keeps the termination grace above it).
+	ShutdownTimeout conf.Duration `yaml:"shutdown_timeout" env:"CATALOG_SHUTDOWN_TIMEOUT"`
 }
 
 // Database says where catalog.videos and the outbox live (the shared
@@ -51,7 +54,7 @@ type Outbox struct {
 // environment leave unset.
 func Default() Config {
 	return Config{
-		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: conf.Duration(10 * time.Second)},
+		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: conf.Duration(10 * time.Second), ShutdownTimeout: conf.Duration(10 * time.Second)},
 		Database: Database{
 			Schema:         postgres.DefaultSchema,
 			ConnectTimeout: conf.Duration(5 * time.Second),
@@ -80,6 +83,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Database.MaxConns < 0 {
 		return fmt.Errorf("database.max_conns must be >= 0, got %d", c.Database.MaxConns)
+	}
+	if c.Server.ShutdownTimeout.D() <= 0 {
+		return fmt.Errorf("server.shutdown_timeout (CATALOG_SHUTDOWN_TIMEOUT) must be > 0, got %s", c.Server.ShutdownTimeout)
 	}
 	if c.Database.ConnectTimeout.D() < 0 {
 		return fmt.Errorf("database.connect_timeout must be >= 0, got %s", c.Database.ConnectTimeout)
