@@ -19,6 +19,7 @@ type Health struct {
 	checks   map[string]Check
 	draining atomic.Bool
 	timeout  time.Duration
+	ready    readiness
 }
 
 type loop struct {
