@@ -23,25 +23,25 @@ type Daemon struct {
 }
 
 // LoadDaemon loads the configuration of daemon (publisher, projector or
-// catalog) from its defaults and the environment lookup, as the binary does
-// when run with -conf "".
-func LoadDaemon(daemon string, lookup func(string) (string, bool)) (Daemon, error) {
+// catalog) as the binary does with -conf path (empty: defaults only), with
+// the environment lookup.
+func LoadDaemon(daemon, path string, lookup func(string) (string, bool)) (Daemon, error) {
 	switch daemon {
 	case "publisher":
 		c := pubconf.Default()
-		if err := conf.LoadWithEnv("", &c, lookup); err != nil {
+		if err := conf.LoadWithEnv(path, &c, lookup); err != nil {
 			return Daemon{}, fmt.Errorf("publisher configuration: %w", err)
 		}
 		return Daemon{Drain: c.Outbox.StopTimeout(), HTTPPort: c.HTTP.Port}, nil
 	case "projector":
 		c := pconf.Default()
-		if err := conf.LoadWithEnv("", &c, lookup); err != nil {
+		if err := conf.LoadWithEnv(path, &c, lookup); err != nil {
 			return Daemon{}, fmt.Errorf("projector configuration: %w", err)
 		}
 		return Daemon{Drain: c.ShutdownTimeout.D(), HTTPPort: c.HTTP.Port}, nil
 	case "catalog":
 		c := catconf.Default()
-		if err := conf.LoadWithEnv("", &c, lookup); err != nil {
+		if err := conf.LoadWithEnv(path, &c, lookup); err != nil {
 			return Daemon{}, fmt.Errorf("catalog configuration: %w", err)
 		}
 		_, port, err := net.SplitHostPort(c.Server.HTTPAddr)

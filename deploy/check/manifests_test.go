@@ -139,7 +139,7 @@ func TestTerminationGraceCoversDrain(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Deployment %s: %v", d.Name, err)
 				}
-				dm, err := LoadDaemon(d.Name, env)
+				dm, err := LoadDaemon(d.Name, "", env)
 				if err != nil {
 					t.Fatalf("Deployment %s: %v", d.Name, err)
 				}
