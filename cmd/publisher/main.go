@@ -20,6 +20,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/publisher/server"
+	"github.com/eventrelay/eventrelay/internal/telemetry"
 	"github.com/eventrelay/eventrelay/internal/version"
 )
 
@@ -36,6 +37,13 @@ func main() {
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: cfg.Log.SlogLevel()}))
 	slog.SetDefault(logger)
+
+	shutdownTracing, err := telemetry.Setup(context.Background(), "publisher")
+	if err != nil {
+		logger.Error("publisher: tracing", "error", err)
+		os.Exit(2)
+	}
+	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 
 	app, cleanup, err := wireApp(cfg, logger)
 	if err != nil {
