@@ -22,20 +22,21 @@ import (
 	klog "github.com/go-kratos/kratos/v2/log"
 	"github.com/go-kratos/kratos/v2/transport/grpc"
 	"github.com/go-kratos/kratos/v2/transport/http"
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/telemetry"
+	"github.com/eventrelay/eventrelay/internal/version"
 
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 )
 
 func main() {
+	showVersion := version.Flag()
 	confPath := flag.String("conf", "configs/catalog.yaml", "config file (YAML); environment variables override it")
 	flag.Parse()
+	version.ExitIfRequested("catalog", *showVersion)
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil)).With("service", "catalog")
 	slog.SetDefault(logger)
 	if err := run(*confPath, logger); err != nil {
@@ -50,12 +51,13 @@ func run(confPath string, logger *slog.Logger) error {
 		return err
 	}
 	// Every request gets a span (its own, or a child of the caller's
-	// traceparent), so every outbox event carries trace context. No
-	// exporter is configured here: spans are only propagated.
-	tp := sdktrace.NewTracerProvider()
-	defer tp.Shutdown(context.Background()) //nolint:errcheck // nothing to flush without an exporter
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	// traceparent), so every outbox event carries trace context; OTEL_*
+	// decides whether spans are exported.
+	shutdownTracing, err := telemetry.Setup(context.Background(), "catalog")
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 	klog.SetLogger(ops.KratosLogger(logger))
 
 	app, cleanup, err := wireApp(&cfg.Server, &cfg.Database, &cfg.Outbox, logger)
@@ -75,9 +77,11 @@ func run(confPath string, logger *slog.Logger) error {
 
 // newApp is the Kratos app: both servers start and stop together; on
 // SIGTERM/SIGINT /readyz fails first, then in-flight requests drain.
-func newApp(logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *ops.Health) *kratos.App {
+func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *ops.Health) *kratos.App {
 	return kratos.New(
 		kratos.Name("catalog"),
+		kratos.Version(version.Get()),
+		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
 		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.Server(hs, gs),
 		kratos.BeforeStart(func(ctx context.Context) error {

@@ -34,7 +34,7 @@ func wireApp(confServer *conf.Server, arg *conf.Database, outbox *conf.Outbox, l
 	health := data.NewHealth(dataData)
 	httpServer := server.NewHTTPServer(confServer, videoService, health, logger)
 	grpcServer := server.NewGRPCServer(confServer, videoService, logger)
-	app := newApp(logger, httpServer, grpcServer, health)
+	app := newApp(confServer, logger, httpServer, grpcServer, health)
 	return app, func() {
 		cleanup()
 	}, nil

@@ -16,6 +16,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -28,11 +29,15 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
+	"github.com/eventrelay/eventrelay/internal/telemetry"
+	"github.com/eventrelay/eventrelay/internal/version"
 )
 
 func main() {
+	showVersion := version.Flag()
 	confPath := flag.String("conf", "configs/projector.yaml", "config file (YAML); environment variables override it")
 	flag.Parse()
+	version.ExitIfRequested("projector", *showVersion)
 	level := new(slog.LevelVar)
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: level})).With("service", "projector")
 	slog.SetDefault(logger)
@@ -52,6 +57,11 @@ func run(confPath string, logger *slog.Logger, level *slog.LevelVar) error {
 	}
 	// Kratos' own lines (listener start/stop) join the JSON stream.
 	klog.SetLogger(ops.KratosLogger(logger))
+	shutdownTracing, err := telemetry.Setup(context.Background(), "projector")
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 
 	app, cleanup, err := wireApp(&cfg, logger)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
+	"github.com/eventrelay/eventrelay/internal/version"
 	"github.com/eventrelay/eventrelay/projection"
 )
 
@@ -87,6 +88,7 @@ func newApp(cfg *pconf.Config, rs receivers, opsSrv *khttp.Server, health *ops.H
 	}
 	return kratos.New(
 		kratos.Name("projector"),
+		kratos.Version(version.Get()),
 		kratos.Server(servers...),
 		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
 		kratos.BeforeStart(func(ctx context.Context) error {

@@ -20,14 +20,15 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/publisher/server"
+	"github.com/eventrelay/eventrelay/internal/telemetry"
+	"github.com/eventrelay/eventrelay/internal/version"
 )
 
-// Version is set at build time (-ldflags "-X main.Version=...").
-var Version = "dev"
-
 func main() {
+	showVersion := version.Flag()
 	confPath := flag.String("conf", "configs/publisher.yaml", "config file (empty: defaults and environment only)")
 	flag.Parse()
+	version.ExitIfRequested("publisher", *showVersion)
 
 	cfg, err := config.Load(*confPath)
 	if err != nil {
@@ -36,6 +37,13 @@ func main() {
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: cfg.Log.SlogLevel()}))
 	slog.SetDefault(logger)
+
+	shutdownTracing, err := telemetry.Setup(context.Background(), "publisher")
+	if err != nil {
+		logger.Error("publisher: tracing", "error", err)
+		os.Exit(2)
+	}
+	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 
 	app, cleanup, err := wireApp(cfg, logger)
 	if err != nil {
@@ -57,9 +65,9 @@ func newApp(cfg config.Config, logger *slog.Logger, health *ops.Health, relay *s
 	return kratos.New(
 		kratos.ID(cfg.Outbox.WorkerID),
 		kratos.Name("publisher"),
-		kratos.Version(Version),
+		kratos.Version(version.Get()),
 		kratos.Logger(ops.KratosLogger(logger)),
-		kratos.StopTimeout(cfg.Outbox.GracePeriod.D()+cfg.Outbox.Lease.D()),
+		kratos.StopTimeout(cfg.Outbox.StopTimeout()),
 		kratos.BeforeStart(func(ctx context.Context) error {
 			health.LogFailing(ctx, logger, "schema") // e.g. "run relayctl migrate up"
 			return nil

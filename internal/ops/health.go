@@ -20,6 +20,7 @@ type Health struct {
 	checks   map[string]Check
 	draining atomic.Bool
 	timeout  time.Duration
+	ready    readiness
 }
 
 type loop struct {

@@ -66,3 +66,39 @@ func TestHealthEndpoints(t *testing.T) {
 		t.Fatalf("metrics = %d, missing counter", code)
 	}
 }
+
+// TestReadinessMetrics: /metrics counts every change of the /readyz
+// outcome, so a pod flapping between scrapes still shows.
+func TestReadinessMetrics(t *testing.T) {
+	h := NewHealth(time.Second)
+	down := false
+	h.AddCheck("postgres", func(context.Context) error {
+		if down {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	srv := httptest.NewServer(Handler(h, NewRegistry()))
+	defer srv.Close()
+	if _, body := get(t, srv, "/metrics"); strings.Contains(body, "eventrelay_ready ") || !strings.Contains(body, "eventrelay_readiness_transitions_total 0") {
+		t.Fatalf("before any probe: want no eventrelay_ready and 0 transitions:\n%s", grepLines(body, "eventrelay_"))
+	}
+	for _, d := range []bool{false, true, true, false, true} { // ready, down, down, ready, down: 3 changes
+		down = d
+		get(t, srv, "/readyz")
+	}
+	_, body := get(t, srv, "/metrics")
+	if !strings.Contains(body, "eventrelay_ready 0") || !strings.Contains(body, "eventrelay_readiness_transitions_total 3") {
+		t.Fatalf("after 3 changes ending not ready:\n%s", grepLines(body, "eventrelay_"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -18,16 +18,22 @@ func NewRegistry() *prometheus.Registry {
 	return reg
 }
 
-// Handler serves /healthz, /readyz and /metrics.
+// Handler serves /healthz, /readyz and /metrics. /metrics adds the
+// readiness series (eventrelay_ready, eventrelay_readiness_transitions_total)
+// to reg's.
 func Handler(h *Health, reg prometheus.Gatherer) http.Handler {
+	own := prometheus.NewRegistry()
+	own.MustRegister(&h.ready)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeReport(w, h.Live())
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		writeReport(w, h.Ready(r.Context()))
+		rep := h.Ready(r.Context())
+		h.ready.record(rep.OK)
+		writeReport(w, rep)
 	})
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{reg, own}, promhttp.HandlerOpts{}))
 	return mux
 }
 

@@ -29,6 +29,9 @@ type Server struct {
 	// MaxBodyBytes bounds an HTTP request body; a larger one is refused
 	// with 413 without being read in full.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" env:"CATALOG_MAX_BODY_BYTES"`
+	// ShutdownTimeout bounds the drain of in-flight requests on SIGTERM
+	// (deploy/ keeps the termination grace above it).
+	ShutdownTimeout conf.Duration `yaml:"shutdown_timeout" env:"CATALOG_SHUTDOWN_TIMEOUT"`
 }
 
 // Database says where catalog.videos and the outbox live (the shared
@@ -54,7 +57,7 @@ type Outbox struct {
 // environment leave unset.
 func Default() Config {
 	return Config{
-		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: conf.Duration(10 * time.Second), MaxBodyBytes: 1 << 20},
+		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: conf.Duration(10 * time.Second), MaxBodyBytes: 1 << 20, ShutdownTimeout: conf.Duration(10 * time.Second)},
 		Database: Database{
 			Schema:         postgres.DefaultSchema,
 			ConnectTimeout: conf.Duration(5 * time.Second),
@@ -86,6 +89,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Database.MaxConns < 0 {
 		return fmt.Errorf("database.max_conns must be >= 0, got %d", c.Database.MaxConns)
+	}
+	if c.Server.ShutdownTimeout.D() <= 0 {
+		return fmt.Errorf("server.shutdown_timeout (CATALOG_SHUTDOWN_TIMEOUT) must be > 0, got %s", c.Server.ShutdownTimeout)
 	}
 	if c.Database.ConnectTimeout.D() < 0 {
 		return fmt.Errorf("database.connect_timeout must be >= 0, got %s", c.Database.ConnectTimeout)

@@ -29,19 +29,24 @@ type Metrics struct {
 	ClaimDuration    prometheus.Histogram
 }
 
+// globalGauge ends the help of the gauges read from the whole outbox table:
+// every replica reports the same value, so sum() over replicas multiplies
+// it (deploy/check refuses rules and panels that do).
+const globalGauge = "Global: every replica reports the same value; aggregate with max(), never sum()."
+
 // NewMetrics creates the collectors and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Lag: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_lag_events",
-			Help: "Outbox rows in status pending (ready, waiting for a retry, or blocked behind their key's head)."}),
+			Help: "Outbox rows in status pending (ready, waiting for a retry, or blocked behind their key's head). " + globalGauge}),
 		OldestAge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_oldest_age_seconds",
-			Help: "Age of the oldest pending outbox row (0 when none)."}),
+			Help: "Age of the oldest pending outbox row (0 when none). " + globalGauge}),
 		Inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_inflight_events",
 			Help: "Rows this replica has claimed and not yet completed."}),
 		Stuck: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_stuck_processing_events",
-			Help: "Rows in publishing with an expired lease or over max_processing (reclaimed at the next reclaim tick)."}),
+			Help: "Rows in publishing with an expired lease or over max_processing (reclaimed at the next reclaim tick). " + globalGauge}),
 		FailedRows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_failed_events",
-			Help: "Rows in status failed (terminal; need replay)."}),
+			Help: "Rows in status failed (terminal; need replay). " + globalGauge}),
 		Processed: prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_processed_total",
 			Help: "Rows published and marked published by this replica."}),
 		Failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_failed_total",

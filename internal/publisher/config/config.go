@@ -95,6 +95,11 @@ type Outbox struct {
 	RetentionBatchSize int `yaml:"retention_batch_size" env:"OUTBOX_RETENTION_BATCH_SIZE"`
 }
 
+// StopTimeout is the whole SIGTERM drain: the grace period for in-flight
+// batches plus one lease for the last outcome writes. The daemon's Kratos
+// stop timeout and deploy/'s termination grace both derive from it.
+func (o Outbox) StopTimeout() time.Duration { return o.GracePeriod.D() + o.Lease.D() }
+
 // Publish configures the Pub/Sub side.
 type Publish struct {
 	// Topics routes aggregate types to topic ids, overriding the row's

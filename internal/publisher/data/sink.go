@@ -8,6 +8,11 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
@@ -104,7 +109,26 @@ func (s *Sink) Publish(ctx context.Context, e *biz.Event) (biz.PublishResult, er
 	if n := gpubsub.MessageSize(msg); n > s.maxBytes {
 		return nil, errclass.Newf(errclass.MessageTooLarge, "message is %d bytes, limit is %d (publish.max_message_bytes)", n, s.maxBytes)
 	}
-	return result{s.pubs.Publish(ctx, s.topic(e), msg)}, nil
+	span := startPublishSpan(msg, s.topic(e))
+	return result{r: s.pubs.Publish(ctx, s.topic(e), msg), span: span}, nil
+}
+
+// startPublishSpan starts the producer span of msg as a child of the
+// producing request's trace (the row's traceparent header) and puts the
+// span's own context in the message attributes, so consumers continue the
+// trace from the publish. It ends when the result is read.
+func startPublishSpan(msg *pubsub.Message, topic string) trace.Span {
+	carrier := propagation.MapCarrier(msg.Attributes)
+	ctx := propagation.TraceContext{}.Extract(context.Background(), carrier)
+	ctx, span := otel.Tracer("github.com/eventrelay/eventrelay/internal/publisher").Start(ctx, "publish "+topic,
+		trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attribute.String("messaging.system", "gcp_pubsub"),
+			attribute.String("messaging.destination.name", topic),
+			attribute.String("eventrelay.event_id", msg.Attributes[AttrEventID])))
+	if span.SpanContext().IsValid() {
+		propagation.TraceContext{}.Inject(ctx, carrier)
+	}
+	return span
 }
 
 // Resume implements biz.Sink.
@@ -115,7 +139,10 @@ func (s *Sink) Ping(ctx context.Context) error {
 	return gpubsub.Probe(ctx, s.client, s.project, s.probe)
 }
 
-type result struct{ r *pubsub.PublishResult }
+type result struct {
+	r    *pubsub.PublishResult
+	span trace.Span
+}
 
 // Get returns the result when ready, ErrAbandoned when ctx ends first.
 func (r result) Get(ctx context.Context) (string, error) {
@@ -129,6 +156,12 @@ func (r result) Get(ctx context.Context) (string, error) {
 		}
 	}
 	id, err := r.r.Get(context.Background())
+	if err != nil {
+		r.span.SetStatus(codes.Error, err.Error())
+	} else {
+		r.span.SetAttributes(attribute.String("gcp_pubsub.message.id", id))
+	}
+	r.span.End()
 	var paused pubsub.ErrPublishingPaused
 	switch {
 	case errors.As(err, &paused):

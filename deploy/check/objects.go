@@ -1,0 +1,76 @@
+package check
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/yaml"
+)
+
+// Objects is one rendered kustomization, decoded.
+type Objects struct {
+	Deployments     []*appsv1.Deployment
+	Jobs            []*batchv1.Job
+	PDBs            []*policyv1.PodDisruptionBudget
+	HPAs            []*autoscalingv2.HorizontalPodAutoscaler
+	ServiceAccounts []*corev1.ServiceAccount
+	Secrets         []*corev1.Secret
+	Topics          []*PubSubTopic
+	Subscriptions   []*PubSubSubscription
+	Other           int // Services, Namespaces (decoded strictly, no policy)
+}
+
+// Decode strictly decodes every object of m into its API type: an unknown
+// field or an unknown kind is an error naming the object.
+func Decode(m resmap.ResMap) (*Objects, error) {
+	o := &Objects{}
+	for _, r := range m.Resources() {
+		b, err := r.AsYAML()
+		if err != nil {
+			return nil, err
+		}
+		id := r.CurId().String()
+		var target any
+		switch gvk := r.GetGvk(); gvk.Group + "/" + gvk.Version + "/" + gvk.Kind {
+		case "apps/v1/Deployment":
+			d := &appsv1.Deployment{}
+			o.Deployments, target = append(o.Deployments, d), d
+		case "batch/v1/Job":
+			j := &batchv1.Job{}
+			o.Jobs, target = append(o.Jobs, j), j
+		case "policy/v1/PodDisruptionBudget":
+			p := &policyv1.PodDisruptionBudget{}
+			o.PDBs, target = append(o.PDBs, p), p
+		case "autoscaling/v2/HorizontalPodAutoscaler":
+			h := &autoscalingv2.HorizontalPodAutoscaler{}
+			o.HPAs, target = append(o.HPAs, h), h
+		case "/v1/ServiceAccount":
+			s := &corev1.ServiceAccount{}
+			o.ServiceAccounts, target = append(o.ServiceAccounts, s), s
+		case "/v1/Secret":
+			s := &corev1.Secret{}
+			o.Secrets, target = append(o.Secrets, s), s
+		case "/v1/Service":
+			target, o.Other = &corev1.Service{}, o.Other+1
+		case "/v1/Namespace":
+			target, o.Other = &corev1.Namespace{}, o.Other+1
+		case "pubsub.cnrm.cloud.google.com/v1beta1/PubSubTopic":
+			t := &PubSubTopic{}
+			o.Topics, target = append(o.Topics, t), t
+		case "pubsub.cnrm.cloud.google.com/v1beta1/PubSubSubscription":
+			s := &PubSubSubscription{}
+			o.Subscriptions, target = append(o.Subscriptions, s), s
+		default:
+			return nil, fmt.Errorf("%s: kind not known to deploy/check (add its API type)", id)
+		}
+		if err := yaml.UnmarshalStrict(b, target); err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", id, err)
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,77 @@
+package check
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite generated deploy files (overlays/gke/pubsub.yaml)")
+
+const pubsubManifest = "deploy/k8s/overlays/gke/pubsub.yaml"
+
+// TestPubSubObjectsMatchConfig fails when the Config Connector objects of
+// the gke overlay differ from configs/pubsub.yaml (what relayctl pubsub
+// ensure creates). go test -run TestPubSubObjectsMatchConfig -update
+// regenerates them.
+func TestPubSubObjectsMatchConfig(t *testing.T) {
+	res, err := LoadPubSubYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	topics, subs := ExpectedPubSub(res)
+	if *update {
+		var buf bytes.Buffer
+		buf.WriteString("# Generated from configs/pubsub.yaml by deploy/check (go test -run TestPubSubObjectsMatchConfig -update); do not edit.\n")
+		for _, o := range append(anySlice(topics), anySlice(subs)...) {
+			b, err := yaml.Marshal(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf.WriteString("---\n")
+			buf.Write(bytes.ReplaceAll(b, []byte("  creationTimestamp: null\n"), nil))
+		}
+		if err := os.WriteFile(filepath.Join(Repo(), pubsubManifest), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	objs := render(t, "deploy/k8s/overlays/gke")
+	for _, o := range objs.Topics {
+		o.Namespace, o.Annotations = "", nil
+		delete(o.Labels, "app.kubernetes.io/part-of")
+		if len(o.Labels) == 0 {
+			o.Labels = nil
+		}
+	}
+	for _, o := range objs.Subscriptions {
+		o.Namespace = ""
+		delete(o.Labels, "app.kubernetes.io/part-of")
+		if len(o.Labels) == 0 {
+			o.Labels = nil
+		}
+	}
+	if !reflect.DeepEqual(objs.Topics, topics) {
+		t.Errorf("%s topics differ from configs/pubsub.yaml:\n got %s\nwant %s\n(run go test -run TestPubSubObjectsMatchConfig -update)", pubsubManifest, dump(objs.Topics), dump(topics))
+	}
+	if !reflect.DeepEqual(objs.Subscriptions, subs) {
+		t.Errorf("%s subscriptions differ from configs/pubsub.yaml:\n got %s\nwant %s\n(run go test -run TestPubSubObjectsMatchConfig -update)", pubsubManifest, dump(objs.Subscriptions), dump(subs))
+	}
+}
+
+func anySlice[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i := range s {
+		out[i] = s[i]
+	}
+	return out
+}
+
+func dump(v any) string {
+	b, _ := yaml.Marshal(v)
+	return string(b)
+}
