@@ -227,7 +227,7 @@ func dlqPurge(ctx context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.
 		if !o.dryRun {
 			fmt.Fprintln(c.stdout, "(nothing matched: not a dry run, but there is nothing to do)")
 		}
-		return nil
+		return scan.missingErr(o.f.IDs, o.scan)
 	}
 	fmt.Fprintf(c.stderr, "dlq purge: acking (dropping) %d message(s) from %s (by %q, why %q)\n", len(sel), o.sub, o.audit.by, o.audit.why)
 	id, err := auditDLQ(ctx, o, "dlq purge", cfg, "", sel)
@@ -238,7 +238,7 @@ func dlqPurge(ctx context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.
 		return err
 	}
 	fmt.Fprintf(c.stdout, "purged %d message(s); audit row admin_audit.id=%d%s\n", len(sel), id, scan.note(o.scan))
-	return nil
+	return scan.missingErr(o.f.IDs, o.scan)
 }
 
 func auditDLQ(ctx context.Context, o *dlqOpts, command string, cfg gpubsub.Config, topic string, sel []dlqMessage) (int64, error) {

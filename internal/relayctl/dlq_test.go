@@ -143,6 +143,15 @@ func TestDLQListShowReplayPurge(t *testing.T) {
 		t.Fatalf("DLQ after replay: %d messages, want 2", n)
 	}
 
+	// --ids naming a message the scan did not find: exit 1, naming it.
+	r = relayctl(t, env, append([]string{"dlq", "replay", "-f", pubsubConfig, "--ids", "no-such-message", "--by", "alice", "--why", "INC-7"}, dlq...)...)
+	if r.code != ExitProblem || !strings.Contains(r.stderr, "1 of the 1 --ids not found") || !strings.Contains(r.stderr, "no-such-message") {
+		t.Fatalf("dlq replay of an unknown id: exit %d, stderr %q; want %d naming it", r.code, r.stderr, ExitProblem)
+	}
+	if n := dlqCount(t, env, dlq); n != 2 {
+		t.Fatalf("DLQ after replaying an unknown id: %d messages, want 2", n)
+	}
+
 	// purge acks.
 	r = relayctl(t, env, append([]string{"dlq", "purge", "--reason", "payload_invalid", "--by", "alice", "--why", "garbage from a test producer"}, dlq...)...)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "purged 1 message(s)") {

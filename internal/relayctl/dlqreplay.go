@@ -41,7 +41,7 @@ func dlqReplay(ctx context.Context, c *cli, o *dlqOpts, scan *dlqScan, client *p
 		if !o.dryRun {
 			fmt.Fprintln(c.stdout, "(nothing matched: not a dry run, but there is nothing to do)")
 		}
-		return nil
+		return scan.missingErr(o.f.IDs, o.scan)
 	}
 	fmt.Fprintf(c.stderr, "dlq replay: republishing %d message(s) from %s to %s, then acking them in the DLQ (by %q, why %q)\n",
 		len(sel), o.sub, topic, o.audit.by, o.audit.why)
@@ -79,7 +79,7 @@ func dlqReplay(ctx context.Context, c *cli, o *dlqOpts, scan *dlqScan, client *p
 	if failed > 0 {
 		return fmt.Errorf("%d message(s) could not be republished", failed)
 	}
-	return nil
+	return scan.missingErr(o.f.IDs, o.scan)
 }
 
 // mainTopic is --topic, or the topic whose subscription dead-letters into

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -164,23 +165,31 @@ func pullAll(ctx context.Context, client *pubsub.Client, project, subID string, 
 // foundAll reports whether every id in want (message, original message
 // or event id) is among the pulled messages; false when want is empty.
 func (s *dlqScan) foundAll(want []string) bool {
-	if len(want) == 0 {
-		return false
-	}
+	return len(want) > 0 && len(s.missing(want)) == 0
+}
+
+// missing lists the ids of want that match none of the pulled messages.
+func (s *dlqScan) missing(want []string) []string {
+	var out []string
 	for _, id := range want {
 		f := dlqFilter{IDs: []string{id}}
-		found := false
-		for _, m := range s.msgs {
-			if f.match(m) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
+		if !slices.ContainsFunc(s.msgs, f.match) {
+			out = append(out, id)
 		}
 	}
-	return true
+	return out
+}
+
+// missingErr is the problem (exit 1) of a command given --ids of which
+// some were not pulled, nil when all were: an operator who names messages
+// must learn that some were not acted on.
+func (s *dlqScan) missingErr(want []string, max int) error {
+	miss := s.missing(want)
+	if len(miss) == 0 {
+		return nil
+	}
+	return problemErr("%d of the %d --ids not found in %s (pulled %d): %s; a message another reader holds (a running dlq command, a subscriber) shows again after its ack deadline%s",
+		len(miss), len(want), s.sub, len(s.msgs), strings.Join(miss, ","), s.note(max))
 }
 
 // note is what a report should add about the scan's reach: when it

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 )
 
@@ -78,4 +79,39 @@ func (p *Proxy) upstreamFor(ctx context.Context) (*upstreamConn, error) {
 		return nil, fmt.Errorf("client connection closed")
 	}
 	return u, nil
+}
+
+// upstreamContext is the context of the upstream call forwarding the
+// client's call of method on ctx.
+//
+// A unary call (Pull, Acknowledge, ModifyAckDeadline, Publish, admin)
+// carries the client's deadline and ends when the client's call ends, as a
+// direct call would: a Pull the client gave up on must not stay open
+// upstream, where it would lease messages nobody reads.
+//
+// A StreamingPull ends with the client's stream, but not with the client's
+// connection: a client that dies (SIGKILL) closes its connection, and with
+// it the mirrored upstream connection (see connTracker), as it would have
+// closed a direct one. Cancelling each stream instead would send the server
+// one RST_STREAM per stream, which the emulator (0.8.20) mishandles: it
+// then holds those ordering keys back.
+func upstreamContext(ctx context.Context, method string, md metadata.MD, conn *upstreamConn) (context.Context, context.CancelFunc) {
+	if method != streamingPullMethod {
+		return context.WithCancel(metadata.NewOutgoingContext(ctx, md))
+	}
+	upCtx, upCancel := context.WithCancel(metadata.NewOutgoingContext(context.WithoutCancel(ctx), md))
+	cancelUnlessConnGone := func() {
+		if ctx.Err() != nil {
+			time.Sleep(connGoneWait)
+			if conn.closed.Load() {
+				return // the upstream connection's close ends the stream
+			}
+		}
+		upCancel()
+	}
+	stop := context.AfterFunc(ctx, cancelUnlessConnGone)
+	return upCtx, func() {
+		stop()
+		cancelUnlessConnGone()
+	}
 }

@@ -36,7 +36,10 @@ func RTTFromEnv() (time.Duration, error) {
 	return d, nil
 }
 
-const publishMethod = "/google.pubsub.v1.Publisher/Publish"
+const (
+	publishMethod       = "/google.pubsub.v1.Publisher/Publish"
+	streamingPullMethod = "/google.pubsub.v1.Subscriber/StreamingPull"
+)
 
 // maxFrame bounds the frames the proxy passes in either direction; the
 // rules, not the transport, refuse oversize Publish requests.
@@ -167,25 +170,8 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 			out[k] = v
 		}
 	}
-	// The upstream call ends with the client's call, but not with the
-	// client's connection: a client that dies (SIGKILL) closes its
-	// connection, and with it the mirrored upstream connection (see
-	// connTracker), as it would have closed a direct one. Cancelling each
-	// call instead would send the server one RST_STREAM per call, which the
-	// emulator (0.8.20) mishandles: it then holds those ordering keys back.
-	upCtx, upCancel := context.WithCancel(metadata.NewOutgoingContext(context.WithoutCancel(ctx), out))
-	cancelUnlessConnGone := func() {
-		if ctx.Err() != nil {
-			time.Sleep(connGoneWait)
-			if conn.closed.Load() {
-				return // the upstream connection's close ends the call
-			}
-		}
-		upCancel()
-	}
-	defer cancelUnlessConnGone()
-	stop := context.AfterFunc(ctx, cancelUnlessConnGone)
-	defer stop()
+	upCtx, upCancel := upstreamContext(ctx, method, out, conn)
+	defer upCancel()
 	cs, err := conn.cc.NewStream(upCtx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method, grpc.ForceCodec(rawCodec{}))
 	if err != nil {
 		return err

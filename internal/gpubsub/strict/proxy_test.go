@@ -2,13 +2,16 @@ package strict_test
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
@@ -157,4 +160,57 @@ func TestCheckPublishRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Pull the client gives up on ends upstream too: the upstream call
+// carries the client's deadline, so the server ends it itself, as on a
+// direct connection. Held open past the client's deadline (the emulator
+// holds an empty Pull), it would lease the next message to nobody: relayctl
+// dlq scans end with such a Pull, release what they saw, and pull again.
+func TestUnaryCallsCarryTheClientsDeadline(t *testing.T) {
+	up := &deadlineServer{seen: make(chan time.Duration, 1)}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	pb.RegisterSubscriberServer(gs, up)
+	go gs.Serve(lis) //nolint:errcheck // ends with Stop
+	t.Cleanup(gs.Stop)
+	p, err := strict.Start(strict.Options{Upstream: lis.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	cc, err := grpc.NewClient(p.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err = pb.NewSubscriberClient(cc).Pull(ctx, &pb.PullRequest{Subscription: "projects/p/subscriptions/s"})
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("pull: %v, want DeadlineExceeded", err)
+	}
+	if left := <-up.seen; left <= 0 || left > 2*time.Second {
+		t.Fatalf("upstream Pull's deadline: %v left, want the client's (at most 2s; 0 = none)", left)
+	}
+}
+
+// deadlineServer holds every Pull open until its context ends, as the
+// emulator does on an empty subscription, and reports the deadline it had.
+type deadlineServer struct {
+	pb.UnimplementedSubscriberServer
+	seen chan time.Duration
+}
+
+func (s *deadlineServer) Pull(ctx context.Context, _ *pb.PullRequest) (*pb.PullResponse, error) {
+	var left time.Duration
+	if d, ok := ctx.Deadline(); ok {
+		left = time.Until(d)
+	}
+	s.seen <- left
+	<-ctx.Done()
+	return nil, status.FromContextError(ctx.Err()).Err()
 }
