@@ -27,6 +27,42 @@ type upstreamConn struct {
 	cc     *grpc.ClientConn
 	err    error
 	closed atomic.Bool
+
+	mu    sync.Mutex
+	calls int  // unary calls still running upstream
+	ended bool // the client's connection ended
+}
+
+// beginCall counts a unary call running upstream.
+func (u *upstreamConn) beginCall() {
+	u.mu.Lock()
+	u.calls++
+	u.mu.Unlock()
+}
+
+// endCall uncounts it, closing the connection when it was the last one of
+// a client that is gone.
+func (u *upstreamConn) endCall() {
+	u.mu.Lock()
+	u.calls--
+	last := u.ended && u.calls == 0
+	u.mu.Unlock()
+	if last {
+		u.cc.Close()
+	}
+}
+
+// clientGone closes the connection once no unary call runs upstream.
+func (u *upstreamConn) clientGone() {
+	u.closed.Store(true)
+	u.once.Do(func() {}) // none dialed: none will be
+	u.mu.Lock()
+	u.ended = true
+	idle := u.calls == 0
+	u.mu.Unlock()
+	if idle && u.cc != nil {
+		u.cc.Close()
+	}
 }
 
 type connKey struct{}
@@ -44,11 +80,7 @@ func (connTracker) HandleConn(ctx context.Context, s stats.ConnStats) {
 		return
 	}
 	if u, ok := ctx.Value(connKey{}).(*upstreamConn); ok {
-		u.closed.Store(true)
-		u.once.Do(func() {}) // none dialed: none will be
-		if u.cc != nil {
-			u.cc.Close()
-		}
+		u.clientGone()
 	}
 }
 
@@ -81,23 +113,40 @@ func (p *Proxy) upstreamFor(ctx context.Context) (*upstreamConn, error) {
 	return u, nil
 }
 
+// unaryCap bounds a unary call whose client set no deadline (the client
+// libraries always set one).
+const unaryCap = time.Minute
+
 // upstreamContext is the context of the upstream call forwarding the
-// client's call of method on ctx.
+// client's call of method on ctx, and its end.
 //
-// A unary call (Pull, Acknowledge, ModifyAckDeadline, Publish, admin)
-// carries the client's deadline and ends when the client's call ends, as a
-// direct call would: a Pull the client gave up on must not stay open
-// upstream, where it would lease messages nobody reads.
+// A unary call (Publish, Pull, Acknowledge, ModifyAckDeadline, admin)
+// carries the client's deadline, so the server ends a Pull the client gave
+// up on, as on a direct connection (held open, it would lease messages
+// nobody reads). A client that cancels or dies does not cancel it: the
+// request reached the server, which answers it (the proxy discards the
+// answer), one of the outcomes Cloud Pub/Sub has too; the client's mirrored
+// upstream connection closes after its last unary call. Cancelled calls
+// and connections closed under running calls are what the emulator
+// (0.8.20) mishandles: its handler dies on a NoSuchMethodError and the
+// publishes and ordering keys around it stall.
 //
 // A StreamingPull ends with the client's stream, but not with the client's
 // connection: a client that dies (SIGKILL) closes its connection, and with
 // it the mirrored upstream connection (see connTracker), as it would have
-// closed a direct one. Cancelling each stream instead would send the server
-// one RST_STREAM per stream, which the emulator (0.8.20) mishandles: it
-// then holds those ordering keys back.
+// closed a direct one, instead of one RST_STREAM per stream.
 func upstreamContext(ctx context.Context, method string, md metadata.MD, conn *upstreamConn) (context.Context, context.CancelFunc) {
 	if method != streamingPullMethod {
-		return context.WithCancel(metadata.NewOutgoingContext(ctx, md))
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			deadline = time.Now().Add(unaryCap)
+		}
+		upCtx, cancel := context.WithDeadline(metadata.NewOutgoingContext(context.WithoutCancel(ctx), md), deadline)
+		conn.beginCall()
+		return upCtx, func() {
+			cancel()
+			conn.endCall()
+		}
 	}
 	upCtx, upCancel := context.WithCancel(metadata.NewOutgoingContext(context.WithoutCancel(ctx), md))
 	cancelUnlessConnGone := func() {

@@ -178,7 +178,7 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 	}
 
 	go p.clientToServer(upCtx, ss, cs, first) //nolint:errcheck // the server's answer ends the call
-	return p.serverToClient(upCtx, ss, cs)
+	return p.serverToClient(upCtx, ss, cs, method != streamingPullMethod)
 }
 
 func (p *Proxy) checkPublish(f *frame) error {
@@ -217,8 +217,11 @@ func (p *Proxy) clientToServer(ctx context.Context, ss grpc.ServerStream, cs grp
 }
 
 // serverToClient forwards the server's header, messages (each delayed by
-// half the round trip) and trailer; it returns the call's status.
-func (p *Proxy) serverToClient(ctx context.Context, ss grpc.ServerStream, cs grpc.ClientStream) error {
+// half the round trip) and trailer; it returns the call's status. With
+// toTheEnd, a client gone does not end it: the server's answer is read to
+// its end and discarded (see upstreamContext).
+func (p *Proxy) serverToClient(ctx context.Context, ss grpc.ServerStream, cs grpc.ClientStream, toTheEnd bool) error {
+	var clientErr error
 	headerSent := false
 	sendHeader := func() {
 		if headerSent {
@@ -238,12 +241,24 @@ func (p *Proxy) serverToClient(ctx context.Context, ss grpc.ServerStream, cs grp
 		}
 		return f, err
 	}, func(m any) error {
+		if clientErr != nil {
+			return nil // discarded
+		}
 		sendHeader()
-		return ss.SendMsg(m)
+		if err := ss.SendMsg(m); err != nil {
+			clientErr = err
+			if !toTheEnd {
+				return err
+			}
+		}
+		return nil
 	}, func() error { return nil })
 	sendHeader()
 	ss.SetTrailer(cs.Trailer())
-	if callErr != nil {
+	switch {
+	case clientErr != nil:
+		return clientErr
+	case callErr != nil:
 		return callErr
 	}
 	return err
