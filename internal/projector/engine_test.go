@@ -23,6 +23,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -219,11 +220,11 @@ func TestSpanContinuesTheProducersTrace(t *testing.T) {
 		t.Fatalf("apply span parent %s trace %s, want the process span %s", apply.Parent().SpanID(), apply.SpanContext().TraceID(), process.SpanContext().SpanID())
 	}
 	for _, s := range []sdktrace.ReadOnlySpan{process, apply} {
-		if got := spanAttr(s, "eventrelay.outcome"); got != "applied" {
+		if got := telemetrytest.Attr(s, "eventrelay.outcome"); got != "applied" {
 			t.Errorf("%s: eventrelay.outcome %q, want applied", s.Name(), got)
 		}
 	}
-	if got := spanAttr(process, "eventrelay.event_id"); got != m.EventID.String() {
+	if got := telemetrytest.Attr(process, "eventrelay.event_id"); got != m.EventID.String() {
 		t.Errorf("process span eventrelay.event_id %q, want %s", got, m.EventID)
 	}
 }
@@ -255,11 +256,11 @@ func TestSpansRecordFailuresAndDeadLetters(t *testing.T) {
 		processAll(e, []projectiontest.Msg{projectiontest.Event(t, c.id, 1, false)}, []*acker{newAcker()})
 		process, apply := spanNamed(t, rec, "process videos"), spanNamed(t, rec, "apply videos")
 		for _, s := range []sdktrace.ReadOnlySpan{process, apply} {
-			if s.Status().Code != codes.Error || spanAttr(s, "error.type") != c.reason {
-				t.Errorf("%s of %s: status %v error.type %q, want error %s", s.Name(), c.outcome, s.Status(), spanAttr(s, "error.type"), c.reason)
+			if s.Status().Code != codes.Error || telemetrytest.Attr(s, "error.type") != c.reason {
+				t.Errorf("%s of %s: status %v error.type %q, want error %s", s.Name(), c.outcome, s.Status(), telemetrytest.Attr(s, "error.type"), c.reason)
 			}
 		}
-		if got := spanAttr(process, "eventrelay.outcome"); got != c.outcome {
+		if got := telemetrytest.Attr(process, "eventrelay.outcome"); got != c.outcome {
 			t.Errorf("process span outcome %q, want %s", got, c.outcome)
 		}
 		var events []string
@@ -285,13 +286,4 @@ func spanNamed(t *testing.T, rec *tracetest.SpanRecorder, name string) sdktrace.
 		t.Fatalf("%d ended spans named %q, want 1", len(found), name)
 	}
 	return found[0]
-}
-
-func spanAttr(s sdktrace.ReadOnlySpan, key string) string {
-	for _, kv := range s.Attributes() {
-		if string(kv.Key) == key {
-			return kv.Value.Emit()
-		}
-	}
-	return ""
 }

@@ -1,7 +1,6 @@
 package projection_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,9 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -27,6 +24,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -47,15 +45,7 @@ import (
 // by the SDK's in-memory recorder. Not parallel: it sets the global
 // provider.
 func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	prev := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { // runs last: after the pipeline stopped
-		_ = tp.Shutdown(context.Background())
-		otel.SetTracerProvider(prev)
-	})
-
+	rec := telemetrytest.Global(t)
 	db := relaytest.NewDB(t)
 	h := newHarnessOn(t, db.Pool)
 	h.videos(batchConfig(10))
@@ -107,7 +97,7 @@ func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"process videos", "apply videos", "process search", "apply search"} {
-		if got := attrOf(spans[name], "eventrelay.outcome"); got != "applied" {
+		if got := telemetrytest.Attr(spans[name], "eventrelay.outcome"); got != "applied" {
 			t.Errorf("%s span: eventrelay.outcome %q, want applied", name, got)
 		}
 	}
@@ -127,23 +117,14 @@ func eventSpans(ended []sdktrace.ReadOnlySpan, eventID string) map[string]sdktra
 		switch {
 		case name == catalogv1.VideoService_CreateVideo_FullMethodName && s.SpanKind() == trace.SpanKindServer:
 			out["http"] = s
-		case strings.HasPrefix(name, "publish ") && attrOf(s, "eventrelay.event_id") == eventID:
+		case strings.HasPrefix(name, "publish ") && telemetrytest.Attr(s, "eventrelay.event_id") == eventID:
 			out["publish"] = s
-		case strings.HasPrefix(name, "process ") && attrOf(s, "eventrelay.event_id") == eventID,
+		case strings.HasPrefix(name, "process ") && telemetrytest.Attr(s, "eventrelay.event_id") == eventID,
 			strings.HasPrefix(name, "apply "):
 			out[name] = s
 		}
 	}
 	return out
-}
-
-func attrOf(s sdktrace.ReadOnlySpan, key string) string {
-	for _, kv := range s.Attributes() {
-		if string(kv.Key) == key {
-			return kv.Value.Emit()
-		}
-	}
-	return ""
 }
 
 // newCatalogHTTP serves the catalog's HTTP API on the database at url,

@@ -7,9 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -20,6 +18,7 @@ import (
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/internal/catalog/server"
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
+	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -88,14 +87,7 @@ func newGRPCClient(t *testing.T, svc *service.VideoService) catalogv1.VideoServi
 // span as its traceparent (the publisher continues the trace from it).
 // Not parallel: it sets the global tracer provider, as the daemon does.
 func TestGRPCWriteRunsInAServerSpan(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	prev := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() {
-		_ = tp.Shutdown(context.Background())
-		otel.SetTracerProvider(prev)
-	})
+	rec := telemetrytest.Global(t)
 	db := relaytest.NewDB(t)
 	svc, _ := newService(t, db.URL)
 	created, err := newGRPCClient(t, svc).CreateVideo(context.Background(),
