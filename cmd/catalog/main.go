@@ -50,9 +50,10 @@ func run(confPath string, logger *slog.Logger) error {
 	if err := iconf.Load(confPath, &cfg); err != nil {
 		return err
 	}
-	// Every request gets a span (its own, or a child of the caller's
-	// traceparent), so every outbox event carries trace context; OTEL_*
-	// decides whether spans are exported.
+	// With an exporter configured (OTEL_*), every request gets a span (its
+	// own, or a child of the caller's traceparent) that the outbox row
+	// carries; without one, a traceparent the caller sent still reaches
+	// the row.
 	shutdownTracing, err := telemetry.Setup(context.Background(), "catalog")
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)

@@ -17,6 +17,13 @@
 //   - On Stop, receiving stops, in-flight batches finish and every message
 //     is acked or nacked before Stop returns.
 //
+// Tracing: each delivery runs in a consumer span "process <projection>",
+// child of the trace context in the message's traceparent attribute (the
+// publisher's producer span), with the event's identity, its outcome and
+// any error or dead letter; under it an "apply <projection>" span covers
+// the sink's work on the message's batch. With the no-op provider (no
+// exporter configured) neither is recorded.
+//
 // The engine knows nothing about any domain: a service registers handlers
 // in a projection.Registry and builds an Engine with NewTxEngine or
 // NewBatchEngine, and a Receiver (a Kratos transport.Server) to feed it.

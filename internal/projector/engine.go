@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/projection"
@@ -37,9 +35,10 @@ type Options struct {
 	Metrics *Metrics
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Tracer records a consumer span per message, child of the producer's
-	// trace context carried in the traceparent attribute (default: the
-	// global provider's tracer).
+	// Tracer records a consumer span "process <Name>" per message, child
+	// of the producer's trace context carried in the traceparent
+	// attribute, and under it an "apply <Name>" span for the sink's work
+	// on the message's batch (default: the global provider's tracer).
 	Tracer trace.Tracer
 }
 
@@ -85,6 +84,7 @@ type Engine struct {
 	sink    sink
 	pm      *projectionMetrics
 	log     *slog.Logger
+	tr      tracing
 
 	mu       sync.RWMutex // guards closed against sends on in
 	closed   bool
@@ -104,6 +104,7 @@ func newEngine(o Options, resolve func(*projection.Event) (any, error), s sink) 
 		sink:     s,
 		pm:       o.Metrics.forProjection(o.Name),
 		log:      o.Logger.With("projection", o.Name),
+		tr:       newTracing(o.Tracer, o.Name),
 		in:       make(chan *item),
 		batches:  make(chan []*item),
 		stopping: make(chan struct{}),
@@ -125,13 +126,10 @@ func (e *Engine) Name() string { return e.opts.Name }
 func (e *Engine) Process(ctx context.Context, m *Message) {
 	e.pm.inflight.Inc()
 	defer e.pm.inflight.Dec()
-	ctx = context.WithoutCancel(ctx)
-	ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(m.Attributes))
-	ctx, span := e.opts.Tracer.Start(ctx, "project "+e.opts.Name, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(attribute.String("messaging.message.id", m.ID)))
+	ctx, span := e.tr.startProcess(context.WithoutCancel(ctx), m)
 	defer span.End()
 
-	it := &item{msg: m, done: make(chan struct{})}
+	it := &item{msg: m, span: span, done: make(chan struct{})}
 	ev, err := projection.ParseAttributes(m.Attributes)
 	ev.MessageID, ev.DeliveryAttempt, ev.Body = m.ID, m.DeliveryAttempt, m.Data
 	if ev.Attributes == nil {
@@ -222,8 +220,10 @@ func (e *Engine) worker() {
 	defer e.workers.Done()
 	for b := range e.batches {
 		ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout.D())
+		e.tr.startApply(b)
 		e.sink.apply(ctx, b)
 		cancel()
+		endApply(b, e.opts.Classify)
 		e.pm.batchSize.Observe(float64(len(b)))
 		backoff := e.backoffAfter(b)
 		for _, it := range b {

@@ -3,6 +3,7 @@ package projector_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -10,8 +11,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
@@ -20,6 +23,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -205,21 +209,81 @@ func TestSpanContinuesTheProducersTrace(t *testing.T) {
 	m.Attributes["traceparent"] = "00-" + traceID + "-" + parentID + "-01"
 	a := newAcker()
 	processAll(e, []projectiontest.Msg{m}, []*acker{a})
-	spans := rec.Ended()
-	if len(spans) != 1 {
-		t.Fatalf("%d spans ended, want 1", len(spans))
+	process, apply := spanNamed(t, rec, "process videos"), spanNamed(t, rec, "apply videos")
+	if process.SpanContext().TraceID().String() != traceID || process.Parent().SpanID().String() != parentID {
+		t.Fatalf("process span trace %s parent %s, want %s / %s", process.SpanContext().TraceID(), process.Parent().SpanID(), traceID, parentID)
 	}
-	sc := spans[0]
-	if sc.SpanContext().TraceID().String() != traceID || sc.Parent().SpanID().String() != parentID {
-		t.Fatalf("span trace %s parent %s, want %s / %s", sc.SpanContext().TraceID(), sc.Parent().SpanID(), traceID, parentID)
+	if process.SpanKind() != trace.SpanKindConsumer {
+		t.Errorf("process span kind %s, want consumer", process.SpanKind())
 	}
-	var outcome string
-	for _, kv := range sc.Attributes() {
-		if kv.Key == "outcome" {
-			outcome = kv.Value.AsString()
+	if apply.Parent().SpanID() != process.SpanContext().SpanID() || apply.SpanContext().TraceID() != process.SpanContext().TraceID() {
+		t.Fatalf("apply span parent %s trace %s, want the process span %s", apply.Parent().SpanID(), apply.SpanContext().TraceID(), process.SpanContext().SpanID())
+	}
+	for _, s := range []sdktrace.ReadOnlySpan{process, apply} {
+		if got := telemetrytest.Attr(s, "eventrelay.outcome"); got != "applied" {
+			t.Errorf("%s: eventrelay.outcome %q, want applied", s.Name(), got)
 		}
 	}
-	if outcome != "applied" {
-		t.Fatalf("span outcome %q, want applied", outcome)
+	if got := telemetrytest.Attr(process, "eventrelay.event_id"); got != m.EventID.String() {
+		t.Errorf("process span eventrelay.event_id %q, want %s", got, m.EventID)
 	}
+}
+
+// TestSpansRecordFailuresAndDeadLetters: a message the handler refuses
+// deterministically fails its apply span and its process span (status
+// error, error.type = reason) and the process span records the dead
+// letter; a transient failure is recorded as outcome retry.
+func TestSpansRecordFailuresAndDeadLetters(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	bad, flaky := uuid.New(), uuid.New()
+	h := &poisoned{videos: catproj.NewVideos(), fail: map[string]error{
+		bad.String():   projection.Permanent(projection.MappingError, errors.New("cannot map")),
+		flaky.String(): errclass.New(errclass.Unavailable, errors.New("downstream flaked")),
+	}}
+	e, _ := newEngine(t, h, "dlq", 1, func(o *projector.Options) { o.Tracer = tp.Tracer("test") })
+	for _, c := range []struct {
+		id      uuid.UUID
+		outcome string
+		reason  string
+		event   string
+	}{
+		{id: bad, outcome: "dead_lettered", reason: string(projection.MappingError), event: "dead-lettered"},
+		{id: flaky, outcome: "retry", reason: string(errclass.Unavailable)},
+	} {
+		rec.Reset()
+		processAll(e, []projectiontest.Msg{projectiontest.Event(t, c.id, 1, false)}, []*acker{newAcker()})
+		process, apply := spanNamed(t, rec, "process videos"), spanNamed(t, rec, "apply videos")
+		for _, s := range []sdktrace.ReadOnlySpan{process, apply} {
+			if s.Status().Code != codes.Error || telemetrytest.Attr(s, "error.type") != c.reason {
+				t.Errorf("%s of %s: status %v error.type %q, want error %s", s.Name(), c.outcome, s.Status(), telemetrytest.Attr(s, "error.type"), c.reason)
+			}
+		}
+		if got := telemetrytest.Attr(process, "eventrelay.outcome"); got != c.outcome {
+			t.Errorf("process span outcome %q, want %s", got, c.outcome)
+		}
+		var events []string
+		for _, ev := range process.Events() {
+			events = append(events, ev.Name)
+		}
+		if c.event != "" && !slices.Contains(events, c.event) {
+			t.Errorf("process span events %v, want %q", events, c.event)
+		}
+	}
+}
+
+// spanNamed returns the one ended span called name.
+func spanNamed(t *testing.T, rec *tracetest.SpanRecorder, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	var found []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == name {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d ended spans named %q, want 1", len(found), name)
+	}
+	return found[0]
 }

@@ -1,6 +1,8 @@
 package projector
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/eventrelay/eventrelay/projection"
 )
 
@@ -45,6 +47,10 @@ type item struct {
 	// nack (set by the worker from the engine's failure streak).
 	backoff int64
 	done    chan struct{}
+	// span is the message's process span; applySpan the apply span under
+	// it while the worker's sink runs (nil when span does not record).
+	span      trace.Span
+	applySpan trace.Span
 }
 
 // fail sets err on every item that has no error yet and clears results

@@ -13,6 +13,9 @@ type Message struct {
 	Data        []byte
 	Attributes  map[string]string
 	OrderingKey string
+	// Subscription the message was received from (for the trace; empty
+	// when the engine is fed directly).
+	Subscription string
 	// DeliveryAttempt is 0 when the subscription has no dead-letter policy.
 	DeliveryAttempt int
 	PublishTime     time.Time

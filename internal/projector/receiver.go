@@ -28,12 +28,14 @@ import (
 // readiness check "receive/<projection>" fails naming the reason,
 // projector_receiving is 0 and projector_receive_errors_total counts it.
 type Receiver struct {
-	sub    *pubsub.Subscriber
-	engine *Engine
-	cfg    ReceiveConfig
-	health *ops.Health
-	log    *slog.Logger
-	loop   string
+	sub *pubsub.Subscriber
+	// subscription as given (an id or a full name), for the trace.
+	subscription string
+	engine       *Engine
+	cfg          ReceiveConfig
+	health       *ops.Health
+	log          *slog.Logger
+	loop         string
 
 	failure atomic.Pointer[receiveFailure] // nil while receiving works
 	require func(context.Context) error    // see RequireBeforeReceive
@@ -74,7 +76,7 @@ func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg Rece
 		log = slog.Default()
 	}
 	r := &Receiver{
-		sub: sub, engine: e, cfg: cfg, health: health,
+		sub: sub, subscription: subscription, engine: e, cfg: cfg, health: health,
 		log:  log.With("projection", e.Name(), "subscription", subscription),
 		loop: "receiver/" + e.Name(),
 		done: make(chan struct{}),
@@ -251,7 +253,7 @@ func (r *Receiver) tick(ctx context.Context) {
 func (r *Receiver) message(m *pubsub.Message) *Message {
 	out := &Message{
 		ID: m.ID, Data: m.Data, Attributes: m.Attributes, OrderingKey: m.OrderingKey,
-		PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, exactlyOnce: r.cfg.ExactlyOnce},
+		Subscription: r.subscription, PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, exactlyOnce: r.cfg.ExactlyOnce},
 	}
 	if m.DeliveryAttempt != nil {
 		out.DeliveryAttempt = *m.DeliveryAttempt

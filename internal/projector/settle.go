@@ -6,9 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/projection"
 )
@@ -21,19 +18,16 @@ const settleTimeout = 30 * time.Second
 func (e *Engine) settle(ctx context.Context, it *item) {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
-	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(attribute.String("event_id", it.ev.ID.String()), attribute.String("event_type", it.ev.Type),
-		attribute.String("aggregate_id", it.ev.AggregateID), attribute.Int64("version", it.ev.Version))
+	annotate(it.span, &it.ev)
 	if it.err == nil {
-		span.SetAttributes(attribute.String("outcome", it.result.String()))
+		settled(it.span, it.result.String(), "", nil, nil)
 		e.succeed(ctx, it)
 		return
 	}
 	reason, permanent := e.opts.Classify(it.err)
-	span.SetStatus(codes.Error, string(reason))
-	span.RecordError(it.err)
 	log := e.logger(it).With("reason", string(reason), "error", it.err.Error())
 	if !permanent {
+		settled(it.span, outcomeRetry, reason, it.err, nil)
 		e.pm.failed(string(reason))
 		log.Warn("projection failed, will be redelivered", "backoff_ms", time.Duration(it.backoff).Milliseconds())
 		e.hold(time.Duration(it.backoff))
@@ -43,12 +37,14 @@ func (e *Engine) settle(ctx context.Context, it *item) {
 	if err := e.opts.DeadLetter.DeadLetter(ctx, it.msg, e.opts.Name, reason, it.err); err != nil {
 		// Never ack what was not recorded: the message comes back, and the
 		// subscription's own dead-letter policy is the backstop.
+		settled(it.span, outcomeRetry, reason, it.err, err)
 		e.pm.failed("dead_letter_publish")
 		log.Error("dead-lettering failed, will be redelivered", "dead_letter_error", err.Error())
 		e.hold(e.opts.Batch.RetryBackoffMin.D())
 		it.msg.Acker.Nack()
 		return
 	}
+	settled(it.span, outcomeDeadLettered, reason, it.err, nil)
 	e.pm.failed(string(reason))
 	e.pm.deadLettered(string(reason))
 	log.Error("message dead-lettered")

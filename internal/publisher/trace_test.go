@@ -10,11 +10,11 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -25,18 +25,13 @@ import (
 // publish in the same trace. Real Postgres, relay and pstest; spans in the
 // SDK's in-memory recorder. Not parallel: it sets the global provider.
 func TestPublishSpanContinuesTheRowsTrace(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	prevTP, prevProp := otel.GetTracerProvider(), otel.GetTextMapPropagator()
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	t.Cleanup(func() { otel.SetTracerProvider(prevTP); otel.SetTextMapPropagator(prevProp) })
+	rec := telemetrytest.Global(t)
 
 	db := relaytest.NewDB(t)
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)
 
-	ctx, request := tp.Tracer("test").Start(context.Background(), "POST /v1/videos", trace.WithSpanKind(trace.SpanKindServer))
+	ctx, request := otel.Tracer("test").Start(context.Background(), "POST /v1/videos", trace.WithSpanKind(trace.SpanKindServer))
 	w := pt.Writer(t, true)
 	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		_, err := w.InsertTx(ctx, tx, pt.VideoEvent(pt.AggregateID(1), 1, 0))

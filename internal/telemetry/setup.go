@@ -50,6 +50,14 @@ func setup(ctx context.Context, service string, lookup func(string) (string, boo
 	if err != nil {
 		return nil, err
 	}
+	if !export {
+		// Nothing would see the spans: the no-op provider records none and
+		// allocates nothing, yet hands a caller's trace context on (a
+		// traceparent received still reaches the outbox row and the
+		// message attributes).
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		return func(context.Context) error { return nil }, nil
+	}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
 		semconv.ServiceName(service), semconv.ServiceVersion(version.Get())))
 	if err != nil {
@@ -61,15 +69,11 @@ func setup(ctx context.Context, service string, lookup func(string) (string, boo
 			res = merged
 		}
 	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
-	if export {
-		exp, err := newExporter(ctx, lookup)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
+	exp, err := newExporter(ctx, lookup)
+	if err != nil {
+		return nil, err
 	}
-	tp := sdktrace.NewTracerProvider(opts...)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp))
 	otel.SetTracerProvider(tp)
 	return tp.Shutdown, nil
 }

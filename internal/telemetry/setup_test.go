@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 func lookupOf(m map[string]string) func(string) (string, bool) {
@@ -66,5 +67,32 @@ func TestSetupRefusesUnknownProtocol(t *testing.T) {
 		"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}))
 	if err == nil {
 		t.Fatal("want an error naming OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+}
+
+// TestSetupWithoutExporterIsNoopButPropagates: with no exporter asked for,
+// spans are not recorded (the no-op provider), and a span started under a
+// received trace context carries that context on, so the outbox row and
+// the message attributes still name the caller's trace.
+func TestSetupWithoutExporterIsNoopButPropagates(t *testing.T) {
+	shutdown, err := setup(context.Background(), "test", lookupOf(map[string]string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(context.Background()) //nolint:errcheck // no-op
+	_, root := otel.Tracer("test").Start(context.Background(), "root")
+	if root.IsRecording() || root.SpanContext().IsValid() {
+		t.Errorf("without an exporter a root span is recording=%v valid=%v, want a no-op span", root.IsRecording(), root.SpanContext().IsValid())
+	}
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	ctx := otel.GetTextMapPropagator().Extract(context.Background(), propagation.MapCarrier{"traceparent": parent})
+	ctx, child := otel.Tracer("test").Start(ctx, "child")
+	if child.IsRecording() {
+		t.Error("without an exporter a child span is recording")
+	}
+	out := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, out)
+	if out["traceparent"] != parent {
+		t.Errorf("traceparent after a no-op span = %q, want the received %q", out["traceparent"], parent)
 	}
 }

@@ -5,7 +5,7 @@
 // /healthz, /readyz and /metrics.
 //
 // Both servers share one middleware chain: panic recovery, OpenTelemetry
-// tracing (the incoming traceparent, or a new span, travels into the
-// outbox row), and the request log that also turns storage failures into
+// tracing (a server span per request, child of an incoming traceparent;
+// the outbox writer puts its context in the row), and the request log that also turns storage failures into
 // API errors without internal detail.
 package server

@@ -119,15 +119,22 @@ func (s *Sink) Publish(ctx context.Context, e *biz.Event) (biz.PublishResult, er
 // trace from the publish. It ends when the result is read.
 func startPublishSpan(msg *pubsub.Message, topic string) trace.Span {
 	carrier := propagation.MapCarrier(msg.Attributes)
-	ctx := propagation.TraceContext{}.Extract(context.Background(), carrier)
-	ctx, span := otel.Tracer("github.com/eventrelay/eventrelay/internal/publisher").Start(ctx, "publish "+topic,
-		trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(attribute.String("messaging.system", "gcp_pubsub"),
-			attribute.String("messaging.destination.name", topic),
-			attribute.String("eventrelay.event_id", msg.Attributes[AttrEventID])))
-	if span.SpanContext().IsValid() {
-		propagation.TraceContext{}.Inject(ctx, carrier)
+	ctx := context.Background()
+	if _, ok := msg.Attributes["traceparent"]; ok {
+		ctx = propagation.TraceContext{}.Extract(ctx, carrier)
 	}
+	tracer := otel.Tracer("github.com/eventrelay/eventrelay/internal/publisher")
+	ctx, span := tracer.Start(ctx, "publish "+topic, trace.WithSpanKind(trace.SpanKindProducer))
+	if !span.IsRecording() {
+		// No-op provider: the row's traceparent, if any, stays as it is.
+		return span
+	}
+	span.SetAttributes(attribute.String("messaging.system", "gcp_pubsub"),
+		attribute.String("messaging.operation.type", "send"),
+		attribute.String("messaging.destination.name", topic),
+		attribute.String("messaging.gcp_pubsub.message.ordering_key", msg.OrderingKey),
+		attribute.String("eventrelay.event_id", msg.Attributes[AttrEventID]))
+	propagation.TraceContext{}.Inject(ctx, carrier)
 	return span
 }
 
