@@ -175,7 +175,7 @@ func (r *Receiver) receive(ctx context.Context) error {
 	if err == nil || errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		err = errors.New("receive returned without an error while not stopped")
 	}
-	return gpubsub.Classify(err)
+	return gpubsub.Target{Subscription: r.sub.String()}.Classify(err)
 }
 
 // failed records a Receive failure that is retried after backoff.
@@ -251,7 +251,7 @@ func (r *Receiver) tick(ctx context.Context) {
 func (r *Receiver) message(m *pubsub.Message) *Message {
 	out := &Message{
 		ID: m.ID, Data: m.Data, Attributes: m.Attributes, OrderingKey: m.OrderingKey,
-		PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, exactlyOnce: r.cfg.ExactlyOnce},
+		PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, sub: r.sub.String(), exactlyOnce: r.cfg.ExactlyOnce},
 	}
 	if m.DeliveryAttempt != nil {
 		out.DeliveryAttempt = *m.DeliveryAttempt
@@ -261,6 +261,7 @@ func (r *Receiver) message(m *pubsub.Message) *Message {
 
 type pubsubAcker struct {
 	m           *pubsub.Message
+	sub         string
 	exactlyOnce bool
 }
 
@@ -270,7 +271,7 @@ func (a pubsubAcker) Ack(ctx context.Context) error {
 		return nil
 	}
 	if _, err := a.m.AckWithResult().Get(ctx); err != nil {
-		return gpubsub.Classify(err)
+		return gpubsub.Target{Subscription: a.sub}.Classify(err)
 	}
 	return nil
 }

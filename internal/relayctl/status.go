@@ -197,7 +197,7 @@ func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("reading subscription %s: %w", spec.Name, gpubsub.Classify(err))
+			return fmt.Errorf("reading subscription %s: %w", spec.Name, gpubsub.Target{Subscription: spec.Name}.Classify(err))
 		}
 		st.Exists, st.Ordered = true, s.GetEnableMessageOrdering()
 		if dl := s.GetDeadLetterPolicy(); dl != nil {
