@@ -113,9 +113,9 @@ func load(path string, dst any, lookup func(string) (string, bool)) error {
 	return nil
 }
 
-// refuseZeroed finds a number set to 0 whose default is not 0 (see Load).
-func refuseZeroed(defaults, v reflect.Value, prefix string) error {
-	t := v.Type()
+// eachField calls fn for every exported field of struct type t with its
+// index and YAML key path under prefix.
+func eachField(t reflect.Type, prefix string, fn func(i int, f reflect.StructField, key string) error) error {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -125,14 +125,27 @@ func refuseZeroed(defaults, v reflect.Value, prefix string) error {
 		if prefix != "" {
 			key = prefix + "." + key
 		}
+		if err := fn(i, f, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nested reports whether a field is a section of keys (a struct other than
+// time.Time).
+func nested(f reflect.StructField) bool {
+	return f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{})
+}
+
+// refuseZeroed finds a number set to 0 whose default is not 0 (see Load).
+func refuseZeroed(defaults, v reflect.Value, prefix string) error {
+	return eachField(v.Type(), prefix, func(i int, f reflect.StructField, key string) error {
 		def, fv := defaults.Field(i), v.Field(i)
+		if nested(f) {
+			return refuseZeroed(def, fv, key)
+		}
 		switch fv.Kind() {
-		case reflect.Struct:
-			if f.Type != reflect.TypeOf(time.Time{}) {
-				if err := refuseZeroed(def, fv, key); err != nil {
-					return err
-				}
-			}
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 			reflect.Float32, reflect.Float64:
@@ -144,21 +157,12 @@ func refuseZeroed(defaults, v reflect.Value, prefix string) error {
 				return fmt.Errorf("invalid configuration: %s is 0, which would not mean 0 but the default %v: remove it to keep the default, or give another value", name, def.Interface())
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func applyEnv(v reflect.Value, prefix string, lookup func(string) (string, bool)) error {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		key := KeyOf(f)
-		if prefix != "" {
-			key = prefix + "." + key
-		}
+	return eachField(v.Type(), prefix, func(i int, f reflect.StructField, key string) error {
 		fv := v.Field(i)
 		if name := f.Tag.Get("env"); name != "" {
 			if raw, ok := lookup(name); ok {
@@ -166,15 +170,13 @@ func applyEnv(v reflect.Value, prefix string, lookup func(string) (string, bool)
 					return fmt.Errorf("invalid configuration: %s (env %s=%q): %w", key, name, raw, err)
 				}
 			}
-			continue
+			return nil
 		}
-		if fv.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{}) {
-			if err := applyEnv(fv, key, lookup); err != nil {
-				return err
-			}
+		if nested(f) {
+			return applyEnv(fv, key, lookup)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // KeyOf is the YAML key of a struct field.
