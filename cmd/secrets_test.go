@@ -50,7 +50,7 @@ func TestNoBinaryPrintsASecret(t *testing.T) {
 		runs = append(runs, invocation{bin: bin, args: args, env: env})
 	}
 	relayctlHelp := [][]string{
-		{"--help"}, {"status", "--help"}, {"failed", "list", "--help"}, {"replay", "--help"},
+		{"--help"}, {"status", "--help"}, {"failed", "list", "--help"}, {"failed", "resolve", "--help"}, {"replay", "--help"},
 		{"dlq", "list", "--help"}, {"dlq", "show", "--help"}, {"dlq", "replay", "--help"}, {"dlq", "purge", "--help"},
 		{"seek", "--help"}, {"snapshot", "create", "--help"}, {"snapshot", "list", "--help"}, {"snapshot", "delete", "--help"},
 		{"rebuild", "--help"}, {"verify", "--help"}, {"migrate", "up", "--help"}, {"migrate", "down", "--help"},

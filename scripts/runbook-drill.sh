@@ -203,15 +203,19 @@ if [ "$search" = true ]; then
 fi
 
 step "incident: deterministic failures (topic_not_found), fix, replay"
-# A misrouted event: its topic does not exist. The publisher fails it
-# terminally (topic_not_found) after one attempt.
-psql -X -q -d "$DATABASE_URL" -v ON_ERROR_STOP=1 >>"$log" 2>&1 <<SQL
+# misroute TOPIC AGGREGATE: a restatement of the aggregate's last event to
+# a topic that does not exist. The publisher fails it terminally
+# (topic_not_found) after one attempt.
+misroute() {
+  psql -X -q -d "$DATABASE_URL" -v ON_ERROR_STOP=1 >>"$log" 2>&1 <<SQL
 INSERT INTO catalog.outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
     schema_version, ordering_key, topic, headers, payload, occurred_at, origin)
 SELECT gen_random_uuid(), aggregate_type, aggregate_id, aggregate_version, event_type, schema_version,
-    ordering_key, 'catalog.video.misrouted', headers, payload, occurred_at, 'rebuild'
-FROM catalog.outbox_events WHERE aggregate_id = '${ids[7]}' ORDER BY id DESC LIMIT 1;
+    ordering_key, '$1', headers, payload, occurred_at, 'rebuild'
+FROM catalog.outbox_events WHERE aggregate_id = '$2' ORDER BY id DESC LIMIT 1;
 SQL
+}
+misroute catalog.video.misrouted "${ids[7]}"
 wait_for 1 30 relayctl failed list --reason topic_not_found
 expect 1 relayctl status
 contains "failed{reason=topic_not_found}"
@@ -226,6 +230,20 @@ expect 0 gcloud pubsub topics create catalog.video.misrouted
 expect 0 relayctl replay --reason topic_not_found --since 1h --by drill --why "DRILL-1 topic created"
 contains "replayed 1 row(s)"
 wait_for 0 30 relayctl failed list --reason topic_not_found
+
+step "incident: a failed row that must never be sent (failed resolve)"
+misroute catalog.video.never "${ids[7]}"
+wait_for 1 30 relayctl failed list --topic catalog.video.never
+never=$(psql -X -At -d "$DATABASE_URL" -c "SELECT id FROM catalog.outbox_events WHERE topic = 'catalog.video.never'")
+expect 0 relayctl failed resolve --ids "$never" --dry-run
+contains "dry run: nothing changed"
+expect 2 relayctl failed resolve --ids "$never"
+contains "--by and --why are required"
+expect 0 relayctl failed resolve --ids "$never" --by drill --why "DRILL-1b test event, never to be sent"
+contains "resolved 1 row(s)"
+expect 0 relayctl failed list
+expect 0 relayctl replay --ids "$never" --dry-run
+contains "dry run: 0 row(s)"
 
 step "incident: dead letters (poison published with gcloud), triage with relayctl and gcloud"
 # A body that is not an envelope, with valid attributes: payload_invalid.

@@ -41,7 +41,7 @@ func main() {
 	slog.SetDefault(logger)
 	if err := run(*confPath, logger); err != nil {
 		logger.Error("catalog stopped", "error", err.Error())
-		os.Exit(1)
+		os.Exit(iconf.ExitStatus(err))
 	}
 }
 
@@ -56,7 +56,7 @@ func run(confPath string, logger *slog.Logger) error {
 	// the row.
 	shutdownTracing, err := telemetry.Setup(context.Background(), "catalog")
 	if err != nil {
-		return fmt.Errorf("tracing: %w", err)
+		return iconf.Invalid(fmt.Errorf("tracing: %w", err))
 	}
 	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 	klog.SetLogger(ops.KratosLogger(logger))

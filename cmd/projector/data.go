@@ -83,7 +83,7 @@ func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, es *ela
 		for _, s := range subs {
 			name := gpubsub.SubscriptionName(cfg.PubSub.ProjectID, s)
 			if _, err := ps.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: name}); err != nil {
-				return fmt.Errorf("subscription %s: %w", s, gpubsub.Classify(err))
+				return fmt.Errorf("subscription %s: %w", s, gpubsub.Target{Subscription: name}.Classify(err))
 			}
 		}
 		return nil

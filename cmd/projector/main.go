@@ -43,7 +43,7 @@ func main() {
 	slog.SetDefault(logger)
 	if err := run(*confPath, logger, level); err != nil {
 		logger.Error("projector stopped", "error", err.Error())
-		os.Exit(1)
+		os.Exit(iconf.ExitStatus(err))
 	}
 }
 
@@ -53,13 +53,13 @@ func run(confPath string, logger *slog.Logger, level *slog.LevelVar) error {
 		return err
 	}
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		return fmt.Errorf("log_level: %w", err)
+		return iconf.Invalid(fmt.Errorf("log_level: %w", err))
 	}
 	// Kratos' own lines (listener start/stop) join the JSON stream.
 	klog.SetLogger(ops.KratosLogger(logger))
 	shutdownTracing, err := telemetry.Setup(context.Background(), "projector")
 	if err != nil {
-		return fmt.Errorf("tracing: %w", err)
+		return iconf.Invalid(fmt.Errorf("tracing: %w", err))
 	}
 	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 

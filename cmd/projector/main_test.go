@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
+	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
@@ -230,8 +231,8 @@ func TestInvalidConfigFailsNamingTheKey(t *testing.T) {
 		cmd := exec.Command(binary(t), "-conf", "../../configs/projector.yaml")
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
-		if err == nil || cmd.ProcessState.ExitCode() != 1 {
-			t.Errorf("%v: exit %v, want 1", env, err)
+		if err == nil || cmd.ProcessState.ExitCode() != iconf.ExitInvalid {
+			t.Errorf("%v: exit %v, want %d (an invalid configuration, as every daemon)", env, err, iconf.ExitInvalid)
 		}
 		if !strings.Contains(string(out), want) {
 			t.Errorf("%v: output does not name %q:\n%s", env, want, out)

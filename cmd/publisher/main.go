@@ -17,6 +17,7 @@ import (
 	"github.com/go-kratos/kratos/v2"
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
 
+	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/publisher/server"
@@ -33,7 +34,7 @@ func main() {
 	cfg, err := config.Load(*confPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "publisher:", err)
-		os.Exit(2)
+		os.Exit(iconf.ExitStatus(err))
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: cfg.Log.SlogLevel()}))
 	slog.SetDefault(logger)
@@ -41,7 +42,7 @@ func main() {
 	shutdownTracing, err := telemetry.Setup(context.Background(), "publisher")
 	if err != nil {
 		logger.Error("publisher: tracing", "error", err)
-		os.Exit(2)
+		os.Exit(iconf.ExitInvalid)
 	}
 	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 

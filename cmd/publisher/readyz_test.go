@@ -12,6 +12,7 @@ import (
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
+	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -146,8 +147,8 @@ func TestInvalidConfigFailsAtStartNamingTheKey(t *testing.T) {
 		"OUTBOX_LEASE_SECONDS=abc")
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 2 {
-		t.Fatalf("exit = %v, want code 2; output %s", err, out)
+	if !ok || ee.ExitCode() != iconf.ExitInvalid {
+		t.Fatalf("exit = %v, want code %d; output %s", err, iconf.ExitInvalid, out)
 	}
 	if !strings.Contains(string(out), "outbox.lease") || !strings.Contains(string(out), "OUTBOX_LEASE_SECONDS") {
 		t.Fatalf("output does not name the key: %s", out)

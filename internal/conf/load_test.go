@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -76,5 +77,51 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+type zeroSample struct {
+	Batch struct {
+		Size      int      `yaml:"size" env:"BATCH_SIZE"`
+		Linger    Duration `yaml:"linger" env:"BATCH_LINGER"`
+		Retention Duration `yaml:"retention" env:"RETENTION" zero:"allowed"`
+		Offset    int      `yaml:"offset" env:"OFFSET"`
+	} `yaml:"batch"`
+}
+
+// An explicit 0 for a number whose default is not 0 is refused naming key
+// and variable (from the file and from the environment), unless the field
+// allows it; a number whose default is 0 takes 0. Every error is
+// ErrInvalid, which daemons exit with ExitInvalid.
+func TestExplicitZeroOfADefaultIsRefused(t *testing.T) {
+	defaults := func() *zeroSample {
+		s := &zeroSample{}
+		s.Batch.Size, s.Batch.Linger, s.Batch.Retention = 100, Duration(20*time.Millisecond), Duration(time.Hour)
+		return s
+	}
+	cases := []struct {
+		file string
+		env  map[string]string
+		want string
+	}{
+		{"", map[string]string{"BATCH_SIZE": "0"}, "batch.size (BATCH_SIZE) is 0, which would not mean 0 but the default 100"},
+		{"batch:\n  linger: 0s\n", nil, "batch.linger (BATCH_LINGER) is 0, which would not mean 0 but the default 20ms"},
+		{"", map[string]string{"RETENTION": "0", "OFFSET": "0"}, ""},
+	}
+	for _, c := range cases {
+		path := ""
+		if c.file != "" {
+			path = write(t, c.file)
+		}
+		err := LoadWithEnv(path, defaults(), env(c.env))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q %v: %v", c.file, c.env, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrInvalid) || ExitStatus(err) != ExitInvalid):
+			t.Errorf("%q %v: %v, want an invalid-configuration error containing %q", c.file, c.env, err, c.want)
+		}
+	}
+	if ExitStatus(errors.New("database unreachable")) != 1 {
+		t.Error("a runtime error must not exit as an invalid configuration")
 	}
 }

@@ -35,11 +35,33 @@ const (
 
 // Deterministic reasons.
 const (
-	PayloadInvalid    Reason = "payload_invalid"
-	MessageTooLarge   Reason = "message_too_large"
-	MappingError      Reason = "mapping_error"
-	TopicNotFound     Reason = "topic_not_found"
-	PermissionDenied  Reason = "permission_denied"
+	PayloadInvalid  Reason = "payload_invalid"
+	MessageTooLarge Reason = "message_too_large"
+	MappingError    Reason = "mapping_error"
+	// TopicNotFound: Pub/Sub NOT_FOUND for a topic ("Resource not found
+	// (resource=<topic>)." from Cloud Pub/Sub to a Publish; "Topic not
+	// found" and "Subscription topic does not exist" from the emulator).
+	// Create the topic (relayctl pubsub ensure), then replay.
+	TopicNotFound    Reason = "topic_not_found"
+	PermissionDenied Reason = "permission_denied"
+	// SubscriptionNotFound: Pub/Sub NOT_FOUND for a subscription ("Resource
+	// not found (resource=<subscription>)." from Cloud Pub/Sub to a
+	// StreamingPull, Pull, Acknowledge or GetSubscription; "Subscription
+	// does not exist" from the emulator). Retrying the same call cannot
+	// help until an operator creates it (relayctl pubsub ensure); the
+	// projector keeps retrying Receive with backoff meanwhile.
+	SubscriptionNotFound Reason = "subscription_not_found"
+	// SnapshotNotFound: Pub/Sub NOT_FOUND for a snapshot ("Resource not
+	// found (resource=<snapshot>)." from Cloud Pub/Sub to a Seek or
+	// DeleteSnapshot; "Snapshot does not exist" from the emulator): a
+	// wrong name, or it expired (snapshots live at most 7 days).
+	SnapshotNotFound Reason = "snapshot_not_found"
+	// AlreadyExists: Pub/Sub ALREADY_EXISTS ("Resource already exists in
+	// the project (resource=<id>)." from Cloud Pub/Sub; "Topic already
+	// exists", "Subscription already exists", "Snapshot already exists"
+	// from the emulator) to a create: choose another name or delete the
+	// existing resource; the same call always fails again.
+	AlreadyExists     Reason = "already_exists"
 	AttributesMissing Reason = "attributes_missing"
 	SchemaUnsupported Reason = "schema_unsupported"
 	EventTypeUnknown  Reason = "event_type_unknown"
@@ -60,6 +82,7 @@ var transient = map[Reason]bool{
 var All = []Reason{
 	Unavailable, Timeout, RateLimited, ServerError, SchemaMissing, Unknown, PreconditionFailed, RequestInvalid,
 	PayloadInvalid, MessageTooLarge, MappingError, TopicNotFound, PermissionDenied,
+	SubscriptionNotFound, SnapshotNotFound, AlreadyExists,
 	AttributesMissing, SchemaUnsupported, EventTypeUnknown, MaxAttempts,
 }
 

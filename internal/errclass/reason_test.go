@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -40,6 +42,25 @@ func TestOf(t *testing.T) {
 	for _, r := range All {
 		if !r.Valid() {
 			t.Fatalf("%q not valid", r)
+		}
+	}
+}
+
+// The runbook's reason table names every reason, so an operator who meets
+// one in a metric label or an error_reason finds what it means.
+func TestRunbookListsEveryReason(t *testing.T) {
+	b, err := os.ReadFile("../../docs/runbook.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "### Error reasons")
+	if !ok {
+		t.Fatal(`docs/runbook.md has no "### Error reasons" section`)
+	}
+	table, _, _ = strings.Cut(table, "\n### ")
+	for _, r := range All {
+		if !strings.Contains(table, "`"+string(r)+"`") {
+			t.Errorf("docs/runbook.md, Error reasons: %s is missing", r)
 		}
 	}
 }

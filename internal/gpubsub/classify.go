@@ -26,11 +26,17 @@ import (
 //	  the request's (message_count, request_size, payload size), else
 //	  payload_invalid (the message itself); message_too_large when the
 //	  client refused an oversize message
-//	NotFound                            -> topic_not_found
+//	NotFound                            -> topic_not_found (Classify, a
+//	  Publish) or the kind the service names or the call addressed:
+//	  subscription_not_found, snapshot_not_found (see Target)
+//	AlreadyExists                       -> already_exists
 //	PermissionDenied, Unauthenticated   -> permission_denied
 //
-// nil and already-classified errors pass through.
-func Classify(err error) error {
+// nil and already-classified errors pass through. Calls addressed to a
+// subscription or a snapshot classify with Target.Classify.
+func Classify(err error) error { return classify(err, Target{}) }
+
+func classify(err error, t Target) error {
 	if err == nil {
 		return nil
 	}
@@ -51,7 +57,7 @@ func Classify(err error) error {
 	if !ok {
 		return errclass.New(errclass.Unknown, err)
 	}
-	return errclass.New(reasonForStatus(st), err)
+	return errclass.New(t.reason(st), err)
 }
 
 // requestLimitPhrases are in the service's answers to requests that break
@@ -92,8 +98,8 @@ func reasonForCode(c codes.Code) errclass.Reason {
 		return errclass.PayloadInvalid
 	case codes.FailedPrecondition:
 		return errclass.PreconditionFailed
-	case codes.NotFound:
-		return errclass.TopicNotFound
+	case codes.AlreadyExists:
+		return errclass.AlreadyExists
 	case codes.PermissionDenied, codes.Unauthenticated:
 		return errclass.PermissionDenied
 	default:

@@ -25,6 +25,7 @@ func TestClassify(t *testing.T) {
 		{status.Error(codes.Internal, "x"), errclass.ServerError},
 		{status.Error(codes.InvalidArgument, "x"), errclass.PayloadInvalid},
 		{status.Error(codes.NotFound, "x"), errclass.TopicNotFound},
+		{status.Error(codes.AlreadyExists, "x"), errclass.AlreadyExists},
 		{status.Error(codes.PermissionDenied, "x"), errclass.PermissionDenied},
 		{fmt.Errorf("publishing: %w", pubsub.ErrOversizedMessage), errclass.MessageTooLarge},
 		{context.DeadlineExceeded, errclass.Timeout},
@@ -77,5 +78,53 @@ func TestClassifyServiceRefusals(t *testing.T) {
 	}
 	if !errclass.RequestInvalid.Transient() || !errclass.RequestInvalid.Defect() {
 		t.Error("request_invalid must be retried (not the event's fault) and reported as a defect")
+	}
+}
+
+// A NOT_FOUND names the missing kind, from the texts each server really
+// answers (Cloud Pub/Sub's from its documented errors, the emulator's
+// recorded from gcloud's emulator, pstest's from its source) and, where
+// Cloud Pub/Sub names only an id, from the resources the call addressed.
+func TestClassifyNotFoundKinds(t *testing.T) {
+	const p = "projects/p/"
+	sub := Target{Subscription: p + "subscriptions/orders-pg"}
+	seek := Target{Subscription: p + "subscriptions/orders-pg", Snapshot: p + "snapshots/before-deploy"}
+	newSub := Target{Subscription: "orders-pg", Topic: "orders"}
+	cases := []struct {
+		name   string
+		target Target
+		msg    string
+		want   errclass.Reason
+	}{
+		{"cloud publish", Target{}, "Resource not found (resource=orders).", errclass.TopicNotFound},
+		{"cloud pull", sub, "Resource not found (resource=orders-pg).", errclass.SubscriptionNotFound},
+		{"cloud streaming pull, full name", sub, "Resource not found (resource=projects/p/subscriptions/orders-pg).", errclass.SubscriptionNotFound},
+		{"cloud seek, missing snapshot", seek, "Resource not found (resource=before-deploy).", errclass.SnapshotNotFound},
+		{"cloud seek, missing subscription", seek, "Resource not found (resource=orders-pg).", errclass.SubscriptionNotFound},
+		{"cloud create subscription, missing topic", newSub, "Resource not found (resource=orders).", errclass.TopicNotFound},
+		{"emulator publish", Target{}, "Topic not found", errclass.TopicNotFound},
+		{"emulator pull", Target{}, "Subscription does not exist", errclass.SubscriptionNotFound},
+		{"emulator receive", sub, "Subscription does not exist (resource=nope)", errclass.SubscriptionNotFound},
+		{"emulator create subscription, missing topic", newSub, "Subscription topic does not exist", errclass.TopicNotFound},
+		{"emulator seek, missing snapshot", seek, "Snapshot does not exist", errclass.SnapshotNotFound},
+		{"emulator seek, missing subscription", seek, "Subscription does not exist", errclass.SubscriptionNotFound},
+		{"pstest topic", sub, `topic "projects/p/topics/orders"`, errclass.TopicNotFound},
+		{"pstest subscription", Target{}, "subscription projects/p/subscriptions/orders-pg", errclass.SubscriptionNotFound},
+		{"pstest dead-letter topic", sub, `deadLetter topic "projects/p/topics/orders.dlq"`, errclass.TopicNotFound},
+	}
+	for _, c := range cases {
+		got := errclass.Of(c.target.Classify(status.Error(codes.NotFound, c.msg)))
+		if got != c.want {
+			t.Errorf("%s: %q -> %s, want %s", c.name, c.msg, got, c.want)
+		}
+		if got.Transient() {
+			t.Errorf("%s: %s is transient; retrying the same call cannot find the resource", c.name, got)
+		}
+	}
+	for _, msg := range []string{"Resource already exists in the project (resource=before-deploy).", "Snapshot already exists"} {
+		got := errclass.Of(seek.Classify(status.Error(codes.AlreadyExists, msg)))
+		if got != errclass.AlreadyExists || got.Transient() {
+			t.Errorf("%q -> %s, want deterministic already_exists", msg, got)
+		}
 	}
 }

@@ -51,7 +51,8 @@ func Ensure(ctx context.Context, client *pubsub.Client, project string, r Resour
 	for _, s := range r.Subscriptions {
 		ch, err := ensureSubscription(ctx, client, project, s, dryRun)
 		if err != nil {
-			return out, fmt.Errorf("subscription %s: %w", s.Name, Classify(err))
+			t := Target{Subscription: SubscriptionName(project, s.Name), Topic: TopicName(project, s.Topic)}
+			return out, fmt.Errorf("subscription %s: %w", s.Name, t.Classify(err))
 		}
 		out = append(out, ch)
 	}

@@ -32,7 +32,7 @@ type ReceiveConfig struct {
 	// the messages a stopped or crashed projector held, or that were in
 	// flight to it when its stream closed, stay invisible before
 	// redelivery; on an ordered subscription their keys wait that long too.
-	// The library's own choice (0 here would keep it) is the 99th percentile
+	// The library's own choice (never used here) is the 99th percentile
 	// of receipt-to-ack time, up to 10 minutes: under a backlog of ordered
 	// messages that grows to minutes, and one graceful restart stalled
 	// every key for 41s in a 2,000-message experiment (2 minutes and more in
@@ -51,6 +51,15 @@ type ReceiveConfig struct {
 	// ExactlyOnce acks with AckWithResult and waits for the answer; set it
 	// when the subscription has exactly-once delivery enabled.
 	ExactlyOnce bool `yaml:"exactly_once" env:"PROJECTOR_EXACTLY_ONCE"`
+}
+
+// DefaultReceiveConfig is what a zero ReceiveConfig validates to: the
+// defaults a daemon configuration starts from, so that an explicit 0 there
+// is refused rather than silently defaulted (see conf.Load).
+func DefaultReceiveConfig() ReceiveConfig {
+	var c ReceiveConfig
+	_ = c.Validate("receive") // the defaults are valid
+	return c
 }
 
 // Validate fills defaults; errors name the key under prefix.
@@ -115,6 +124,14 @@ type BatchConfig struct {
 	// (defaults 100ms and 5s).
 	RetryBackoffMin conf.Duration `yaml:"retry_backoff_min" env:"PROJECTOR_RETRY_BACKOFF_MIN"`
 	RetryBackoffMax conf.Duration `yaml:"retry_backoff_max" env:"PROJECTOR_RETRY_BACKOFF_MAX"`
+}
+
+// DefaultBatchConfig is what a zero BatchConfig validates to (see
+// DefaultReceiveConfig).
+func DefaultBatchConfig() BatchConfig {
+	var c BatchConfig
+	_ = c.Validate("batch") // the defaults are valid
+	return c
 }
 
 // Validate fills defaults; errors name the key under prefix.

@@ -177,7 +177,7 @@ func (r *Receiver) receive(ctx context.Context) error {
 	if err == nil || errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		err = errors.New("receive returned without an error while not stopped")
 	}
-	return gpubsub.Classify(err)
+	return gpubsub.Target{Subscription: r.sub.String()}.Classify(err)
 }
 
 // failed records a Receive failure that is retried after backoff.
@@ -253,7 +253,7 @@ func (r *Receiver) tick(ctx context.Context) {
 func (r *Receiver) message(m *pubsub.Message) *Message {
 	out := &Message{
 		ID: m.ID, Data: m.Data, Attributes: m.Attributes, OrderingKey: m.OrderingKey,
-		Subscription: r.subscription, PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, exactlyOnce: r.cfg.ExactlyOnce},
+		Subscription: r.subscription, PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, sub: r.sub.String(), exactlyOnce: r.cfg.ExactlyOnce},
 	}
 	if m.DeliveryAttempt != nil {
 		out.DeliveryAttempt = *m.DeliveryAttempt
@@ -263,6 +263,7 @@ func (r *Receiver) message(m *pubsub.Message) *Message {
 
 type pubsubAcker struct {
 	m           *pubsub.Message
+	sub         string
 	exactlyOnce bool
 }
 
@@ -272,7 +273,7 @@ func (a pubsubAcker) Ack(ctx context.Context) error {
 		return nil
 	}
 	if _, err := a.m.AckWithResult().Get(ctx); err != nil {
-		return gpubsub.Classify(err)
+		return gpubsub.Target{Subscription: a.sub}.Classify(err)
 	}
 	return nil
 }

@@ -207,3 +207,14 @@ func pullOne(t *testing.T, ps *gpubsubtest.Server, sub string) *pb.PubsubMessage
 	}
 	return resp.GetReceivedMessages()[0].GetMessage()
 }
+
+// A dead-letter subscription that does not exist is named as such, not as a
+// missing topic (the label it had before subscription_not_found existed).
+func TestDLQListMissingSubscription(t *testing.T) {
+	t.Parallel()
+	ps := gpubsubtest.New(t)
+	r := relayctl(t, psEnv(ps, nil), "dlq", "list", "--subscription", "catalog.video.events.dlq-missing")
+	if r.code != ExitRuntime || !strings.Contains(r.stderr, "subscription_not_found") || strings.Contains(r.stderr, "topic_not_found") {
+		t.Fatalf("want exit %d naming subscription_not_found, got %d: %s", ExitRuntime, r.code, r.stderr)
+	}
+}

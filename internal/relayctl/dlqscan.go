@@ -142,7 +142,7 @@ func pullAll(ctx context.Context, client *pubsub.Client, project, subID string, 
 		}
 		if err != nil {
 			s.release(context.WithoutCancel(ctx))
-			return nil, fmt.Errorf("pulling from %s: %w", subID, gpubsub.Classify(err))
+			return nil, fmt.Errorf("pulling from %s: %w", subID, gpubsub.Target{Subscription: s.sub}.Classify(err))
 		}
 		if len(resp.GetReceivedMessages()) == 0 {
 			empty++
@@ -221,7 +221,7 @@ func (s *dlqScan) ack(ctx context.Context, msgs []dlqMessage) error {
 		n := min(len(ids), 1000)
 		err := s.client.SubscriptionAdminClient.Acknowledge(ctx, &pb.AcknowledgeRequest{Subscription: s.sub, AckIds: ids[:n]})
 		if err != nil {
-			return fmt.Errorf("acknowledging: %w", gpubsub.Classify(err))
+			return fmt.Errorf("acknowledging: %w", gpubsub.Target{Subscription: s.sub}.Classify(err))
 		}
 		for _, id := range ids[:n] {
 			s.done[id] = true
@@ -245,7 +245,7 @@ func (s *dlqScan) release(ctx context.Context) error {
 			Subscription: s.sub, AckIds: ids[:n], AckDeadlineSeconds: 0,
 		})
 		if err != nil {
-			return fmt.Errorf("releasing pulled messages (they return after the ack deadline): %w", gpubsub.Classify(err))
+			return fmt.Errorf("releasing pulled messages (they return after the ack deadline): %w", gpubsub.Target{Subscription: s.sub}.Classify(err))
 		}
 		ids = ids[n:]
 	}

@@ -16,17 +16,19 @@ import (
 )
 
 const failedUsage = `
-failed list [filters] [--history] [--json]
+failed list [filters] [--history] [--json] | resolve --ids ... (--dry-run | --by WHO --why WHY)
 
 Lists failed outbox rows (terminal: the publisher never retries them; see
 "relayctl replay"), oldest first, with attempts, error reason, last error
 and (with --history or --json) the error history.
 
-Exit 1 when failed rows match, 0 when none do.`
+Exit 1 when failed rows match, 0 when none do. "failed resolve" closes
+failed rows that must never be sent (see relayctl failed resolve --help).`
 
 func runFailed(ctx context.Context, c *cli, args []string) error {
-	return group(ctx, c, "failed list", failedUsage, map[string]func(context.Context, *cli, []string) error{
-		"list": failedList,
+	return group(ctx, c, "failed list|resolve", failedUsage, map[string]func(context.Context, *cli, []string) error{
+		"list":    failedList,
+		"resolve": failedResolve,
 	}, args)
 }
 
@@ -83,6 +85,7 @@ type outboxRow struct {
 	CreatedAt        time.Time       `json:"created_at"`
 	FailedAt         *time.Time      `json:"failed_at,omitempty"`
 	PublishedAt      *time.Time      `json:"published_at,omitempty"`
+	ResolvedAt       *time.Time      `json:"resolved_at,omitempty"`
 }
 
 // selectRows pages through SelectOutboxRows until limit rows (0: all).
@@ -113,6 +116,9 @@ func selectRows(ctx context.Context, q *outboxdb.Queries, f *rowFilter, statuses
 			}
 			if r.PublishedAt.Valid {
 				row.PublishedAt = &r.PublishedAt.Time
+			}
+			if r.ResolvedAt.Valid {
+				row.ResolvedAt = &r.ResolvedAt.Time
 			}
 			out = append(out, row)
 			after = r.ID

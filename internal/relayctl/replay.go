@@ -16,12 +16,13 @@ import (
 )
 
 const replayUsage = `
-replay [filters] [--include-published] (--dry-run | --by WHO --why WHY) [--rate N]
+replay [filters] [--include-published] [--include-resolved] (--dry-run | --by WHO --why WHY) [--rate N]
 
 Moves outbox rows back to pending so the publisher sends them again:
 failed rows by default; --include-published also re-drives published rows
-(to rebuild a projection from the outbox). At least one filter, or --all, is
-required.
+(to rebuild a projection from the outbox); --include-resolved also sends
+rows closed with "failed resolve" (never selected otherwise: they were
+meant never to be sent). At least one filter, or --all, is required.
 
 --dry-run prints exactly the rows that match and changes nothing. A real run
 requires --by and --why, prints what it will do, then per row: status
@@ -40,6 +41,7 @@ func runReplay(ctx context.Context, c *cli, args []string) error {
 	audit := addAuditFlags(fs)
 	all := fs.Bool("all", false, "select every row in the statuses (no filter)")
 	published := fs.Bool("include-published", false, "also replay published rows (re-drive projections)")
+	resolved := fs.Bool("include-resolved", false, "also replay resolved rows (closed by failed resolve as never to be sent)")
 	dryRun := fs.Bool("dry-run", false, "print the rows that would move; change nothing")
 	rate := fs.Float64("rate", 0, "at most N rows per second (0: no limit)")
 	batch := fs.Int("batch", 500, "rows per transaction")
@@ -68,6 +70,9 @@ func runReplay(ctx context.Context, c *cli, args []string) error {
 	statuses := []string{"failed"}
 	if *published {
 		statuses = append(statuses, "published")
+	}
+	if *resolved {
+		statuses = append(statuses, "resolved")
 	}
 	pool, err := db.open(ctx)
 	if err != nil {
@@ -117,19 +122,25 @@ func runReplay(ctx context.Context, c *cli, args []string) error {
 }
 
 func warnUnmatched(c *cli, f *rowFilter, rows []outboxRow) {
-	if len(f.IDs) == 0 {
-		return
+	for _, id := range unmatchedIDs(f, rows) {
+		fmt.Fprintf(c.stderr, "replay: %s did not match (unknown, not in the selected statuses — resolved rows need --include-resolved — or filtered out)\n", id)
 	}
+}
+
+// unmatchedIDs are the --ids that name none of rows.
+func unmatchedIDs(f *rowFilter, rows []outboxRow) []string {
 	seen := map[string]bool{}
 	for _, r := range rows {
 		seen[fmt.Sprint(r.ID)] = true
 		seen[r.EventID.String()] = true
 	}
+	var out []string
 	for _, id := range f.IDs {
 		if !seen[strings.ToLower(id)] {
-			fmt.Fprintf(c.stderr, "replay: %s did not match (unknown, not in the selected statuses, or filtered out)\n", id)
+			out = append(out, id)
 		}
 	}
+	return out
 }
 
 // replayer moves matching rows in bounded transactions, each with its share

@@ -71,7 +71,7 @@ func init() {
 	commands = map[string]command{
 		"migrate":  {"apply or inspect the embedded schema migrations (guarded)", runMigrate},
 		"status":   {"outbox, inbox and subscription health (exit 1 when something needs attention)", runStatus},
-		"failed":   {"list failed outbox rows with their errors", runFailed},
+		"failed":   {"list failed outbox rows with their errors; resolve those never to be sent", runFailed},
 		"replay":   {"move failed (or published) outbox rows back to pending, audited", runReplay},
 		"dlq":      {"list, show, republish or purge dead-lettered messages", runDLQ},
 		"seek":     {"seek a subscription to a time or snapshot (redelivers), audited", runSeek},

@@ -85,12 +85,14 @@ func runSeek(ctx context.Context, c *cli, args []string) error {
 	name := gpubsub.SubscriptionName(cfg.ProjectID, *sub)
 	s, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: name})
 	if err != nil {
-		return fmt.Errorf("reading subscription %s: %w", *sub, gpubsub.Classify(err))
+		return fmt.Errorf("reading subscription %s: %w", *sub, gpubsub.Target{Subscription: name}.Classify(err))
 	}
 	req := &pb.SeekRequest{Subscription: name}
+	addressed := gpubsub.Target{Subscription: name}
 	what := ""
 	if *snap != "" {
-		req.Target = &pb.SeekRequest_Snapshot{Snapshot: gpubsub.SnapshotName(cfg.ProjectID, *snap)}
+		addressed.Snapshot = gpubsub.SnapshotName(cfg.ProjectID, *snap)
+		req.Target = &pb.SeekRequest_Snapshot{Snapshot: addressed.Snapshot}
 		what = "snapshot " + *snap
 	} else {
 		req.Target = &pb.SeekRequest_Time{Time: timestamppb.New(target)}
@@ -112,7 +114,7 @@ func runSeek(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if _, err := client.SubscriptionAdminClient.Seek(ctx, req); err != nil {
-		return rec.finish(ctx, unimplemented("seek", err))
+		return rec.finish(ctx, unimplemented("seek", addressed, err))
 	}
 	if err := rec.finish(ctx, nil); err != nil {
 		return err
@@ -132,11 +134,11 @@ func warnRetention(c *cli, s *pb.Subscription, t time.Time) {
 	}
 }
 
-func unimplemented(op string, err error) error {
+func unimplemented(op string, target gpubsub.Target, err error) error {
 	if status.Code(err) == codes.Unimplemented {
 		return fmt.Errorf("%s: the server answered UNIMPLEMENTED (the Pub/Sub emulator does not seek to a time, use a snapshot; pstest has no snapshots; or re-drive from the outbox with relayctl replay --include-published): %w", op, err)
 	}
-	return fmt.Errorf("%s: %w", op, gpubsub.Classify(err))
+	return fmt.Errorf("%s: %w", op, target.Classify(err))
 }
 
 func runSnapshot(ctx context.Context, c *cli, args []string) error {
@@ -193,9 +195,10 @@ func snapshot(ctx context.Context, c *cli, sub string, args []string) error {
 	if sub == "create" {
 		err = createSnapshot(ctx, c, client, cfg, *subID, *name)
 	} else {
-		err = client.SubscriptionAdminClient.DeleteSnapshot(ctx, &pb.DeleteSnapshotRequest{Snapshot: gpubsub.SnapshotName(cfg.ProjectID, *name)})
+		snapName := gpubsub.SnapshotName(cfg.ProjectID, *name)
+		err = client.SubscriptionAdminClient.DeleteSnapshot(ctx, &pb.DeleteSnapshotRequest{Snapshot: snapName})
 		if err != nil {
-			err = unimplemented("snapshot delete", err)
+			err = unimplemented("snapshot delete", gpubsub.Target{Snapshot: snapName}, err)
 		} else {
 			fmt.Fprintf(c.stdout, "deleted snapshot %s\n", *name)
 		}
@@ -204,18 +207,19 @@ func snapshot(ctx context.Context, c *cli, sub string, args []string) error {
 }
 
 func createSnapshot(ctx context.Context, c *cli, client *pubsub.Client, cfg gpubsub.Config, subID, name string) error {
-	s, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: gpubsub.SubscriptionName(cfg.ProjectID, subID)})
+	target := gpubsub.Target{Subscription: gpubsub.SubscriptionName(cfg.ProjectID, subID), Snapshot: gpubsub.SnapshotName(cfg.ProjectID, name)}
+	s, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: target.Subscription})
 	if err != nil {
-		return fmt.Errorf("reading subscription %s: %w", subID, gpubsub.Classify(err))
+		return fmt.Errorf("reading subscription %s: %w", subID, gpubsub.Target{Subscription: target.Subscription}.Classify(err))
 	}
 	if !s.GetRetainAckedMessages() {
 		fmt.Fprintf(c.stderr, "WARNING: %s does not retain acked messages: the snapshot holds only the messages unacked now.\n", subID)
 	}
 	snap, err := client.SubscriptionAdminClient.CreateSnapshot(ctx, &pb.CreateSnapshotRequest{
-		Name: gpubsub.SnapshotName(cfg.ProjectID, name), Subscription: s.GetName(),
+		Name: target.Snapshot, Subscription: s.GetName(),
 	})
 	if err != nil {
-		return unimplemented("snapshot create", err)
+		return unimplemented("snapshot create", target, err)
 	}
 	fmt.Fprintf(c.stdout, "created snapshot %s of %s (expires %s)\n", name, subID, expiry(snap))
 	return nil
@@ -235,7 +239,7 @@ func listSnapshots(ctx context.Context, c *cli, client *pubsub.Client, cfg gpubs
 			break
 		}
 		if err != nil {
-			return unimplemented("snapshot list", err)
+			return unimplemented("snapshot list", gpubsub.Target{}, err)
 		}
 		rows = append(rows, row{Name: s.GetName(), Topic: s.GetTopic(), ExpireTime: expiry(s)})
 	}

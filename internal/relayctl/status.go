@@ -132,7 +132,7 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc time.Duration, rep *statusReport) error {
 	q := outboxdb.New(pool)
 	o := &rep.Outbox
-	o.ByStatus = map[string]int64{"pending": 0, "publishing": 0, "published": 0, "failed": 0}
+	o.ByStatus = map[string]int64{"pending": 0, "publishing": 0, "published": 0, "failed": 0, "resolved": 0}
 	counts, err := q.OutboxStatusCounts(ctx)
 	if err != nil {
 		return fmt.Errorf("counting outbox rows: %w", postgres.Classify(err))
@@ -197,7 +197,7 @@ func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("reading subscription %s: %w", spec.Name, gpubsub.Classify(err))
+			return fmt.Errorf("reading subscription %s: %w", spec.Name, gpubsub.Target{Subscription: spec.Name}.Classify(err))
 		}
 		st.Exists, st.Ordered = true, s.GetEnableMessageOrdering()
 		if dl := s.GetDeadLetterPolicy(); dl != nil {
@@ -235,7 +235,7 @@ func printStatus(w io.Writer, rep *statusReport, withPubSub bool) {
 	o := rep.Outbox
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTBOX")
-	fmt.Fprintf(tw, "  pending\t%d\n  publishing\t%d\n  published\t%d\n  failed\t%d\n", o.ByStatus["pending"], o.ByStatus["publishing"], o.ByStatus["published"], o.ByStatus["failed"])
+	fmt.Fprintf(tw, "  pending\t%d\n  publishing\t%d\n  published\t%d\n  failed\t%d\n  resolved\t%d\n", o.ByStatus["pending"], o.ByStatus["publishing"], o.ByStatus["published"], o.ByStatus["failed"], o.ByStatus["resolved"])
 	fmt.Fprintf(tw, "  lag (pending+publishing)\t%d\n  ready now\t%d\n  retry scheduled\t%d\n  in flight\t%d\n  stuck claims\t%d\n  oldest unpublished age\t%s\n",
 		o.Lag, o.Ready, o.RetryScheduled, o.Inflight, o.Stuck, (time.Duration(o.OldestAgeSeconds * float64(time.Second))).Round(time.Millisecond))
 	reasons := make([]string, 0, len(o.FailedByReason))

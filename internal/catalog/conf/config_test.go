@@ -66,6 +66,8 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		"outbox.topic":       {"OUTBOX_TOPIC": ""},
 		"outbox.notify":      {"OUTBOX_NOTIFY": "sometimes"},
 		"outbox.max_payload_bytes (OUTBOX_MAX_PAYLOAD_BYTES)": {"OUTBOX_MAX_PAYLOAD_BYTES": "-5"},
+		// An explicit 0 was silently the 5s default (postgres.Config).
+		"database.connect_timeout (DATABASE_CONNECT_TIMEOUT) is 0": {"DATABASE_CONNECT_TIMEOUT": "0"},
 	}
 	for key, env := range cases {
 		merged := map[string]string{}

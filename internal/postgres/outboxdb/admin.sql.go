@@ -259,6 +259,24 @@ func (q *Queries) OutboxStatusCounts(ctx context.Context) ([]OutboxStatusCountsR
 	return items, nil
 }
 
+const pendingBehind = `-- name: PendingBehind :one
+SELECT count(*)::bigint AS n
+FROM outbox_events p
+WHERE p.status = 'pending'
+  AND EXISTS (SELECT 1 FROM outbox_events f
+              WHERE f.id = ANY($1::bigint[])
+                AND f.topic = p.topic AND f.ordering_key = p.ordering_key AND f.id < p.id)
+`
+
+// PendingBehind counts the pending rows held back behind the given rows
+// (same topic and ordering key, later id): what resolving them releases.
+func (q *Queries) PendingBehind(ctx context.Context, ids []int64) (int64, error) {
+	row := q.db.QueryRow(ctx, pendingBehind, ids)
+	var n int64
+	err := row.Scan(&n)
+	return n, err
+}
+
 const replayOutboxRows = `-- name: ReplayOutboxRows :many
 UPDATE outbox_events
 SET status          = 'pending',
@@ -269,6 +287,8 @@ SET status          = 'pending',
     lease_until     = NULL,
     claimed_at      = NULL,
     failed_at       = NULL,
+    resolved_at     = NULL,
+    resolve_audit_id = NULL,
     replay_count    = replay_count + 1
 WHERE id = ANY($1::bigint[]) AND status = ANY($2::text[])
 RETURNING id, event_id
@@ -307,10 +327,53 @@ func (q *Queries) ReplayOutboxRows(ctx context.Context, arg ReplayOutboxRowsPara
 	return items, nil
 }
 
+const resolveFailedOutboxRows = `-- name: ResolveFailedOutboxRows :many
+UPDATE outbox_events
+SET status           = 'resolved',
+    resolved_at      = now(),
+    resolve_audit_id = $1
+WHERE id = ANY($2::bigint[]) AND status = 'failed'
+RETURNING id, event_id
+`
+
+type ResolveFailedOutboxRowsParams struct {
+	AuditID pgtype.Int8
+	Ids     []int64
+}
+
+type ResolveFailedOutboxRowsRow struct {
+	ID      int64
+	EventID uuid.UUID
+}
+
+// ResolveFailedOutboxRows closes failed rows that must never be sent
+// (`relayctl failed resolve`): status resolved, resolved_at, and the
+// admin_audit row that says who and why. Only rows still failed move; the
+// caller compares what came back with what it meant to resolve.
+func (q *Queries) ResolveFailedOutboxRows(ctx context.Context, arg ResolveFailedOutboxRowsParams) ([]ResolveFailedOutboxRowsRow, error) {
+	rows, err := q.db.Query(ctx, resolveFailedOutboxRows, arg.AuditID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ResolveFailedOutboxRowsRow
+	for rows.Next() {
+		var i ResolveFailedOutboxRowsRow
+		if err := rows.Scan(&i.ID, &i.EventID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const selectOutboxRows = `-- name: SelectOutboxRows :many
 SELECT id, event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
        topic, status, attempts, error_reason, last_error, error_history,
-       replay_count, origin, created_at, failed_at, published_at
+       replay_count, origin, created_at, failed_at, published_at, resolved_at
 FROM outbox_events
 WHERE status = ANY($1::text[])
   AND id > $2
@@ -321,9 +384,9 @@ WHERE status = ANY($1::text[])
   AND ($7::text IS NULL OR aggregate_type = $7::text)
   AND ($8::text IS NULL OR aggregate_id = $8::text)
   AND ($9::timestamptz IS NULL
-       OR CASE WHEN status = 'failed' THEN failed_at ELSE published_at END >= $9::timestamptz)
+       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END >= $9::timestamptz)
   AND ($10::timestamptz IS NULL
-       OR CASE WHEN status = 'failed' THEN failed_at ELSE published_at END < $10::timestamptz)
+       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END < $10::timestamptz)
 ORDER BY id
 LIMIT $11
 `
@@ -360,13 +423,14 @@ type SelectOutboxRowsRow struct {
 	CreatedAt        time.Time
 	FailedAt         pgtype.Timestamptz
 	PublishedAt      pgtype.Timestamptz
+	ResolvedAt       pgtype.Timestamptz
 }
 
-// SelectOutboxRows is the row filter of `relayctl failed list` and
-// `relayctl replay`: rows in one of the given statuses, after after_id,
+// SelectOutboxRows is the row filter of `relayctl failed list`, `failed
+// resolve` and `replay`: rows in one of the given statuses, after after_id,
 // matching every filter that is set (ids: outbox row ids or event ids; the
-// time window applies to failed_at of failed rows and published_at of
-// published ones).
+// time window applies to failed_at of failed and resolved rows and
+// published_at of published ones).
 func (q *Queries) SelectOutboxRows(ctx context.Context, arg SelectOutboxRowsParams) ([]SelectOutboxRowsRow, error) {
 	rows, err := q.db.Query(ctx, selectOutboxRows,
 		arg.Statuses,
@@ -406,6 +470,7 @@ func (q *Queries) SelectOutboxRows(ctx context.Context, arg SelectOutboxRowsPara
 			&i.CreatedAt,
 			&i.FailedAt,
 			&i.PublishedAt,
+			&i.ResolvedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -64,6 +64,8 @@ type OutboxEvent struct {
 	FailedAt         pgtype.Timestamptz
 	ReplayCount      int32
 	Origin           string
+	ResolvedAt       pgtype.Timestamptz
+	ResolveAuditID   pgtype.Int8
 }
 
 type OutboxReplay struct {

@@ -64,6 +64,8 @@ func Default() Config {
 		Database: catconf.Default().Database,
 		PubSub:   gpubsub.Config{ProjectID: "eventrelay-local"},
 		Elastic:  elastic.Config{RequestTimeout: conf.Duration(10 * time.Second)},
+		Receive:  projector.DefaultReceiveConfig(),
+		Batch:    projector.DefaultBatchConfig(),
 		Videos: Videos{Enabled: true, Subscription: "catalog.video.projection-pg",
 			DeadLetterTopic: "catalog.video.events.dlq-pg"},
 		Search: Search{Enabled: true, Subscription: "catalog.video.projection-es",

@@ -1,6 +1,9 @@
 package conf_test
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,13 +95,53 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 }
 
 // An unset ack deadline is bounded too (not left to the library, whose
-// adaptive deadline grows to minutes under an ordered backlog).
+// adaptive deadline grows to minutes under an ordered backlog); an explicit
+// 0 is refused rather than silently read as that default.
 func TestAckDeadlineDefaultsTo15s(t *testing.T) {
-	c, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_ACK_DEADLINE": "0s"})
+	c, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Receive.AckDeadline.D(); got != 15*time.Second {
 		t.Fatalf("receive.ack_deadline = %s, want the 15s default", got)
+	}
+	_, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_ACK_DEADLINE": "0s"})
+	if err == nil || !strings.Contains(err.Error(), "receive.ack_deadline (PROJECTOR_ACK_DEADLINE) is 0") {
+		t.Fatalf("PROJECTOR_ACK_DEADLINE=0s: %v, want a refusal naming the key", err)
+	}
+}
+
+// Explicit zeros that the projector used to replace with defaults
+// (PROJECTOR_BATCH_SIZE=0 became 100) are refused naming key and
+// variable, from the environment and from the file; omitted keys still
+// take the defaults.
+func TestExplicitZeroIsRefused(t *testing.T) {
+	for _, env := range []string{"PROJECTOR_BATCH_SIZE", "PROJECTOR_WORKERS", "PROJECTOR_BATCH_LINGER", "PROJECTOR_NUM_GOROUTINES",
+		"PROJECTOR_MAX_OUTSTANDING_MESSAGES", "PROJECTOR_RETRY_BACKOFF_MIN", "ELASTIC_REQUEST_TIMEOUT"} {
+		_, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", env: "0"})
+		if err == nil || !strings.Contains(err.Error(), "("+env+") is 0") || !errors.Is(err, iconf.ErrInvalid) {
+			t.Errorf("%s=0: %v, want a configuration error naming it", env, err)
+		}
+	}
+	for _, v := range []string{"-1", "-5"} {
+		if _, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_BATCH_SIZE": v}); err == nil || !strings.Contains(err.Error(), "batch.size (PROJECTOR_BATCH_SIZE)") {
+			t.Errorf("PROJECTOR_BATCH_SIZE=%s: %v", v, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "projector.yaml")
+	if err := os.WriteFile(path, []byte("batch:\n  size: 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := pconf.Default()
+	err := iconf.LoadWithEnv(path, &c, func(k string) (string, bool) {
+		v, ok := map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "DATABASE_URL": "postgres://localhost/x"}[k]
+		return v, ok
+	})
+	if err == nil || !strings.Contains(err.Error(), "batch.size (PROJECTOR_BATCH_SIZE) is 0") {
+		t.Errorf("batch.size: 0 in the file: %v", err)
+	}
+	c, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
+	if err != nil || c.Batch.Size != 100 || c.Batch.Workers != 4 || c.Receive.NumGoroutines != 4 {
+		t.Fatalf("defaults: %+v %+v, %v", c.Batch, c.Receive, err)
 	}
 }

@@ -88,7 +88,7 @@ type Outbox struct {
 	// GracePeriod bounds the drain on SIGTERM.
 	GracePeriod conf.Duration `yaml:"grace_period" env:"OUTBOX_GRACE_PERIOD_SECONDS"`
 	// Retention keeps published rows this long (0 disables deletion).
-	Retention conf.Duration `yaml:"retention" env:"OUTBOX_RETENTION_SECONDS"`
+	Retention conf.Duration `yaml:"retention" env:"OUTBOX_RETENTION_SECONDS" zero:"allowed"`
 	// RetentionInterval is how often old published rows are deleted.
 	RetentionInterval conf.Duration `yaml:"retention_interval" env:"OUTBOX_RETENTION_INTERVAL_SECONDS"`
 	// RetentionBatchSize bounds each DELETE.
@@ -115,7 +115,7 @@ type Publish struct {
 	// key per Publish request): DelayThreshold is how long a key's bundle
 	// waits for more messages, CountThreshold the most messages per
 	// request (1..1000).
-	DelayThreshold conf.Duration `yaml:"delay_threshold" env:"OUTBOX_PUBLISH_DELAY_THRESHOLD"`
+	DelayThreshold conf.Duration `yaml:"delay_threshold" env:"OUTBOX_PUBLISH_DELAY_THRESHOLD" zero:"allowed"`
 	CountThreshold int           `yaml:"count_threshold" env:"OUTBOX_PUBLISH_COUNT_THRESHOLD"`
 	// MaxInflightRequests is how many Publish requests (each of one
 	// ordering key) are in flight at once per topic: the library's

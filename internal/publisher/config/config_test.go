@@ -78,6 +78,8 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{map[string]string{"OUTBOX_RETENTION_SECONDS": "-3"}, []string{"outbox.retention", "OUTBOX_RETENTION_SECONDS"}},
 		{map[string]string{"OUTBOX_GRACE_PERIOD_SECONDS": "0"}, []string{"outbox.grace_period", "OUTBOX_GRACE_PERIOD_SECONDS"}},
 		{map[string]string{"LOG_LEVEL": "loud"}, []string{"log.level", "LOG_LEVEL"}},
+		// An explicit 0 was silently the 5s default (postgres.Config).
+		{map[string]string{"DATABASE_CONNECT_TIMEOUT": "0"}, []string{"database.connect_timeout (DATABASE_CONNECT_TIMEOUT) is 0"}},
 		{map[string]string{"DATABASE_SCHEMA": "Bad-Schema"}, []string{"database.schema"}},
 	}
 	for _, tc := range cases {
@@ -94,5 +96,17 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 				t.Fatalf("%v: error %q does not name %q", tc.env, err, w)
 			}
 		}
+	}
+}
+
+// 0 is a value of its own for the keys that say so (retention 0 disables
+// deletion, a bundle delay of 0 sends at once), not a default to refuse.
+func TestZeroWhereZeroMeansSomething(t *testing.T) {
+	env := baseEnv()
+	env["OUTBOX_RETENTION_SECONDS"] = "0"
+	env["OUTBOX_PUBLISH_DELAY_THRESHOLD"] = "0"
+	c, err := load(t, "../../../configs/publisher.yaml", env)
+	if err != nil || c.Outbox.Retention != 0 || c.Publish.DelayThreshold != 0 {
+		t.Fatalf("retention %s, delay threshold %s, %v", c.Outbox.Retention, c.Publish.DelayThreshold, err)
 	}
 }

@@ -70,15 +70,15 @@ FROM inbox_events
 GROUP BY consumer
 ORDER BY consumer;
 
--- SelectOutboxRows is the row filter of `relayctl failed list` and
--- `relayctl replay`: rows in one of the given statuses, after after_id,
+-- SelectOutboxRows is the row filter of `relayctl failed list`, `failed
+-- resolve` and `replay`: rows in one of the given statuses, after after_id,
 -- matching every filter that is set (ids: outbox row ids or event ids; the
--- time window applies to failed_at of failed rows and published_at of
--- published ones).
+-- time window applies to failed_at of failed and resolved rows and
+-- published_at of published ones).
 -- name: SelectOutboxRows :many
 SELECT id, event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
        topic, status, attempts, error_reason, last_error, error_history,
-       replay_count, origin, created_at, failed_at, published_at
+       replay_count, origin, created_at, failed_at, published_at, resolved_at
 FROM outbox_events
 WHERE status = ANY(@statuses::text[])
   AND id > @after_id
@@ -89,9 +89,9 @@ WHERE status = ANY(@statuses::text[])
   AND (sqlc.narg(aggregate_type)::text IS NULL OR aggregate_type = sqlc.narg(aggregate_type)::text)
   AND (sqlc.narg(aggregate_id)::text IS NULL OR aggregate_id = sqlc.narg(aggregate_id)::text)
   AND (sqlc.narg(since)::timestamptz IS NULL
-       OR CASE WHEN status = 'failed' THEN failed_at ELSE published_at END >= sqlc.narg(since)::timestamptz)
+       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END >= sqlc.narg(since)::timestamptz)
   AND (sqlc.narg(until)::timestamptz IS NULL
-       OR CASE WHEN status = 'failed' THEN failed_at ELSE published_at END < sqlc.narg(until)::timestamptz)
+       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END < sqlc.narg(until)::timestamptz)
 ORDER BY id
 LIMIT @row_limit;
 
@@ -108,9 +108,33 @@ SET status          = 'pending',
     lease_until     = NULL,
     claimed_at      = NULL,
     failed_at       = NULL,
+    resolved_at     = NULL,
+    resolve_audit_id = NULL,
     replay_count    = replay_count + 1
 WHERE id = ANY(@ids::bigint[]) AND status = ANY(@statuses::text[])
 RETURNING id, event_id;
+
+-- ResolveFailedOutboxRows closes failed rows that must never be sent
+-- (`relayctl failed resolve`): status resolved, resolved_at, and the
+-- admin_audit row that says who and why. Only rows still failed move; the
+-- caller compares what came back with what it meant to resolve.
+-- name: ResolveFailedOutboxRows :many
+UPDATE outbox_events
+SET status           = 'resolved',
+    resolved_at      = now(),
+    resolve_audit_id = @audit_id
+WHERE id = ANY(@ids::bigint[]) AND status = 'failed'
+RETURNING id, event_id;
+
+-- PendingBehind counts the pending rows held back behind the given rows
+-- (same topic and ordering key, later id): what resolving them releases.
+-- name: PendingBehind :one
+SELECT count(*)::bigint AS n
+FROM outbox_events p
+WHERE p.status = 'pending'
+  AND EXISTS (SELECT 1 FROM outbox_events f
+              WHERE f.id = ANY(@ids::bigint[])
+                AND f.topic = p.topic AND f.ordering_key = p.ordering_key AND f.id < p.id);
 
 -- name: InsertReplayAudit :one
 INSERT INTO outbox_replays (requested_by, reason, filter, from_status, row_count, event_ids)
