@@ -316,7 +316,7 @@ step "seek and snapshots on the emulator: snapshots work, seek to a time is UNIM
 expect 0 relayctl seek --subscription catalog.video.projection-pg --time 2h --dry-run
 expect 3 relayctl seek --subscription catalog.video.projection-pg --time 2h --by drill --why "DRILL-4 re-project last 2h"
 contains "UNIMPLEMENTED"
-expect 0 relayctl snapshot create --subscription catalog.video.projection-pg --name before-deploy-42 --by "$USER" --why "deploy 42"
+expect 0 relayctl snapshot create --subscription catalog.video.projection-pg --name before-deploy-42 --by "${USER:-drill}" --why "deploy 42"
 expect 0 relayctl snapshot list
 contains "before-deploy-42"
 # A batch published after the snapshot, applied (acked) by the projector...
@@ -337,7 +337,7 @@ until more_dups "$(dups)"; do
 done
 echo "duplicates absorbed after seek: before ${dup_before:-0}, now $(dups)" >>"$log"
 expect 0 relayctl verify
-expect 0 relayctl snapshot delete --name before-deploy-42 --by "$USER" --why "deploy 42 done"
+expect 0 relayctl snapshot delete --name before-deploy-42 --by "${USER:-drill}" --why "deploy 42 done"
 
 step "incident: read-model drift (hand edit, truncate), rebuild, verify"
 expect 0 psql -X -q -d "$DATABASE_URL" -c "UPDATE catalog.video_projection SET title = 'edited by hand' WHERE video_id = '${ids[9]}'"
