@@ -70,7 +70,11 @@ func every(ctx context.Context, d time.Duration, f func(context.Context)) {
 // reclaimLoop returns expired claims to pending every reclaim interval.
 func (r *Relay) reclaimLoop(ctx context.Context) {
 	every(ctx, r.cfg.ReclaimInterval.D(), func(ctx context.Context) {
-		cctx, cancel := context.WithTimeout(ctx, r.cfg.ReclaimInterval.D())
+		// The reclaim queues for the claim lock behind other replicas'
+		// claims. Bounded by the interval alone, it gave up every tick while
+		// slow claims held the lock in turn, and expired claims stayed
+		// stuck; a lease is how long a takeover may reasonably wait.
+		cctx, cancel := context.WithTimeout(ctx, max(r.cfg.ReclaimInterval.D(), r.cfg.Lease.D()))
 		defer cancel()
 		taken, err := r.store.Reclaim(cctx, r.cfg.MaxProcessing.D())
 		if err != nil {
