@@ -61,7 +61,15 @@ func TestOlderVersionIsStaleInPostgresAndSearch(t *testing.T) {
 		_, v, _ := h.doc(es, id)
 		return ok && r.Version == 3 && v == 3
 	})
-	stale := h.metric("projector_stale_skipped_total", "search") // v1 may have landed after v3
+	// v1 may land after v3 (then it is stale): wait until both deliveries
+	// settled in each projection before counting v2's.
+	for _, p := range []string{"videos", "search"} {
+		h.eventually(10*time.Second, p+": v1 and v3 settled", func() bool {
+			return h.metric("projector_applied_total", p)+h.metric("projector_stale_skipped_total", p)+
+				h.metric("projector_duplicate_total", p) == 2
+		})
+	}
+	stale := h.metric("projector_stale_skipped_total", "search")
 	h.publish(projectiontest.Event(t, id, 2, false))
 	h.eventually(10*time.Second, "v2 counted stale", func() bool {
 		return h.metric("projector_stale_skipped_total", "videos") >= 1 && h.metric("projector_stale_skipped_total", "search") == stale+1
