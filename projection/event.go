@@ -82,6 +82,11 @@ func ParseAttributes(attrs map[string]string) (Event, error) {
 	if ev.ID, err = uuid.Parse(attrs[AttrEventID]); err != nil {
 		return Event{}, Permanent(PayloadInvalid, fmt.Errorf("attribute %s %q is not a UUID", AttrEventID, attrs[AttrEventID]))
 	}
+	if ev.ID == uuid.Nil {
+		// The inbox dedupes by event id: every nil-id event would be
+		// taken for a duplicate of the first and silently dropped.
+		return Event{}, Permanent(PayloadInvalid, fmt.Errorf("attribute %s %q is the nil UUID", AttrEventID, attrs[AttrEventID]))
+	}
 	if ev.Version, err = strconv.ParseInt(attrs[AttrVersion], 10, 64); err != nil || ev.Version < 1 {
 		return Event{}, Permanent(PayloadInvalid, fmt.Errorf("attribute %s %q is not a positive integer", AttrVersion, attrs[AttrVersion]))
 	}
