@@ -23,6 +23,7 @@ import (
 	"github.com/go-kratos/kratos/v2/transport/grpc"
 	"github.com/go-kratos/kratos/v2/transport/http"
 
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
@@ -78,7 +79,7 @@ func run(confPath string, logger *slog.Logger) error {
 
 // newApp is the Kratos app: both servers start and stop together; on
 // SIGTERM/SIGINT /readyz fails first, then in-flight requests drain.
-func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *ops.Health) *kratos.App {
+func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *health.Health) *kratos.App {
 	return kratos.New(
 		kratos.Name("catalog"),
 		kratos.Version(version.Get()),

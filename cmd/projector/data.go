@@ -9,9 +9,9 @@ import (
 	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 )
@@ -61,8 +61,8 @@ func newElastic(cfg *pconf.Config) (*elastic.Client, func(), error) {
 // newHealth registers the readiness checks: Postgres and every enabled
 // subscription are required; Elasticsearch only when
 // search.require_ready (PROJECTOR_REQUIRE_ES_READY) is set.
-func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, es *elastic.Client) *ops.Health {
-	h := ops.NewHealth(0)
+func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, es *elastic.Client) *health.Health {
+	h := health.NewHealth(0)
 	h.AddCheck("postgres", func(ctx context.Context) error {
 		if err := pool.Ping(ctx); err != nil {
 			return fmt.Errorf("ping: %w", postgres.Classify(err))

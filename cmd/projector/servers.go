@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/health"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/elastic"
-	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
@@ -27,7 +27,7 @@ type receivers []*projector.Receiver
 // newReceivers builds one engine and receiver per enabled projection, each
 // with its own subscription, inbox consumer and dead-letter topic.
 func newReceivers(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, m *projector.Metrics,
-	health *ops.Health, logger *slog.Logger, videos *catproj.Videos, es *elastic.Client) (receivers, func(), error) {
+	health *health.Health, logger *slog.Logger, videos *catproj.Videos, es *elastic.Client) (receivers, func(), error) {
 	var out receivers
 	var stops []func()
 	cleanup := func() {
@@ -75,13 +75,13 @@ func gated(r *projector.Receiver, pool *pgxpool.Pool) *projector.Receiver {
 	return r
 }
 
-func newOpsServer(cfg *pconf.Config, h *ops.Health, reg prometheus.Gatherer) *khttp.Server {
-	return ops.NewServer(cfg.HTTP.Addr(), h, reg)
+func newOpsServer(cfg *pconf.Config, h *health.Health, reg prometheus.Gatherer) *khttp.Server {
+	return health.NewServer(cfg.HTTP.Addr(), h, reg)
 }
 
 // newApp is the Kratos app: on SIGTERM/SIGINT /readyz fails first, then
 // every receiver stops pulling and settles its in-flight messages.
-func newApp(cfg *pconf.Config, rs receivers, opsSrv *khttp.Server, health *ops.Health, logger *slog.Logger) *kratos.App {
+func newApp(cfg *pconf.Config, rs receivers, opsSrv *khttp.Server, health *health.Health, logger *slog.Logger) *kratos.App {
 	servers := []transport.Server{opsSrv}
 	for _, r := range rs {
 		servers = append(servers, r)

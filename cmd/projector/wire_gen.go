@@ -7,8 +7,8 @@
 package main
 
 import (
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/internal/projector/conf"
 	"github.com/go-kratos/kratos/v2"
@@ -28,7 +28,7 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 		cleanup()
 		return nil, nil, err
 	}
-	registry := ops.NewRegistry()
+	registry := health.NewRegistry()
 	metrics, err := projector.NewMetrics(registry)
 	if err != nil {
 		cleanup2()
@@ -41,17 +41,17 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 		cleanup()
 		return nil, nil, err
 	}
-	health := newHealth(config, pool, client, elasticClient)
+	healthHealth := newHealth(config, pool, client, elasticClient)
 	videos := projection.NewVideos()
-	mainReceivers, cleanup4, err := newReceivers(config, pool, client, metrics, health, logger, videos, elasticClient)
+	mainReceivers, cleanup4, err := newReceivers(config, pool, client, metrics, healthHealth, logger, videos, elasticClient)
 	if err != nil {
 		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
-	server := newOpsServer(config, health, registry)
-	app := newApp(config, mainReceivers, server, health, logger)
+	server := newOpsServer(config, healthHealth, registry)
+	app := newApp(config, mainReceivers, server, healthHealth, logger)
 	return app, func() {
 		cleanup4()
 		cleanup3()

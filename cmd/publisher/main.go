@@ -17,6 +17,7 @@ import (
 	"github.com/go-kratos/kratos/v2"
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
 
+	"github.com/eventrelay/eventrelay/health"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
@@ -62,7 +63,7 @@ func main() {
 
 // newApp assembles the Kratos app: the relay loop and the ops HTTP server.
 // Kratos stops both on SIGTERM/SIGINT; readiness fails first.
-func newApp(cfg config.Config, logger *slog.Logger, health *ops.Health, relay *server.RelayServer, hs *khttp.Server) *kratos.App {
+func newApp(cfg config.Config, logger *slog.Logger, health *health.Health, relay *server.RelayServer, hs *khttp.Server) *kratos.App {
 	return kratos.New(
 		kratos.ID(cfg.Outbox.WorkerID),
 		kratos.Name("publisher"),

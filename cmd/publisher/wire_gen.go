@@ -7,7 +7,7 @@
 package main
 
 import (
-	"github.com/eventrelay/eventrelay/internal/ops"
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/publisher/data"
@@ -34,22 +34,22 @@ func wireApp(cfg config.Config, logger *slog.Logger) (*kratos.App, func(), error
 	}
 	publish := cfg.Publish
 	sink, cleanup3 := data.NewSink(client, gpubsubConfig, publish)
-	health := server.NewHealth(store, sink)
+	healthHealth := server.NewHealth(store, sink)
 	outbox := cfg.Outbox
 	listener := data.NewListener(pool, outbox, logger)
-	registry := ops.NewRegistry()
+	registry := health.NewRegistry()
 	metrics := biz.NewMetrics(registry)
-	relay, err := biz.NewRelay(outbox, store, sink, listener, health, metrics, logger)
+	relay, err := biz.NewRelay(outbox, store, sink, listener, healthHealth, metrics, logger)
 	if err != nil {
 		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
-	relayServer := server.NewRelayServer(relay, health, outbox, logger)
+	relayServer := server.NewRelayServer(relay, healthHealth, outbox, logger)
 	http := cfg.HTTP
-	httpServer := server.NewHTTPServer(http, health, registry)
-	app := newApp(cfg, logger, health, relayServer, httpServer)
+	httpServer := server.NewHTTPServer(http, healthHealth, registry)
+	app := newApp(cfg, logger, healthHealth, relayServer, httpServer)
 	return app, func() {
 		cleanup3()
 		cleanup2()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/eventrelay/eventrelay/internal/ops"
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 )
@@ -52,7 +52,7 @@ func ExportedMetrics() (map[string]Metric, error) {
 	if _, err := projector.NewMetrics(d); err != nil {
 		return nil, err
 	}
-	d.MustRegister(ops.ReadinessCollector())
+	d.MustRegister(health.ReadinessCollector())
 	out := map[string]Metric{}
 	for _, desc := range d.descs {
 		m := descRE.FindStringSubmatch(desc.String())

@@ -1,5 +1,3 @@
-// Package ops is the operational HTTP surface shared by the daemons:
-// /healthz (every registered loop is ticking), /readyz (not draining and
-// every dependency check passes) and /metrics (Prometheus text), served by
-// a Kratos HTTP server so it starts and stops with the app.
+// Package ops holds the daemons' operational glue that is not part of the
+// public health surface (see package health): the slog-backed Kratos logger.
 package ops

@@ -11,9 +11,9 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/ops"
 )
 
 // Receiver pulls one subscription with StreamingPull and feeds an Engine.
@@ -33,7 +33,7 @@ type Receiver struct {
 	subscription string
 	engine       *Engine
 	cfg          ReceiveConfig
-	health       *ops.Health
+	health       *health.Health
 	log          *slog.Logger
 	loop         string
 
@@ -61,7 +61,7 @@ const stableAfter = 5 * time.Second
 // cfg must have been validated. health may be nil; otherwise the receiver
 // registers a loop "receiver/<projection>" that ticks while it runs and a
 // readiness check "receive/<projection>" that fails while Receive fails.
-func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg ReceiveConfig, health *ops.Health, log *slog.Logger) *Receiver {
+func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg ReceiveConfig, health *health.Health, log *slog.Logger) *Receiver {
 	sub := client.Subscriber(subscription)
 	sub.ReceiveSettings = pubsub.ReceiveSettings{
 		MaxOutstandingMessages: cfg.MaxOutstandingMessages,

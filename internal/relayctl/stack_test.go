@@ -17,13 +17,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/internal/publisher/publishertest"
@@ -144,7 +144,7 @@ func (s *stack) receive(sub, dlTopic string, build func(projector.Options) (*pro
 	if err := rc.Validate("receive"); err != nil {
 		t.Fatal(err)
 	}
-	r := projector.NewReceiver(s.ps.Client, sub, e, rc, ops.NewHealth(time.Second), log)
+	r := projector.NewReceiver(s.ps.Client, sub, e, rc, health.NewHealth(time.Second), log)
 	errc := make(chan error, 1)
 	go func() { errc <- r.Start(context.Background()) }()
 	t.Cleanup(func() {

@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
-	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 )
@@ -58,8 +58,8 @@ func NewWriter(c *conf.Outbox) (*outbox.Writer, error) {
 // NewHealth returns the catalog's readiness: Postgres must answer a ping
 // and the schema hold the catalog's tables (migrated, right
 // DATABASE_SCHEMA).
-func NewHealth(d *Data) *ops.Health {
-	h := ops.NewHealth(2 * time.Second)
+func NewHealth(d *Data) *health.Health {
+	h := health.NewHealth(2 * time.Second)
 	h.AddCheck("postgres", func(ctx context.Context) error {
 		return postgres.Classify(d.pool.Ping(ctx))
 	})

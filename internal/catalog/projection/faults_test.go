@@ -18,11 +18,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/eventrelay/eventrelay/health"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
-	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
@@ -249,7 +249,7 @@ func TestFaultPostgresOutageLosesNothingAndReadyzFails(t *testing.T) {
 
 	h := newHarnessOn(t, pool)
 	h.health.AddCheck("postgres", func(ctx context.Context) error { return pool.Ping(ctx) })
-	opsSrv := httptest.NewServer(ops.Handler(h.health, h.reg))
+	opsSrv := httptest.NewServer(health.Handler(h.health, h.reg))
 	t.Cleanup(opsSrv.Close)
 	readyz := func() int {
 		resp, err := http.Get(opsSrv.URL + "/readyz")

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/health"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/conf"
@@ -23,7 +24,6 @@ import (
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 	"github.com/eventrelay/eventrelay/internal/projector"
@@ -40,7 +40,7 @@ type harness struct {
 	pool    *pgxpool.Pool
 	reg     *prometheus.Registry
 	metrics *projector.Metrics
-	health  *ops.Health
+	health  *health.Health
 	log     *slog.Logger
 	// subOpts shape the subscriptions pipeline creates.
 	subOpts gpubsubtest.SubscriptionOptions
@@ -77,7 +77,7 @@ func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
 	t.Cleanup(func() { recv.Close() })
 	return &harness{
 		t: t, ps: ps, pool: pool, reg: reg, metrics: m, recv: recv, fault: fault,
-		health: ops.NewHealth(time.Second),
+		health: health.NewHealth(time.Second),
 		log:    slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 }

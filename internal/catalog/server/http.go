@@ -5,15 +5,15 @@ import (
 
 	"github.com/go-kratos/kratos/v2/transport/http"
 
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
-	"github.com/eventrelay/eventrelay/internal/ops"
 )
 
 // NewHTTPServer serves the JSON API on c.HTTPAddr, with /healthz, /readyz
 // and /metrics (Go runtime and process metrics) beside it. Request bodies
 // over c.MaxBodyBytes are refused with 413.
-func NewHTTPServer(c *conf.Server, svc *service.VideoService, health *ops.Health, log *slog.Logger) *http.Server {
+func NewHTTPServer(c *conf.Server, svc *service.VideoService, h *health.Health, log *slog.Logger) *http.Server {
 	srv := http.NewServer(
 		http.Address(c.HTTPAddr),
 		http.Timeout(c.Timeout.D()),
@@ -21,7 +21,7 @@ func NewHTTPServer(c *conf.Server, svc *service.VideoService, health *ops.Health
 		http.Filter(limitBodies(c.MaxBodyBytes)),
 	)
 	RegisterVideoServiceHTTPServer(srv, svc)
-	opsHandler := ops.Handler(health, ops.NewRegistry())
+	opsHandler := health.Handler(h, health.NewRegistry())
 	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
 		srv.Handle(p, opsHandler)
 	}

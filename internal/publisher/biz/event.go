@@ -173,7 +173,7 @@ type Wakeup interface {
 	Listen(ctx context.Context, wake func())
 }
 
-// Liveness records loop progress (ops.Health).
+// Liveness records loop progress (health.Health).
 type Liveness interface {
 	RegisterLoop(name string, maxSilence time.Duration)
 	Tick(name string)

@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/publisher/data"
@@ -25,7 +25,7 @@ type Relay struct {
 	Config   config.Config
 	Metrics  *biz.Metrics
 	Registry *prometheus.Registry
-	Health   *ops.Health
+	Health   *health.Health
 	Store    *data.Store
 	Sink     *data.Sink
 	done     chan error
@@ -73,8 +73,8 @@ func StartRelay(t testing.TB, pool *pgxpool.Pool, cfg config.Config) *Relay {
 	}
 	log := Logger()
 	sink, stopSink := data.NewSink(client, cfg.PubSub, cfg.Publish)
-	reg := ops.NewRegistry()
-	health := ops.NewHealth(time.Second)
+	reg := health.NewRegistry()
+	health := health.NewHealth(time.Second)
 	m := biz.NewMetrics(reg)
 	store := data.NewStore(pool)
 	relay, err := biz.NewRelay(cfg.Outbox, store, sink, data.NewListener(pool, cfg.Outbox, log), health, m, log)

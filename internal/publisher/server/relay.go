@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/ops"
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
 )
@@ -15,13 +15,13 @@ import (
 // stops claiming and drains within the grace period.
 type RelayServer struct {
 	relay  *biz.Relay
-	health *ops.Health
+	health *health.Health
 	grace  time.Duration
 	log    *slog.Logger
 }
 
 // NewRelayServer wraps relay.
-func NewRelayServer(relay *biz.Relay, health *ops.Health, cfg config.Outbox, log *slog.Logger) *RelayServer {
+func NewRelayServer(relay *biz.Relay, health *health.Health, cfg config.Outbox, log *slog.Logger) *RelayServer {
 	return &RelayServer{relay: relay, health: health, grace: cfg.GracePeriod.D(), log: log}
 }
 
