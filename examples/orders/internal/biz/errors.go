@@ -1,0 +1,32 @@
+package biz
+
+import (
+	"fmt"
+
+	"github.com/go-kratos/kratos/v2/errors"
+	"github.com/google/uuid"
+)
+
+// Error reasons of the orders API (errors.Reason on the wire).
+const (
+	ReasonInvalidArgument = "INVALID_ARGUMENT"
+	ReasonOrderNotFound   = "ORDER_NOT_FOUND"
+	ReasonStateConflict   = "ORDER_STATE_CONFLICT"
+	ReasonInternal        = "INTERNAL"
+)
+
+// InvalidArgument is a 400 naming the field (metadata["field"]).
+func InvalidArgument(field, format string, args ...any) error {
+	return errors.BadRequest(ReasonInvalidArgument, field+": "+fmt.Sprintf(format, args...)).
+		WithMetadata(map[string]string{"field": field})
+}
+
+// OrderNotFound is a 404 for id.
+func OrderNotFound(id uuid.UUID) error {
+	return errors.NotFound(ReasonOrderNotFound, fmt.Sprintf("order %s not found", id))
+}
+
+// StateConflict is a 409: the order's status does not allow the change.
+func StateConflict(format string, args ...any) error {
+	return errors.Conflict(ReasonStateConflict, fmt.Sprintf(format, args...))
+}

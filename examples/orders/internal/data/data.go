@@ -1,0 +1,46 @@
+package data
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/outbox"
+
+	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
+)
+
+// Data holds the pool (search_path = the service's schema) and the outbox
+// writer.
+type Data struct {
+	pool   *pgxpool.Pool
+	writer *outbox.Writer
+}
+
+// WriterConfig is the outbox writer of the orders service: its envelope
+// encoder, its topic, NOTIFY on the schema's channel so relays wake at
+// commit.
+func WriterConfig(producer outbox.Producer) outbox.Config {
+	return outbox.Config{
+		Encoder:      events.Encode,
+		Producer:     producer,
+		DefaultTopic: events.Topic,
+		Notify:       true,
+	}
+}
+
+// NewData returns the data layer over pool, writing events with w.
+func NewData(pool *pgxpool.Pool, w *outbox.Writer) *Data {
+	return &Data{pool: pool, writer: w}
+}
+
+// inTx runs fn in one transaction: committed if fn returns nil, else
+// rolled back (no row, no event).
+func (d *Data) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	if err := pgx.BeginFunc(ctx, d.pool, fn); err != nil {
+		return fmt.Errorf("order transaction: %w", err)
+	}
+	return nil
+}

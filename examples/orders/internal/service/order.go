@@ -1,0 +1,81 @@
+package service
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/go-kratos/kratos/v2/errors"
+
+	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
+)
+
+// OrderService is the orders.v1.OrderService implementation.
+type OrderService struct {
+	ordersv1.UnimplementedOrderServiceServer
+	uc  *biz.OrderUsecase
+	log *slog.Logger
+}
+
+// NewOrderService returns the service over uc; failures that are not API
+// errors are logged to log and answered as INTERNAL without detail.
+func NewOrderService(uc *biz.OrderUsecase, log *slog.Logger) *OrderService {
+	return &OrderService{uc: uc, log: log}
+}
+
+// PlaceOrder implements ordersv1.OrderServiceServer.
+func (s *OrderService) PlaceOrder(ctx context.Context, req *ordersv1.PlaceOrderRequest) (*ordersv1.PlaceOrderResponse, error) {
+	ch, err := s.uc.Place(ctx, req)
+	if err != nil {
+		return nil, s.apiError(ctx, "PlaceOrder", err)
+	}
+	return &ordersv1.PlaceOrderResponse{Order: ch.Order, EventId: ch.EventID.String()}, nil
+}
+
+// PayOrder implements ordersv1.OrderServiceServer.
+func (s *OrderService) PayOrder(ctx context.Context, req *ordersv1.PayOrderRequest) (*ordersv1.PayOrderResponse, error) {
+	ch, err := s.uc.Pay(ctx, req)
+	if err != nil {
+		return nil, s.apiError(ctx, "PayOrder", err)
+	}
+	return &ordersv1.PayOrderResponse{Order: ch.Order, EventId: ch.EventID.String()}, nil
+}
+
+// CancelOrder implements ordersv1.OrderServiceServer.
+func (s *OrderService) CancelOrder(ctx context.Context, req *ordersv1.CancelOrderRequest) (*ordersv1.CancelOrderResponse, error) {
+	ch, err := s.uc.Cancel(ctx, req)
+	if err != nil {
+		return nil, s.apiError(ctx, "CancelOrder", err)
+	}
+	return &ordersv1.CancelOrderResponse{Order: ch.Order, EventId: ch.EventID.String()}, nil
+}
+
+// GetOrder implements ordersv1.OrderServiceServer.
+func (s *OrderService) GetOrder(ctx context.Context, req *ordersv1.GetOrderRequest) (*ordersv1.GetOrderResponse, error) {
+	o, err := s.uc.Get(ctx, req)
+	if err != nil {
+		return nil, s.apiError(ctx, "GetOrder", err)
+	}
+	return &ordersv1.GetOrderResponse{Order: o}, nil
+}
+
+// GetCustomerSummary implements ordersv1.OrderServiceServer.
+func (s *OrderService) GetCustomerSummary(ctx context.Context, req *ordersv1.GetCustomerSummaryRequest) (*ordersv1.GetCustomerSummaryResponse, error) {
+	sum, err := s.uc.CustomerSummary(ctx, req)
+	if err != nil {
+		return nil, s.apiError(ctx, "GetCustomerSummary", err)
+	}
+	return &ordersv1.GetCustomerSummaryResponse{Summary: sum}, nil
+}
+
+// apiError passes API errors (Kratos errors with a reason) through and
+// turns anything else into INTERNAL, logging the cause: storage details
+// stay in the log.
+func (s *OrderService) apiError(ctx context.Context, method string, err error) error {
+	var ke *errors.Error
+	if errors.As(err, &ke) && ke.GetReason() != "" {
+		return err
+	}
+	s.log.ErrorContext(ctx, "request failed", "method", method, "err", err)
+	return errors.InternalServer(biz.ReasonInternal, "internal error")
+}
