@@ -1,0 +1,178 @@
+package service_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/go-kratos/kratos/v2/errors"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/outbox"
+
+	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/data"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/ordertest"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/service"
+)
+
+func newService(t *testing.T, pool *pgxpool.Pool) *service.OrderService {
+	t.Helper()
+	w, err := outbox.NewWriter(data.WriterConfig(outbox.Producer{Service: "orders", Instance: t.Name()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := data.NewOrderRepo(data.NewData(pool, w))
+	return service.NewOrderService(biz.NewOrderUsecase(repo), slog.New(slog.DiscardHandler))
+}
+
+type outboxRow struct {
+	EventID, EventType, AggregateID, Topic string
+	Version                                int64
+	Payload                                []byte
+}
+
+func outboxRows(t *testing.T, pool *pgxpool.Pool) []outboxRow {
+	t.Helper()
+	rows, err := pool.Query(context.Background(),
+		"SELECT event_id::text, event_type, aggregate_id, topic, aggregate_version, payload FROM outbox_events ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []outboxRow
+	for rows.Next() {
+		var r outboxRow
+		if err := rows.Scan(&r.EventID, &r.EventType, &r.AggregateID, &r.Topic, &r.Version, &r.Payload); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEveryWriteAppendsItsEventInTheSameTransaction: place, pay and cancel
+// each change the order (version + 1) and leave exactly one outbox row
+// whose envelope carries the new state.
+func TestEveryWriteAppendsItsEventInTheSameTransaction(t *testing.T) {
+	t.Parallel()
+	db := ordertest.NewDB(t)
+	svc := newService(t, db.Pool)
+	ctx := context.Background()
+
+	placed, err := svc.PlaceOrder(ctx, &ordersv1.PlaceOrderRequest{CustomerId: "c-1", AmountCents: 4200, Currency: "EUR"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := placed.GetOrder().GetId()
+	paid, err := svc.PayOrder(ctx, &ordersv1.PayOrderRequest{Id: id, PaymentRef: "psp-77"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, err := svc.CancelOrder(ctx, &ordersv1.CancelOrderRequest{Id: id, Reason: "changed mind"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.GetOrder(ctx, &ordersv1.GetOrderRequest{Id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetOrder().GetVersion() != 3 || got.GetOrder().GetStatus() != ordersv1.OrderStatus_ORDER_STATUS_CANCELLED {
+		t.Fatalf("stored order %v, want cancelled at version 3", got.GetOrder())
+	}
+
+	rows := outboxRows(t, db.Pool)
+	want := []struct {
+		eventID, typ string
+		status       ordersv1.OrderStatus
+	}{
+		{placed.GetEventId(), events.TypeOrderPlaced, ordersv1.OrderStatus_ORDER_STATUS_PLACED},
+		{paid.GetEventId(), events.TypeOrderPaid, ordersv1.OrderStatus_ORDER_STATUS_PAID},
+		{cancelled.GetEventId(), events.TypeOrderCancelled, ordersv1.OrderStatus_ORDER_STATUS_CANCELLED},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d outbox rows, want %d", len(rows), len(want))
+	}
+	for i, w := range want {
+		r := rows[i]
+		if r.EventID != w.eventID || r.EventType != w.typ || r.AggregateID != id || r.Version != int64(i+1) || r.Topic != events.Topic {
+			t.Errorf("outbox row %d: %+v, want event %s %s v%d on %s", i, r, w.eventID, w.typ, i+1, events.Topic)
+		}
+		ev, err := events.Decode(r.Payload)
+		if err != nil {
+			t.Fatalf("outbox row %d: %v", i, err)
+		}
+		if o := events.OrderOf(ev); o.GetStatus() != w.status || o.GetVersion() != int64(i+1) || o.GetAmountCents() != 4200 {
+			t.Errorf("outbox row %d carries %v, want status %v at v%d", i, o, w.status, i+1)
+		}
+	}
+}
+
+// TestARefusedChangeWritesNothing: paying a cancelled order is a 409 and
+// leaves neither a changed row nor an event.
+func TestARefusedChangeWritesNothing(t *testing.T) {
+	t.Parallel()
+	db := ordertest.NewDB(t)
+	svc := newService(t, db.Pool)
+	ctx := context.Background()
+	placed, err := svc.PlaceOrder(ctx, &ordersv1.PlaceOrderRequest{CustomerId: "c-2", AmountCents: 1, Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := placed.GetOrder().GetId()
+	if _, err := svc.CancelOrder(ctx, &ordersv1.CancelOrderRequest{Id: id}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.PayOrder(ctx, &ordersv1.PayOrderRequest{Id: id, PaymentRef: "late"})
+	if se := errors.FromError(err); se.GetCode() != 409 || se.GetReason() != biz.ReasonStateConflict {
+		t.Fatalf("paying a cancelled order: %v, want 409 %s", err, biz.ReasonStateConflict)
+	}
+	if n := len(outboxRows(t, db.Pool)); n != 2 {
+		t.Errorf("%d outbox rows after the refused payment, want 2", n)
+	}
+	got, err := svc.GetOrder(ctx, &ordersv1.GetOrderRequest{Id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetOrder().GetVersion() != 2 || got.GetOrder().GetStatus() != ordersv1.OrderStatus_ORDER_STATUS_CANCELLED {
+		t.Errorf("order after the refused payment: %v", got.GetOrder())
+	}
+}
+
+func TestBadRequestsNameTheirField(t *testing.T) {
+	t.Parallel()
+	db := ordertest.NewDB(t)
+	svc := newService(t, db.Pool)
+	ctx := context.Background()
+	for field, call := range map[string]func() error{
+		"currency": func() error {
+			_, err := svc.PlaceOrder(ctx, &ordersv1.PlaceOrderRequest{CustomerId: "c", AmountCents: 1, Currency: "eur"})
+			return err
+		},
+		"amount_cents": func() error {
+			_, err := svc.PlaceOrder(ctx, &ordersv1.PlaceOrderRequest{CustomerId: "c", AmountCents: 0, Currency: "EUR"})
+			return err
+		},
+		"customer_id": func() error {
+			_, err := svc.PlaceOrder(ctx, &ordersv1.PlaceOrderRequest{CustomerId: "nul\x00", AmountCents: 1, Currency: "EUR"})
+			return err
+		},
+		"id": func() error {
+			_, err := svc.PayOrder(ctx, &ordersv1.PayOrderRequest{Id: "42", PaymentRef: "p"})
+			return err
+		},
+	} {
+		se := errors.FromError(call())
+		if se.GetCode() != 400 || se.GetMetadata()["field"] != field {
+			t.Errorf("%s: %v, want 400 naming the field", field, se)
+		}
+	}
+	if n := len(outboxRows(t, db.Pool)); n != 0 {
+		t.Errorf("%d outbox rows after refused requests, want 0", n)
+	}
+}
