@@ -26,9 +26,10 @@ demo: build ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emu
 # (internal/gpubsub/strict); each appends its counts to PUBSUB_DOUBLE_REPORT
 # and the total is printed (refused must be 0: a test fails on a refusal it
 # did not provoke). PUBSUB_DOUBLE_RTT=15ms adds a round trip to every call.
-test: ## Run all tests against a private Postgres (started if needed) and pstest behind the strict Pub/Sub double
+test: ## Run all tests (and examples/orders' own module) against a private Postgres (started if needed) and pstest behind the strict Pub/Sub double
 	@pgenv=$$(scripts/pg.sh start) || exit 1; eval "$$pgenv"; report=$$(mktemp) || exit 1; \
 	PUBSUB_DOUBLE_REPORT=$$report $(GO) test $(TESTFLAGS) $(PKGS); rc=$$?; \
+	(cd examples/orders && $(GO) test $(TESTFLAGS) ./...) || rc=1; \
 	awk '{r+=$$2; m+=$$4; f+=$$6; e+=$$8} END {printf "strict Pub/Sub double: %d Publish requests (%d messages), %d refused (+%d provoked on purpose by tests of the double)\n", r, m, f, e}' $$report; \
 	rm -f $$report; exit $$rc
 
@@ -58,16 +59,23 @@ generate: ## Regenerate protobuf (buf), sqlc and wire output
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate -f sqlc.e2e.yaml
 	$(TOOL) wire gen ./cmd/... >/dev/null
+	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf generate
+	cd examples/orders/sqlc && $(GO) tool -modfile=../../../tools/go.mod sqlc generate
 
 .PHONY: verify
 verify: generate ## Fail if generated code drifts from its sources; lint protos, vet, gofmt
 	@git add -N . >/dev/null 2>&1 || true
-	@git diff --exit-code --stat -- api internal cmd || { echo "generated code is out of date: run make generate and commit"; exit 1; }
+	@git diff --exit-code --stat -- api internal cmd examples/orders/api examples/orders/internal || { echo "generated code is out of date: run make generate and commit"; exit 1; }
 	$(TOOL) buf lint
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
 		$(TOOL) buf breaking --against '.git#branch=main'; \
 	else echo "buf breaking: no main branch with buf.yaml to compare against yet"; fi
+	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf lint
+	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:examples/orders/buf.yaml 2>/dev/null; then \
+		cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf breaking --against '../../.git#branch=main,subdir=examples/orders'; \
+	else echo "buf breaking (examples/orders): no main branch with examples/orders/buf.yaml to compare against yet"; fi
 	$(GO) vet ./...
+	cd examples/orders && $(GO) build ./... && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 # VERSION is stamped into every binary (--version) and image tag.
