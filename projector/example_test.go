@@ -56,20 +56,7 @@ func Example() {
 			err := proto.Unmarshal(body, &v)
 			return projection.Envelope{Payload: &v}, err
 		},
-	}, projection.TxHandlerFunc(func(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
-		// Apply only if newer: the version guard every handler needs.
-		tag, err := tx.Exec(ctx, `INSERT INTO order_totals (order_id, total, version) VALUES ($1, $2, $3)
-			ON CONFLICT (order_id) DO UPDATE SET total = EXCLUDED.total, version = EXCLUDED.version
-			WHERE order_totals.version < EXCLUDED.version`,
-			ev.AggregateID, ev.Payload.(*wrapperspb.Int64Value).GetValue(), ev.Version)
-		if err != nil {
-			return 0, err
-		}
-		if tag.RowsAffected() == 0 {
-			return projection.Stale, nil
-		}
-		return projection.Applied, nil
-	}))
+	}, projection.TxHandlerFunc(applyTotal))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -93,6 +80,22 @@ func Example() {
 	if err := app.Run(); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// applyTotal is the example's handler: it applies an order's total only if
+// the event is newer than the row (the version guard every handler needs).
+func applyTotal(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO order_totals (order_id, total, version) VALUES ($1, $2, $3)
+		ON CONFLICT (order_id) DO UPDATE SET total = EXCLUDED.total, version = EXCLUDED.version
+		WHERE order_totals.version < EXCLUDED.version`,
+		ev.AggregateID, ev.Payload.(*wrapperspb.Int64Value).GetValue(), ev.Version)
+	if err != nil {
+		return 0, err
+	}
+	if tag.RowsAffected() == 0 {
+		return projection.Stale, nil
+	}
+	return projection.Applied, nil
 }
 
 // New checks the options before anything connects; the error names the

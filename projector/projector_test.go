@@ -58,21 +58,12 @@ func (c *calls) of(id uuid.UUID) int {
 	return c.n[id]
 }
 
-// counterRows is the Tx sink: a version-guarded upsert into counters.
+// counterRows is the Tx sink: the Example's version-guarded upsert into
+// order_totals (a counter per order), counting its calls.
 func counterRows(c *calls) projection.TxHandlerFunc {
 	return func(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
 		c.add(ev.ID)
-		tag, err := tx.Exec(ctx, `INSERT INTO counters (id, value, version) VALUES ($1, $2, $3)
-			ON CONFLICT (id) DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version
-			WHERE counters.version < EXCLUDED.version`,
-			ev.AggregateID, ev.Payload.(*wrapperspb.Int64Value).GetValue(), ev.Version)
-		if err != nil {
-			return 0, err
-		}
-		if tag.RowsAffected() == 0 {
-			return projection.Stale, nil
-		}
-		return projection.Applied, nil
+		return applyTotal(ctx, tx, ev)
 	}
 }
 
@@ -188,7 +179,7 @@ func deadLetters(t *testing.T, ps *gpubsubtest.Server, sub string, want int) map
 func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 	t.Parallel()
 	db, ps := relaytest.NewDB(t), gpubsubtest.New(t)
-	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE counters (id text PRIMARY KEY, value bigint NOT NULL, version bigint NOT NULL)`); err != nil {
+	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	for _, topic := range []string{"counters", "counters.dlq-pg", "counters.dlq-idx"} {
@@ -218,7 +209,7 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 	}
 	batching := projector.BatchOptions{Linger: time.Millisecond, RetryBackoffMin: time.Millisecond}
 	for _, pr := range []projector.Projection{
-		{Name: "counters-pg", Subscription: "counters.pg", DeadLetterTopic: "counters.dlq-pg", Tx: rows, Batching: batching, Tables: []string{"counters"}},
+		{Name: "counters-pg", Subscription: "counters.pg", DeadLetterTopic: "counters.dlq-pg", Tx: rows, Batching: batching, Tables: []string{"order_totals"}},
 		{Name: "counters-idx", Subscription: "counters.idx", DeadLetterTopic: "counters.dlq-idx", Batch: idxReg, Batching: batching},
 	} {
 		if err := p.Register(pr); err != nil {
@@ -235,7 +226,7 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 		publish(t, ps, "counters", ev)
 		eventually(t, fmt.Sprintf("c1 at v%d in both read models", ev.version), func() bool {
 			var version int64
-			err := db.Pool.QueryRow(t.Context(), `SELECT version FROM counters WHERE id = 'c1'`).Scan(&version)
+			err := db.Pool.QueryRow(t.Context(), `SELECT version FROM order_totals WHERE order_id = 'c1'`).Scan(&version)
 			return err == nil && version == ev.version && idx.doc("c1")[1] == ev.version
 		})
 	}
@@ -255,7 +246,7 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 		t.Fatalf("the redelivered event reached the handlers again: Tx sink %d calls, Batch sink %d", n, m)
 	}
 	var value int64
-	if err := db.Pool.QueryRow(t.Context(), `SELECT value FROM counters WHERE id = 'c1'`).Scan(&value); err != nil || value != 20 || idx.doc("c1")[0] != 20 {
+	if err := db.Pool.QueryRow(t.Context(), `SELECT total FROM order_totals WHERE order_id = 'c1'`).Scan(&value); err != nil || value != 20 || idx.doc("c1")[0] != 20 {
 		t.Fatalf("after the stale event: row value %d (%v), index %v; want 20", value, err, idx.doc("c1"))
 	}
 
