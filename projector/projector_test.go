@@ -185,8 +185,8 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 	for _, topic := range []string{"counters", "counters.dlq-pg", "counters.dlq-idx"} {
 		ps.Topic(t, topic)
 	}
-	ps.Subscription(t, "counters.pg", "counters", gpubsubtest.SubscriptionOptions{})
-	ps.Subscription(t, "counters.idx", "counters", gpubsubtest.SubscriptionOptions{})
+	ps.Subscription(t, "counters.pg", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
+	ps.Subscription(t, "counters.idx", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
 	ps.Subscription(t, "dlq-pg-read", "counters.dlq-pg", gpubsubtest.SubscriptionOptions{})
 	ps.Subscription(t, "dlq-idx-read", "counters.dlq-idx", gpubsubtest.SubscriptionOptions{})
 
