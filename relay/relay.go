@@ -33,10 +33,7 @@ type Relay struct {
 	log    *slog.Logger
 
 	stopSink func()
-	sinkOnce sync.Once
-	mu       sync.Mutex
-	started  bool
-	finished chan struct{} // closed when Start returns
+	sinkOnce sync.Once // the sink stops once, after the engine ran or was stopped
 }
 
 var _ transport.Server = (*Relay)(nil)
@@ -85,7 +82,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	}
 	return &Relay{
 		engine: engine, health: h, grace: o.GracePeriod, log: o.Logger,
-		stopSink: stopSink, finished: make(chan struct{}),
+		stopSink: stopSink,
 	}, nil
 }
 
@@ -112,14 +109,6 @@ func (r *Relay) Run(ctx context.Context) error {
 // until Stop has drained the relay (or ctx ends, which abandons in-flight
 // publishes like an expired grace period; their rows are handed back).
 func (r *Relay) Start(ctx context.Context) error {
-	r.mu.Lock()
-	if r.started {
-		r.mu.Unlock()
-		return errors.New("relay: already started (a Relay runs once)")
-	}
-	r.started = true
-	r.mu.Unlock()
-	defer close(r.finished)
 	r.log.Info("outbox relay starting", "worker", r.engine.WorkerID())
 	err := r.engine.Run(ctx)
 	r.sinkOnce.Do(r.stopSink) // flush and stop the Pub/Sub publishers
@@ -132,7 +121,7 @@ func (r *Relay) Start(ctx context.Context) error {
 // within GracePeriod (or ctx's deadline, whichever is first). Rows still
 // unfinished then are handed back (another replica publishes them,
 // possibly twice, never lost); Stop logs that and returns nil. It returns
-// once Start has returned.
+// once the relay has stopped and its Pub/Sub publishers are flushed.
 func (r *Relay) Stop(ctx context.Context) error {
 	r.health.SetDraining()
 	start := time.Now()
@@ -143,13 +132,6 @@ func (r *Relay) Stop(ctx context.Context) error {
 	} else {
 		r.log.Info("outbox relay drained", "latency_ms", time.Since(start).Milliseconds())
 	}
-	r.mu.Lock()
-	started := r.started
-	r.mu.Unlock()
-	if started {
-		<-r.finished
-	} else {
-		r.sinkOnce.Do(r.stopSink)
-	}
+	r.sinkOnce.Do(r.stopSink) // Drain returned after the engine's Run did
 	return nil
 }

@@ -204,7 +204,7 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 			}
 		}
 	}
-	if err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "runs once") {
+	if err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("second Run: %v, want an error", err)
 	}
 }
