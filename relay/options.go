@@ -8,12 +8,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
 // DefaultSchema is the schema Options.Schema defaults to (the one the
 // shipped daemons use when DATABASE_SCHEMA is unset).
-const DefaultSchema = postgres.DefaultSchema
+const DefaultSchema = "catalog"
 
 // Options configures a Relay. It is a plain struct: zero values take the
 // documented defaults (those of cmd/publisher); New validates the result
@@ -88,7 +87,9 @@ type Options struct {
 	// Health, when set, receives the relay's loop ("outbox-relay") for
 	// /healthz and its readiness checks "postgres" (ping), "schema"
 	// (Schema holds the outbox table) and "pubsub" (ReadyTopic answers);
-	// Stop marks it draining. Mount it with health.Handler.
+	// Stop marks it draining. Mount it with health.Handler. Checks and
+	// loops are keyed by name: a second relay on the same Health replaces
+	// the first one's.
 	Health *health.Health
 	// TracerProvider makes the producer spans (default: the global one).
 	TracerProvider trace.TracerProvider

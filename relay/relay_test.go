@@ -263,6 +263,9 @@ func TestNewNamesTheField(t *testing.T) {
 			}
 		}
 	}
+	if relay.DefaultSchema != postgres.DefaultSchema {
+		t.Errorf("relay.DefaultSchema %q, the daemons' default %q", relay.DefaultSchema, postgres.DefaultSchema)
+	}
 	if _, err := relay.New(nil, ps.Client, relay.Options{}); err == nil {
 		t.Error("New(nil pool) = nil error")
 	}
