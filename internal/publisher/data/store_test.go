@@ -164,8 +164,8 @@ func TestFencedWritesAndReclaim(t *testing.T) {
 	if taken, err := s.Reclaim(ctxT(t), time.Hour); err != nil || len(taken) != 0 {
 		t.Fatalf("reclaim before expiry = %v, %v", taken, err)
 	}
-	// The lease expires (set in the past rather than slept through: a
-	// short lease expired before the first Reclaim on a loaded machine).
+	// The lease runs out (set, not slept: a loaded machine took longer than
+	// a 50 ms lease between the claim and the first reclaim).
 	if _, err := db.Pool.Exec(ctxT(t), `UPDATE outbox_events SET lease_until = now() - interval '1 second' WHERE lock_token = $1`, stale); err != nil {
 		t.Fatal(err)
 	}
