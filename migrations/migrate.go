@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
+	"github.com/pressly/goose/v3/lock"
 )
 
 // Migration is one migration file of a set: its state (Status) or the
@@ -38,7 +40,9 @@ type Migration struct {
 //
 // The statements run on connections of their own, opened with the pool's
 // connection settings (pool.Config()) and search_path set to schema; the
-// pool's own connections and their search_path are left alone. Pass
+// pool's own connections and their search_path are left alone. Concurrent
+// calls on one schema wait for each other (Postgres advisory locks per
+// schema, and per schema and set while a set migrates). Pass
 // Eventrelay first, then the sets whose tables depend on it.
 //
 // A schema migrated before the split (one goose_db_version table holding
@@ -148,7 +152,16 @@ func open(ctx context.Context, pool *pgxpool.Pool, schema string) (*sql.DB, erro
 	if !identifier.MatchString(schema) {
 		return nil, fmt.Errorf("migrations: schema %q must be a lower-case SQL identifier", schema)
 	}
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+	// Concurrent CREATE SCHEMA IF NOT EXISTS can fail on the catalog's
+	// unique index: serialise it under the schema's lock.
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", schemaLockKey(schema)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize())
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("creating schema %s: %w", schema, err)
 	}
 	cc := pool.Config().ConnConfig // a copy
@@ -156,12 +169,25 @@ func open(ctx context.Context, pool *pgxpool.Pool, schema string) (*sql.DB, erro
 	return stdlib.OpenDB(*cc), nil
 }
 
+// schemaLockKey names the advisory lock taken while a schema is created or
+// its pre-split layout adopted.
+func schemaLockKey(schema string) string { return "eventrelay.migrations." + schema }
+
 func provider(db *sql.DB, schema string, s Set) (*goose.Provider, error) {
 	store, err := database.NewStore(database.DialectPostgres, schema+"."+s.VersionTable)
 	if err != nil {
 		return nil, fmt.Errorf("creating the goose store of set %s: %w", s.Name, err)
 	}
-	p, err := goose.NewProvider("", db, s.FS, goose.WithStore(store), goose.WithDisableGlobalRegistry(true))
+	// One advisory lock per (schema, set) serialises concurrent runs (two
+	// migrate jobs, replicas migrating at start); a waiter retries each
+	// second for up to 10 minutes.
+	id := fnv.New64a()
+	id.Write([]byte(schema + "." + s.VersionTable))
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(id.Sum64())), lock.WithLockTimeout(1, 600))
+	if err != nil {
+		return nil, fmt.Errorf("creating the migration lock of set %s: %w", s.Name, err)
+	}
+	p, err := goose.NewProvider("", db, s.FS, goose.WithStore(store), goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker))
 	if err != nil {
 		return nil, fmt.Errorf("loading migration set %s: %w", s.Name, err)
 	}

@@ -167,3 +167,31 @@ func TestSetsAreValidated(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent Up calls on one schema (two migrate jobs, replicas migrating at
+// start) apply each migration once and all succeed.
+func TestConcurrentUpAppliesOnce(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	ctx := context.Background()
+	const callers = 4
+	applied := make(chan int, callers)
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			res, err := migrations.Up(ctx, db.Pool, "race", migrations.Eventrelay, orders)
+			applied <- len(res)
+			errs <- err
+		}()
+	}
+	total := 0
+	for range callers {
+		total += <-applied
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if total != 4 {
+		t.Errorf("%d migrations applied in all, want 4 (each once)", total)
+	}
+}

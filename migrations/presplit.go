@@ -85,7 +85,7 @@ func adoptPreSplit(ctx context.Context, pool *pgxpool.Pool, schema string, sets 
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // after Commit a no-op
 	// DDL on identifiers: not expressible as a sqlc query.
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "eventrelay.migrations."+schema); err != nil {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", schemaLockKey(schema)); err != nil {
 		return fmt.Errorf("locking schema %s for the adoption: %w", schema, err)
 	}
 	if l, err = readLayout(ctx, tx, schema); err != nil || l.current {
