@@ -52,17 +52,11 @@ type Migration struct {
 // eventrelay tables have no version table Up can recognise is refused with
 // an error that says what to do; nothing is changed then.
 func Up(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Set) ([]Migration, error) {
-	if err := validateSets(sets); err != nil {
-		return nil, err
-	}
-	db, err := open(ctx, pool, schema)
+	db, err := open(ctx, pool, schema, sets, true)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	if err := adoptPreSplit(ctx, pool, schema, sets); err != nil {
-		return nil, err
-	}
 	var out []Migration
 	for _, s := range sets {
 		p, err := provider(db, schema, s)
@@ -83,20 +77,14 @@ func Up(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Set) ([]
 // that depend on set first. A schema in the pre-split layout is refused
 // (run Up first, which adopts it).
 func Down(ctx context.Context, pool *pgxpool.Pool, schema string, set Set, version int64) ([]Migration, error) {
-	if err := validateSets([]Set{set}); err != nil {
-		return nil, err
-	}
 	if version < 0 {
 		return nil, fmt.Errorf("migrating set %s down: version %d must be >= 0", set.Name, version)
 	}
-	db, err := open(ctx, pool, schema)
+	db, err := open(ctx, pool, schema, []Set{set}, false)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	if err := refusePreSplit(ctx, pool, schema); err != nil {
-		return nil, err
-	}
 	p, err := provider(db, schema, set)
 	if err != nil {
 		return nil, err
@@ -114,17 +102,11 @@ func Down(ctx context.Context, pool *pgxpool.Pool, schema string, set Set, versi
 // are missing (as goose does) and changes nothing else. A schema in the
 // pre-split layout is refused (run Up first, which adopts it).
 func Status(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Set) ([]Migration, error) {
-	if err := validateSets(sets); err != nil {
-		return nil, err
-	}
-	db, err := open(ctx, pool, schema)
+	db, err := open(ctx, pool, schema, sets, false)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	if err := refusePreSplit(ctx, pool, schema); err != nil {
-		return nil, err
-	}
 	var out []Migration
 	for _, s := range sets {
 		p, err := provider(db, schema, s)
@@ -143,9 +125,13 @@ func Status(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Set)
 	return out, nil
 }
 
-// open returns a database/sql handle (goose's interface) whose connections
-// use schema as search_path, after creating the schema.
-func open(ctx context.Context, pool *pgxpool.Pool, schema string) (*sql.DB, error) {
+// open checks sets, creates schema, adopts (up) or refuses a pre-split
+// layout, and returns a database/sql handle (goose's interface) whose
+// connections use schema as search_path.
+func open(ctx context.Context, pool *pgxpool.Pool, schema string, sets []Set, up bool) (*sql.DB, error) {
+	if err := validateSets(sets); err != nil {
+		return nil, err
+	}
 	if pool == nil {
 		return nil, fmt.Errorf("migrations: pool is nil")
 	}
@@ -163,6 +149,14 @@ func open(ctx context.Context, pool *pgxpool.Pool, schema string) (*sql.DB, erro
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating schema %s: %w", schema, err)
+	}
+	if up {
+		err = adoptPreSplit(ctx, pool, schema, sets)
+	} else {
+		err = refusePreSplit(ctx, pool, schema)
+	}
+	if err != nil {
+		return nil, err
 	}
 	cc := pool.Config().ConnConfig // a copy
 	cc.RuntimeParams["search_path"] = schema + ", public"

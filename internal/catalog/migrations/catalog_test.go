@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
@@ -41,16 +42,11 @@ ORDER BY 1`
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, strings.ReplaceAll(s, schema+".", "SCHEMA."))
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		s, err := pgx.RowTo[string](r)
+		return strings.ReplaceAll(s, schema+".", "SCHEMA."), err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(out) == 0 {
