@@ -56,4 +56,5 @@ func ExampleSQL() {
 	// CREATE TABLE admin_audit (
 	// CREATE TABLE inbox_events (
 	// -- ==== 00002_outbox_resolved.sql (goose runs this file outside a transaction, statement by statement)
+	// -- ==== 00003_outbox_pending_key_idx.sql (goose runs this file outside a transaction, statement by statement)
 }

@@ -46,7 +46,7 @@ type Migration struct {
 // Eventrelay first, then the sets whose tables depend on it.
 //
 // A schema migrated before the split (one goose_db_version table holding
-// eventrelay's versions 1 and 2 next to the catalog tables) is adopted:
+// eventrelay's versions 1 to 3 next to the catalog tables) is adopted:
 // that table is renamed to eventrelay_goose_db_version, whose versions it
 // records exactly, and no row of any table is touched. A schema whose
 // eventrelay tables have no version table Up can recognise is refused with

@@ -13,10 +13,10 @@ import (
 )
 
 // The pre-split layout: before eventrelay's tables and the catalog's were
-// two sets, one goose set created all of them and recorded versions 1 and
-// 2 in <schema>.goose_db_version. Its version 1 created the catalog tables
+// two sets, one goose set created all of them and recorded versions 1 to
+// 3 in <schema>.goose_db_version. Its version 1 created the catalog tables
 // together with eventrelay's in one transaction, so all six tables are its
-// fingerprint; the eventrelay set's versions 1 and 2 are the same DDL for
+// fingerprint; the eventrelay set's versions 1 to 3 are the same DDL for
 // eventrelay's tables.
 const preSplitTable = "goose_db_version"
 
@@ -24,7 +24,7 @@ var preSplitTables = []string{preSplitTable, "outbox_events", "outbox_replays", 
 
 // preSplitVersions are the versions the pre-split set could have recorded
 // (0 is goose's initial row).
-var preSplitVersions = []int64{0, 1, 2}
+var preSplitVersions = []int64{0, 1, 2, 3}
 
 // layout is what a schema holds of eventrelay's version tables.
 type layout struct {
@@ -100,6 +100,7 @@ func adoptPreSplit(ctx context.Context, pool *pgxpool.Pool, schema string, sets 
 	if err != nil {
 		return fmt.Errorf("reading %s.%s: %w", schema, preSplitTable, err)
 	}
+	versions = slices.DeleteFunc(versions, func(v int64) bool { return v == 0 }) // goose's initial row
 	var unknown []string
 	for _, v := range versions {
 		if !slices.Contains(preSplitVersions, v) {
@@ -107,7 +108,7 @@ func adoptPreSplit(ctx context.Context, pool *pgxpool.Pool, schema string, sets 
 		}
 	}
 	if len(unknown) > 0 || !slices.Contains(versions, 1) {
-		return fmt.Errorf("schema %s: %s.%s records versions %v, not the pre-split eventrelay set (versions 1 and 2): refusing to adopt it; if another tool owns that table, create %s.%s with the eventrelay versions applied",
+		return fmt.Errorf("schema %s: %s.%s records versions %v, not the pre-split eventrelay set (versions 1 to 3): refusing to adopt it; if another tool owns that table, create %s.%s with the eventrelay versions applied",
 			schema, schema, preSplitTable, versions, schema, Eventrelay.VersionTable)
 	}
 	var seq *string

@@ -171,8 +171,8 @@ VALUES (gen_random_uuid(), gen_random_uuid(), 't', '', 0, 'draft', 'pending', 'p
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st) != 3 {
-		t.Fatalf("status lists %d migrations, want 3: %+v", len(st), st)
+	if len(st) != 4 {
+		t.Fatalf("status lists %d migrations, want 4: %+v", len(st), st)
 	}
 	for _, m := range st {
 		if !m.Applied {
@@ -187,7 +187,7 @@ VALUES (gen_random_uuid(), gen_random_uuid(), 't', '', 0, 'draft', 'pending', 'p
 	if _, err := migrations.Down(ctx, db.Pool, db.Schema, migrations.Eventrelay, 1); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := migrations.Up(ctx, db.Pool, db.Schema, catalogmigrations.Sets...); err != nil || len(res) != 1 || res[0].File != "00002_outbox_resolved.sql" {
+	if res, err := migrations.Up(ctx, db.Pool, db.Schema, catalogmigrations.Sets...); err != nil || len(res) != 2 || res[0].File != "00002_outbox_resolved.sql" {
 		t.Fatalf("down to 1 and up again: %+v, %v", res, err)
 	}
 }
