@@ -52,24 +52,16 @@ type Migration struct {
 // eventrelay tables have no version table Up can recognise is refused with
 // an error that says what to do; nothing is changed then.
 func Up(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Set) ([]Migration, error) {
-	db, err := open(ctx, pool, schema, sets, true)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
 	var out []Migration
-	for _, s := range sets {
-		p, err := provider(db, schema, s)
-		if err != nil {
-			return out, err
-		}
+	err := eachSet(ctx, pool, schema, sets, true, func(s Set, p *goose.Provider) error {
 		res, err := p.Up(ctx)
 		out = append(out, results(s, res, true)...)
 		if err != nil {
-			return out, fmt.Errorf("migrating set %s of schema %s up: %w", s.Name, schema, err)
+			return fmt.Errorf("migrating set %s of schema %s up: %w", s.Name, schema, err)
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // Down rolls back the migrations of set newer than version (0: all of
@@ -80,21 +72,16 @@ func Down(ctx context.Context, pool *pgxpool.Pool, schema string, set Set, versi
 	if version < 0 {
 		return nil, fmt.Errorf("migrating set %s down: version %d must be >= 0", set.Name, version)
 	}
-	db, err := open(ctx, pool, schema, []Set{set}, false)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	p, err := provider(db, schema, set)
-	if err != nil {
-		return nil, err
-	}
-	res, err := p.DownTo(ctx, version)
-	out := results(set, res, false)
-	if err != nil {
-		return out, fmt.Errorf("migrating set %s of schema %s down to %d: %w", set.Name, schema, version, err)
-	}
-	return out, nil
+	var out []Migration
+	err := eachSet(ctx, pool, schema, []Set{set}, false, func(s Set, p *goose.Provider) error {
+		res, err := p.DownTo(ctx, version)
+		out = results(s, res, false)
+		if err != nil {
+			return fmt.Errorf("migrating set %s of schema %s down to %d: %w", s.Name, schema, version, err)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Status lists every migration of each set, in order, and whether it is
@@ -102,27 +89,42 @@ func Down(ctx context.Context, pool *pgxpool.Pool, schema string, set Set, versi
 // are missing (as goose does) and changes nothing else. A schema in the
 // pre-split layout is refused (run Up first, which adopts it).
 func Status(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Set) ([]Migration, error) {
-	db, err := open(ctx, pool, schema, sets, false)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
 	var out []Migration
-	for _, s := range sets {
-		p, err := provider(db, schema, s)
-		if err != nil {
-			return nil, err
-		}
+	err := eachSet(ctx, pool, schema, sets, false, func(s Set, p *goose.Provider) error {
 		st, err := p.Status(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("reading the migration status of set %s in schema %s: %w", s.Name, schema, err)
+			return fmt.Errorf("reading the migration status of set %s in schema %s: %w", s.Name, schema, err)
 		}
 		for _, m := range st {
 			out = append(out, Migration{Set: s.Name, Version: m.Source.Version, File: m.Source.Path,
 				Applied: m.State == goose.StateApplied, AppliedAt: m.AppliedAt})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachSet opens schema (see open) and calls f with each set's goose
+// provider, in order, until f fails.
+func eachSet(ctx context.Context, pool *pgxpool.Pool, schema string, sets []Set, up bool, f func(Set, *goose.Provider) error) error {
+	db, err := open(ctx, pool, schema, sets, up)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, s := range sets {
+		p, err := provider(db, schema, s)
+		if err != nil {
+			return err
+		}
+		if err := f(s, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // open checks sets, creates schema, adopts (up) or refuses a pre-split
