@@ -1,11 +1,13 @@
-// Package publisher is the outbox relay of cmd/publisher: it moves
-// committed rows of outbox_events to Google Cloud Pub/Sub, in aggregate
-// order, with several replicas running, and records every outcome.
+// Package publisher is the engine of the outbox relay (the public package
+// relay, run by cmd/publisher): it moves committed rows of outbox_events
+// to Google Cloud Pub/Sub, in aggregate order, with several replicas
+// running, and records every outcome.
 //
-// Layout (Kratos): config (configs/publisher.yaml + environment), biz (the
-// Relay use case), data (Postgres store, Pub/Sub sink, LISTEN wake-ups),
-// server (the relay as a transport.Server, /healthz /readyz /metrics). The
-// package itself holds only this documentation and the end-to-end tests.
+// Layout (Kratos): config (the daemon's configs/publisher.yaml +
+// environment, and the validation rules relay.Options shares), biz (the
+// Relay use case), data (Postgres store, Pub/Sub sink, LISTEN wake-ups).
+// The package itself holds only this documentation and the end-to-end
+// tests.
 //
 // # Row life cycle
 //
@@ -37,7 +39,19 @@
 // reordering a key after a takeover).
 // The rows are set to publishing with locked_by = worker id, a fresh
 // lock_token (one per batch), lease_until = now + lease and claimed_at.
-// FOR UPDATE SKIP LOCKED guards against other writers (admin commands).
+//
+// FOR UPDATE SKIP LOCKED passes over rows another transaction holds
+// locked. Another claim never does (claims are serialized), but a fenced
+// late write does: a publisher that lost its lease and records its outcome
+// while the takeover commits waits for the takeover's row lock, then keeps
+// a lock on the new row version (Postgres takes it to re-check the WHERE
+// clause, which fails) until its transaction ends; an operator's UPDATE can
+// hold one too. A skipped row is pending, so it does not block its key by
+// the rule above; the claim therefore also keeps a candidate only when
+// every earlier pending row of its key is in its own locked set (a count
+// on outbox_events_pending_key_idx). Without it, after a frozen publisher
+// thawed, the e2e suite saw versions 40 and 41 of a key published before
+// 36..39.
 //
 // Consequences:
 //
@@ -131,8 +145,9 @@
 //
 // # Wake-up, load and shutdown
 //
-// A dedicated connection LISTENs on outbox.NotifyChannel (reconnecting with
-// backoff); polling every poll_interval is the fallback. A full batch is
+// A dedicated connection LISTENs on outbox.NotifyChannelFor(schema)
+// (reconnecting with backoff), the channel writers in that schema notify,
+// so schemas sharing a database do not wake each other; polling every poll_interval is the fallback. A full batch is
 // followed by another claim at once; a finished batch wakes the claim loop
 // (its keys' later rows may be claimable now). On Stop (SIGTERM) the relay
 // stops claiming, lets in-flight batches finish publishing and record
