@@ -1,13 +1,20 @@
 package migrations
 
-import "embed"
+import (
+	"embed"
 
-// FS holds the orders service's goose migrations (*.sql).
-//
+	"github.com/eventrelay/eventrelay/migrations"
+)
+
 //go:embed *.sql
-var FS embed.FS
+var sqlFS embed.FS
 
-// VersionTable is the goose version table of this set: the orders service's
-// own, so it never collides with eventrelay's set applied to the same
-// schema.
-const VersionTable = "orders_goose_db_version"
+// Set is the orders service's goose migration set. Its version table is
+// its own, so it never collides with eventrelay's set applied to the same
+// schema. Apply eventrelay's set first:
+//
+//	migrations.Up(ctx, pool, "orders", migrations.Eventrelay, ordersmigrations.Set)
+var Set = migrations.Set{Name: "orders", FS: sqlFS, VersionTable: "orders_goose_db_version"}
+
+// Sets are the sets the orders schema needs, in the order to apply them.
+var Sets = []migrations.Set{migrations.Eventrelay, Set}

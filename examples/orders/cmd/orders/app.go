@@ -25,9 +25,8 @@ import (
 // ordersApp is the Kratos app and the servers it runs.
 type ordersApp struct {
 	*kratos.App
-	HTTP   *khttp.Server
-	GRPC   *grpc.Server
-	Health *health.Health
+	HTTP *khttp.Server
+	GRPC *grpc.Server
 }
 
 // newApp builds the orders service: its HTTP and gRPC servers and
@@ -45,7 +44,20 @@ func newApp(cfg Config, pool *pgxpool.Pool, client *pubsub.Client, logger *slog.
 	svc := service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(pool, w))), logger)
 	hs := server.NewHTTPServer(cfg.HTTPAddr, cfg.Timeout, svc, h, metrics)
 	gs := server.NewGRPCServer(cfg.GRPCAddr, cfg.Timeout, svc)
-	servers := []transport.Server{hs, gs}
+	proj, err := server.NewProjector(pool, client, server.ProjectorConfig{
+		Schema: cfg.Schema, Subscription: cfg.Subscription, DeadLetterTopic: cfg.DeadLetterTopic,
+	}, h, metrics, logger)
+	if err != nil {
+		return nil, fmt.Errorf("embedded projector: %w", err)
+	}
+	servers := []transport.Server{hs, gs, proj}
+	if cfg.EmbedRelay {
+		r, err := server.NewRelay(pool, client, cfg.Schema, h, metrics, logger)
+		if err != nil {
+			return nil, fmt.Errorf("embedded relay: %w", err)
+		}
+		servers = append(servers, r)
+	}
 
 	app := kratos.New(
 		kratos.Name("orders"),
@@ -56,5 +68,5 @@ func newApp(cfg Config, pool *pgxpool.Pool, client *pubsub.Client, logger *slog.
 			return nil
 		}),
 	)
-	return &ordersApp{App: app, HTTP: hs, GRPC: gs, Health: h}, nil
+	return &ordersApp{App: app, HTTP: hs, GRPC: gs}, nil
 }

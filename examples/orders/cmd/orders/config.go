@@ -23,7 +23,7 @@ type Config struct {
 	// Subscription the embedded projector receives order events from.
 	Subscription string // ORDERS_SUBSCRIPTION, default "orders.order-summaries"
 	// DeadLetterTopic receives the events the projection refuses.
-	DeadLetterTopic string // ORDERS_DEAD_LETTER_TOPIC, default "orders.order-summaries.dlq"
+	DeadLetterTopic string // ORDERS_DEAD_LETTER_TOPIC, default "orders.order.events.dlq-summaries"
 	// EmbedRelay runs eventrelay's relay inside this app; off, the shipped
 	// cmd/publisher daemon delivers the outbox (DATABASE_SCHEMA=orders).
 	EmbedRelay bool // ORDERS_EMBED_RELAY, default false
@@ -42,7 +42,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		Schema:          or(getenv("DATABASE_SCHEMA"), "orders"),
 		ProjectID:       getenv("PUBSUB_PROJECT_ID"),
 		Subscription:    or(getenv("ORDERS_SUBSCRIPTION"), "orders.order-summaries"),
-		DeadLetterTopic: or(getenv("ORDERS_DEAD_LETTER_TOPIC"), "orders.order-summaries.dlq"),
+		DeadLetterTopic: or(getenv("ORDERS_DEAD_LETTER_TOPIC"), "orders.order.events.dlq-summaries"),
 		Instance:        or(getenv("ORDERS_INSTANCE"), host),
 	}
 	var err error

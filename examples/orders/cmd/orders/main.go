@@ -18,6 +18,8 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/relay"
 )
 
 func main() {
@@ -34,11 +36,12 @@ func run(logger *slog.Logger) error {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	ctx := context.Background()
-	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	// search_path "orders, public": the orders tables, the outbox writer
+	// and the embedded relay and projector all work in the schema.
+	pc, err := relay.PoolConfig(cfg.DatabaseURL, cfg.Schema)
 	if err != nil {
-		return fmt.Errorf("DATABASE_URL is not a valid Postgres URL")
+		return fmt.Errorf("DATABASE_URL, DATABASE_SCHEMA: %w", err)
 	}
-	pc.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return fmt.Errorf("connecting to Postgres: %w", err)

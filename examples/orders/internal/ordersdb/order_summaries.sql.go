@@ -65,47 +65,6 @@ func (q *Queries) GetOrderSummary(ctx context.Context, orderID uuid.UUID) (Order
 	return i, err
 }
 
-const listOrderSummaries = `-- name: ListOrderSummaries :many
-SELECT order_id, customer_id, amount_cents, currency, status, version, placed_at, source_updated_at, last_event_id, projected_at FROM order_summaries WHERE order_id > $1 ORDER BY order_id LIMIT $2
-`
-
-type ListOrderSummariesParams struct {
-	AfterID  uuid.UUID
-	PageSize int32
-}
-
-// ListOrderSummaries pages through the read model by order id (verify).
-func (q *Queries) ListOrderSummaries(ctx context.Context, arg ListOrderSummariesParams) ([]OrderSummary, error) {
-	rows, err := q.db.Query(ctx, listOrderSummaries, arg.AfterID, arg.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []OrderSummary
-	for rows.Next() {
-		var i OrderSummary
-		if err := rows.Scan(
-			&i.OrderID,
-			&i.CustomerID,
-			&i.AmountCents,
-			&i.Currency,
-			&i.Status,
-			&i.Version,
-			&i.PlacedAt,
-			&i.SourceUpdatedAt,
-			&i.LastEventID,
-			&i.ProjectedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const upsertOrderSummary = `-- name: UpsertOrderSummary :execrows
 
 INSERT INTO order_summaries (order_id, customer_id, amount_cents, currency, status, version, placed_at,

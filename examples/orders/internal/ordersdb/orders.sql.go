@@ -101,47 +101,6 @@ func (q *Queries) InsertOrder(ctx context.Context, arg InsertOrderParams) (Order
 	return i, err
 }
 
-const listOrders = `-- name: ListOrders :many
-SELECT id, customer_id, amount_cents, currency, status, payment_ref, cancel_reason, version, placed_at, updated_at FROM orders WHERE id > $1 ORDER BY id LIMIT $2
-`
-
-type ListOrdersParams struct {
-	AfterID  uuid.UUID
-	PageSize int32
-}
-
-// ListOrders pages through the orders by id (rebuild and verify).
-func (q *Queries) ListOrders(ctx context.Context, arg ListOrdersParams) ([]Order, error) {
-	rows, err := q.db.Query(ctx, listOrders, arg.AfterID, arg.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []Order
-	for rows.Next() {
-		var i Order
-		if err := rows.Scan(
-			&i.ID,
-			&i.CustomerID,
-			&i.AmountCents,
-			&i.Currency,
-			&i.Status,
-			&i.PaymentRef,
-			&i.CancelReason,
-			&i.Version,
-			&i.PlacedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const lockOrder = `-- name: LockOrder :one
 SELECT id, customer_id, amount_cents, currency, status, payment_ref, cancel_reason, version, placed_at, updated_at FROM orders WHERE id = $1 FOR UPDATE
 `

@@ -41,11 +41,11 @@ func event(t *testing.T, reg *projection.Registry[projection.TxHandler], typ str
 		t.Fatal(err)
 	}
 	ev := &projection.Event{ID: m.EventID, Type: typ, AggregateType: m.AggregateType, AggregateID: o.GetId(), Version: o.GetVersion(), SchemaVersion: 1, Body: body}
-	h, err := reg.Resolve(ev)
+	rt, err := reg.Resolve(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ev, h
+	return ev, rt.Handler
 }
 
 func apply(t *testing.T, db interface {

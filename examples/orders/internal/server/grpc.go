@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/go-kratos/kratos/v2/middleware/recovery"
+	"github.com/go-kratos/kratos/v2/middleware/tracing"
 	"github.com/go-kratos/kratos/v2/transport/grpc"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
@@ -15,7 +16,7 @@ func NewGRPCServer(addr string, timeout time.Duration, svc *service.OrderService
 	srv := grpc.NewServer(
 		grpc.Address(addr),
 		grpc.Timeout(timeout),
-		grpc.Middleware(recovery.Recovery()),
+		grpc.Middleware(recovery.Recovery(), tracing.Server()),
 	)
 	ordersv1.RegisterOrderServiceServer(srv, svc)
 	return srv

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-kratos/kratos/v2/middleware/recovery"
+	"github.com/go-kratos/kratos/v2/middleware/tracing"
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,7 +24,7 @@ func NewHTTPServer(addr string, timeout time.Duration, svc *service.OrderService
 	srv := khttp.NewServer(
 		khttp.Address(addr),
 		khttp.Timeout(timeout),
-		khttp.Middleware(recovery.Recovery()),
+		khttp.Middleware(recovery.Recovery(), tracing.Server()),
 	)
 	r := srv.Route("/")
 	r.POST("/v1/orders", route(ordersv1.OrderService_PlaceOrder_FullMethodName, bindBody, svc.PlaceOrder))

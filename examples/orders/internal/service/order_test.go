@@ -2,59 +2,15 @@ package service_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 
 	"github.com/go-kratos/kratos/v2/errors"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/eventrelay/eventrelay/outbox"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
-	"github.com/eventrelay/eventrelay/examples/orders/internal/data"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordertest"
-	"github.com/eventrelay/eventrelay/examples/orders/internal/service"
 )
-
-func newService(t *testing.T, pool *pgxpool.Pool) *service.OrderService {
-	t.Helper()
-	w, err := outbox.NewWriter(data.WriterConfig(outbox.Producer{Service: "orders", Instance: t.Name()}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := data.NewOrderRepo(data.NewData(pool, w))
-	return service.NewOrderService(biz.NewOrderUsecase(repo), slog.New(slog.DiscardHandler))
-}
-
-type outboxRow struct {
-	EventID, EventType, AggregateID, Topic string
-	Version                                int64
-	Payload                                []byte
-}
-
-func outboxRows(t *testing.T, pool *pgxpool.Pool) []outboxRow {
-	t.Helper()
-	rows, err := pool.Query(context.Background(),
-		"SELECT event_id::text, event_type, aggregate_id, topic, aggregate_version, payload FROM outbox_events ORDER BY id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []outboxRow
-	for rows.Next() {
-		var r outboxRow
-		if err := rows.Scan(&r.EventID, &r.EventType, &r.AggregateID, &r.Topic, &r.Version, &r.Payload); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestEveryWriteAppendsItsEventInTheSameTransaction: place, pay and cancel
 // each change the order (version + 1) and leave exactly one outbox row
@@ -62,7 +18,7 @@ func outboxRows(t *testing.T, pool *pgxpool.Pool) []outboxRow {
 func TestEveryWriteAppendsItsEventInTheSameTransaction(t *testing.T) {
 	t.Parallel()
 	db := ordertest.NewDB(t)
-	svc := newService(t, db.Pool)
+	svc := ordertest.NewService(t, db.Pool)
 	ctx := context.Background()
 
 	placed, err := svc.PlaceOrder(ctx, &ordersv1.PlaceOrderRequest{CustomerId: "c-1", AmountCents: 4200, Currency: "EUR"})
@@ -86,7 +42,7 @@ func TestEveryWriteAppendsItsEventInTheSameTransaction(t *testing.T) {
 		t.Fatalf("stored order %v, want cancelled at version 3", got.GetOrder())
 	}
 
-	rows := outboxRows(t, db.Pool)
+	rows := ordertest.OutboxEvents(t, db.Pool)
 	want := []struct {
 		eventID, typ string
 		status       ordersv1.OrderStatus
@@ -100,7 +56,7 @@ func TestEveryWriteAppendsItsEventInTheSameTransaction(t *testing.T) {
 	}
 	for i, w := range want {
 		r := rows[i]
-		if r.EventID != w.eventID || r.EventType != w.typ || r.AggregateID != id || r.Version != int64(i+1) || r.Topic != events.Topic {
+		if r.ID.String() != w.eventID || r.Type != w.typ || r.AggregateID != id || r.Version != int64(i+1) || r.Topic != events.Topic {
 			t.Errorf("outbox row %d: %+v, want event %s %s v%d on %s", i, r, w.eventID, w.typ, i+1, events.Topic)
 		}
 		ev, err := events.Decode(r.Payload)
@@ -118,7 +74,7 @@ func TestEveryWriteAppendsItsEventInTheSameTransaction(t *testing.T) {
 func TestARefusedChangeWritesNothing(t *testing.T) {
 	t.Parallel()
 	db := ordertest.NewDB(t)
-	svc := newService(t, db.Pool)
+	svc := ordertest.NewService(t, db.Pool)
 	ctx := context.Background()
 	placed, err := svc.PlaceOrder(ctx, &ordersv1.PlaceOrderRequest{CustomerId: "c-2", AmountCents: 1, Currency: "USD"})
 	if err != nil {
@@ -132,7 +88,7 @@ func TestARefusedChangeWritesNothing(t *testing.T) {
 	if se := errors.FromError(err); se.GetCode() != 409 || se.GetReason() != biz.ReasonStateConflict {
 		t.Fatalf("paying a cancelled order: %v, want 409 %s", err, biz.ReasonStateConflict)
 	}
-	if n := len(outboxRows(t, db.Pool)); n != 2 {
+	if n := len(ordertest.OutboxEvents(t, db.Pool)); n != 2 {
 		t.Errorf("%d outbox rows after the refused payment, want 2", n)
 	}
 	got, err := svc.GetOrder(ctx, &ordersv1.GetOrderRequest{Id: id})
@@ -147,7 +103,7 @@ func TestARefusedChangeWritesNothing(t *testing.T) {
 func TestBadRequestsNameTheirField(t *testing.T) {
 	t.Parallel()
 	db := ordertest.NewDB(t)
-	svc := newService(t, db.Pool)
+	svc := ordertest.NewService(t, db.Pool)
 	ctx := context.Background()
 	for field, call := range map[string]func() error{
 		"currency": func() error {
@@ -172,7 +128,7 @@ func TestBadRequestsNameTheirField(t *testing.T) {
 			t.Errorf("%s: %v, want 400 naming the field", field, se)
 		}
 	}
-	if n := len(outboxRows(t, db.Pool)); n != 0 {
+	if n := len(ordertest.OutboxEvents(t, db.Pool)); n != 0 {
 		t.Errorf("%d outbox rows after refused requests, want 0", n)
 	}
 }

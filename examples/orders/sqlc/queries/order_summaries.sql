@@ -31,7 +31,3 @@ SELECT count(*)                                                         AS order
        coalesce(sum(amount_cents) FILTER (WHERE status = 'paid'), 0)::bigint AS paid_cents
 FROM order_summaries
 WHERE customer_id = @customer_id;
-
--- ListOrderSummaries pages through the read model by order id (verify).
--- name: ListOrderSummaries :many
-SELECT * FROM order_summaries WHERE order_id > @after_id ORDER BY order_id LIMIT @page_size;

@@ -24,7 +24,3 @@ UPDATE orders
 SET status = 'cancelled', cancel_reason = @cancel_reason, version = version + 1, updated_at = now()
 WHERE id = @id
 RETURNING *;
-
--- ListOrders pages through the orders by id (rebuild and verify).
--- name: ListOrders :many
-SELECT * FROM orders WHERE id > @after_id ORDER BY id LIMIT @page_size;
