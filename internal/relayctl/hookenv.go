@@ -3,7 +3,6 @@ package relayctl
 import (
 	"flag"
 	"fmt"
-	"sort"
 
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
@@ -72,15 +71,5 @@ func (h *hookFlags) audit() map[string]string {
 		}
 		out[fl.Name] = v
 	}
-	return out
-}
-
-// sortedNames lists the hook flags' names (for messages).
-func (h *hookFlags) sortedNames() []string {
-	out := make([]string, 0, len(h.flags))
-	for _, fl := range h.flags {
-		out = append(out, fl.Name)
-	}
-	sort.Strings(out)
 	return out
 }
