@@ -297,8 +297,7 @@ func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down time.
 		// pending before any later version of their keys can be claimed, so
 		// the claim's id order publishes them first. Re-driven after the
 		// publishers were back, later versions still pending at the restart
-		// went out first and the audit subscription saw them out of order
-		// (11 first-seen violations in a clean-clone CI run).
+		// could go out first.
 		if _, err := s.Relayctl(ctx, "replay", "--ids", strings.Join(heldBack, ","), "--include-published",
 			"--by", "e2e-suite", "--why", "held back by the emulator when it was restarted"); err != nil {
 			return fmt.Errorf("re-driving the events the emulator held back: %w", err)

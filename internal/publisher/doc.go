@@ -37,7 +37,19 @@
 // reordering a key after a takeover).
 // The rows are set to publishing with locked_by = worker id, a fresh
 // lock_token (one per batch), lease_until = now + lease and claimed_at.
-// FOR UPDATE SKIP LOCKED guards against other writers (admin commands).
+//
+// FOR UPDATE SKIP LOCKED passes over rows another transaction holds
+// locked. Another claim never does (claims are serialized), but a fenced
+// late write does: a publisher that lost its lease and records its outcome
+// while the takeover commits waits for the takeover's row lock, then keeps
+// a lock on the new row version (Postgres takes it to re-check the WHERE
+// clause, which fails) until its transaction ends; an operator's UPDATE can
+// hold one too. A skipped row is pending, so it does not block its key by
+// the rule above; the claim therefore also keeps a candidate only when
+// every earlier pending row of its key is in its own locked set (a count
+// on outbox_events_pending_key_idx). Without it, after a frozen publisher
+// thawed, the e2e suite saw versions 40 and 41 of a key published before
+// 36..39.
 //
 // Consequences:
 //

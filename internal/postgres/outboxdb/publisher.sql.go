@@ -14,8 +14,8 @@ import (
 )
 
 const claimOutboxEvents = `-- name: ClaimOutboxEvents :many
-WITH candidates AS (
-    SELECT c.id
+WITH locked AS (
+    SELECT c.id, c.topic, c.ordering_key
     FROM outbox_events c
     WHERE c.status = 'pending'
       AND c.next_attempt_at <= now()
@@ -33,6 +33,20 @@ WITH candidates AS (
     ORDER BY c.id
     LIMIT $4
     FOR UPDATE SKIP LOCKED
+),
+ordered AS (
+    SELECT l.id
+    FROM (SELECT id, topic, ordering_key,
+                 row_number() OVER (PARTITION BY topic, ordering_key ORDER BY id) - 1 AS locked_before
+          FROM locked) l
+    WHERE l.locked_before = (
+        SELECT count(*)
+        FROM outbox_events p
+        WHERE p.topic = l.topic
+          AND p.ordering_key = l.ordering_key
+          AND p.id < l.id
+          AND p.status = 'pending'
+    )
 )
 UPDATE outbox_events o
 SET status      = 'publishing',
@@ -40,8 +54,8 @@ SET status      = 'publishing',
     lock_token  = $2::uuid,
     lease_until = now() + make_interval(secs => $3::float8),
     claimed_at  = now()
-FROM candidates
-WHERE o.id = candidates.id
+FROM ordered
+WHERE o.id = ordered.id
 RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
           o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers,
           o.payload, o.occurred_at, o.created_at, o.attempts
@@ -73,22 +87,34 @@ type ClaimOutboxEventsRow struct {
 
 // ClaimOutboxEvents claims up to batch_size ready rows, oldest first. A row
 // is claimable only when no earlier row of its (topic, ordering_key) is in
-// flight, failed, or waiting for a retry (head-of-line rule). Run it after
-// LockClaims in the same transaction.
+// flight, failed, or waiting for a retry, and every earlier pending row of
+// its key is claimed with it (head-of-line rule). Run it after LockClaims
+// in the same transaction.
 //
 // "Ready" (candidate) and "waiting for a retry" (blocking) are evaluated
 // with the same now(), and a pending row is one or the other: fresh,
 // reclaimed and replayed rows carry next_attempt_at = 'epoch' (always
 // ready); only scheduled retries carry a real time. So every earlier row of
-// a candidate's key is published, or a candidate itself (smaller id: in the
-// batch before it), or blocking.
+// a candidate's key is published, or blocking, or a candidate itself.
+//
+// A candidate locked by another transaction is skipped (SKIP LOCKED), and
+// then the later rows of its key must wait too: "ordered" counts, per
+// locked row, the pending rows of its key before it and keeps the row only
+// when all of them were locked by this claim (the skipped ones are
+// missing). Claims are serialized by the claim lock, so such a lock is
+// never another claim's: it is a fenced late write of a publisher that
+// lost its lease, racing the takeover (Postgres keeps the lock it took to
+// re-check the row until that transaction ends), or an operator's UPDATE.
+// Rows dropped there stay locked by this transaction until it commits and
+// are claimed by a later claim, in order.
 //
 // Plan: the candidates come from outbox_events_pending_idx in id order; for
 // each, the NOT EXISTS probes outbox_events_blocking_idx on (topic,
-// ordering_key, id < c.id). "OFFSET 0" keeps the NOT EXISTS a correlated
-// subplan: without it the planner may turn it into an anti join that
-// materializes the whole blocking set and compares it with every candidate
-// (O(candidates x in-flight rows)).
+// ordering_key, id < c.id), and "ordered" counts on
+// outbox_events_pending_key_idx. "OFFSET 0" keeps the NOT EXISTS a
+// correlated subplan: without it the planner may turn it into an anti join
+// that materializes the whole blocking set and compares it with every
+// candidate (O(candidates x in-flight rows)).
 func (q *Queries) ClaimOutboxEvents(ctx context.Context, arg ClaimOutboxEventsParams) ([]ClaimOutboxEventsRow, error) {
 	rows, err := q.db.Query(ctx, claimOutboxEvents,
 		arg.WorkerID,
