@@ -68,7 +68,10 @@ type Flagger interface {
 // setting): relayctl prints it and exits 2.
 type UsageError struct{ Err error }
 
+// Error returns the message of the wrapped error.
 func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // Usagef returns a *UsageError with a formatted message.

@@ -31,12 +31,18 @@ type Report struct {
 
 // Store is the comparison of one read model with the source.
 type Store struct {
-	Name       string  `json:"store"`
-	Checked    bool    `json:"checked"`
-	Note       string  `json:"note,omitempty"`
-	Rows       int64   `json:"rows"`
-	Tombstones int64   `json:"tombstones"`
-	Drift      []Drift `json:"drift"`
+	// Name names the read model: "postgres video_projection".
+	Name string `json:"store"`
+	// Checked is false when the read model was not compared (Note says
+	// why); relayctl then warns and does not count it as converged.
+	Checked bool `json:"checked"`
+	// Note explains a skip or a drift in one line.
+	Note string `json:"note,omitempty"`
+	// Rows and Tombstones count the read model.
+	Rows       int64 `json:"rows"`
+	Tombstones int64 `json:"tombstones"`
+	// Drift lists what differs from the source; empty when it matches.
+	Drift []Drift `json:"drift"`
 }
 
 // Drift is one kind of drift in one store. The kinds relayctl documents:
@@ -45,13 +51,18 @@ type Store struct {
 // in the source, live in the store), deleted_in_projection, diverged (same
 // version, different state).
 type Drift struct {
-	Kind    string   `json:"kind"`
-	Count   int64    `json:"count"`
+	// Kind is one of the kinds above (or the service's own).
+	Kind string `json:"kind"`
+	// Count is how many aggregates drift this way.
+	Count int64 `json:"count"`
+	// Samples are some of them (up to verify's --samples).
 	Samples []Sample `json:"samples"`
 }
 
 // Sample is one drifting aggregate; a version of 0 means absent.
 type Sample struct {
+	// ID is the aggregate id; the versions are the source's and the
+	// store's.
 	ID            string `json:"id"`
 	SourceVersion int64  `json:"source_version"`
 	StoreVersion  int64  `json:"store_version"`
