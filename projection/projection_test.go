@@ -91,8 +91,8 @@ func TestRegistryResolve(t *testing.T) {
 			ev.Body = []byte(tc.body)
 			got, err := reg.Resolve(&ev)
 			if tc.want == "" {
-				if err != nil || got != h || ev.Payload != "p" {
-					t.Fatalf("Resolve = %v, %v, payload %v", got, err, ev.Payload)
+				if err != nil || got.Handler != h || ev.Payload != "p" {
+					t.Fatalf("Resolve = %v, %v, payload %v", got.Handler, err, ev.Payload)
 				}
 				return
 			}
@@ -127,5 +127,58 @@ func TestClassify(t *testing.T) {
 	}
 	if projection.Permanent(projection.PayloadInvalid, nil) != nil || projection.Retry(nil) != nil {
 		t.Error("nil errors must stay nil")
+	}
+}
+
+// One handler value registered for several event types is one handler
+// (one HandlerID, batched together); every function registration is a
+// handler of its own, even two closures of one literal; nil is refused.
+func TestRegistryHandlerIDs(t *testing.T) {
+	decode := func([]byte) (projection.Envelope, error) { return projection.Envelope{}, nil }
+	et := func(name string) projection.EventType {
+		return projection.EventType{Name: name, SchemaVersions: []int32{1}, Decode: decode}
+	}
+	shared := &handler{"shared"}
+	ptrs := projection.NewRegistry[*handler]()
+	for _, n := range []string{"a", "b"} {
+		if err := ptrs.Register(et(n), shared); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ptrs.Register(et("c"), &handler{"shared"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptrs.Register(et("d"), nil); err == nil {
+		t.Fatal("nil handler accepted")
+	}
+	if hs := ptrs.Handlers(); len(hs) != 2 || hs[0] != shared {
+		t.Fatalf("Handlers() = %v, want [shared, other]", hs)
+	}
+
+	funcs := projection.NewRegistry[projection.BatchHandler]()
+	mk := func(name string) projection.BatchHandlerFunc {
+		return func(context.Context, []*projection.Event) ([]projection.Result, error) {
+			return nil, errors.New(name)
+		}
+	}
+	for _, n := range []string{"a", "b"} {
+		if err := funcs.Register(et(n), mk(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := map[string]int{}
+	for _, n := range []string{"a", "b"} {
+		ev := projection.Event{ID: uuid.New(), Type: n, AggregateID: "x", Version: 1, SchemaVersion: 1}
+		rt, err := funcs.Resolve(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[n] = rt.HandlerID
+		if _, err := funcs.Handlers()[rt.HandlerID].HandleBatch(context.Background(), nil); err == nil || err.Error() != n {
+			t.Fatalf("Handlers()[%d] of %s answers %v", rt.HandlerID, n, err)
+		}
+	}
+	if ids["a"] == ids["b"] {
+		t.Fatalf("two closures share HandlerID %d", ids["a"])
 	}
 }

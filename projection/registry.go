@@ -3,6 +3,7 @@ package projection
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"time"
@@ -41,14 +42,20 @@ type EventType struct {
 type Route[H any] struct {
 	EventType
 	Handler H
+	// HandlerID identifies Handler within its Registry: the index of
+	// Handler in Handlers(). The engine batches events by HandlerID, so
+	// the events of all routes sharing an ID reach that handler in one
+	// call, and events of different IDs never reach the same call.
+	HandlerID int
 }
 
 // Registry maps event types to decoders and handlers. H is the handler kind
-// of the projection: TxHandler or BatchHandler. Register everything before
-// handing the registry to the engine; lookups are then safe for concurrent
-// use.
+// of the projection: TxHandler, TxBatchHandler or BatchHandler. Register
+// everything before handing the registry to the engine; lookups are then
+// safe for concurrent use.
 type Registry[H any] struct {
-	routes map[string]Route[H]
+	routes   map[string]Route[H]
+	handlers []H
 }
 
 // NewRegistry returns an empty registry.
@@ -57,7 +64,13 @@ func NewRegistry[H any]() *Registry[H] {
 }
 
 // Register routes events of et.Name to h. It fails on an empty name, no
-// schema versions, a nil decoder or a name registered twice.
+// schema versions, a nil decoder, a nil handler or a name registered twice.
+//
+// h gets a HandlerID: the ID of an earlier registration of an equal h when
+// h is comparable (the same pointer registered for several event types is
+// one handler), a new one otherwise. A function (such as BatchHandlerFunc)
+// is never comparable, so every registration of a function is a handler
+// of its own, even two closures of one literal.
 func (r *Registry[H]) Register(et EventType, h H) error {
 	switch {
 	case et.Name == "":
@@ -66,13 +79,52 @@ func (r *Registry[H]) Register(et EventType, h H) error {
 		return fmt.Errorf("projection: event type %s: SchemaVersions is empty", et.Name)
 	case et.Decode == nil:
 		return fmt.Errorf("projection: event type %s: Decode is nil", et.Name)
+	case isNil(h):
+		return fmt.Errorf("projection: event type %s: handler is nil", et.Name)
 	}
 	if _, dup := r.routes[et.Name]; dup {
 		return fmt.Errorf("projection: event type %s registered twice", et.Name)
 	}
 	et.SchemaVersions = slices.Clone(et.SchemaVersions)
-	r.routes[et.Name] = Route[H]{EventType: et, Handler: h}
+	r.routes[et.Name] = Route[H]{EventType: et, Handler: h, HandlerID: r.handlerID(h)}
 	return nil
+}
+
+// handlerID returns the ID of a registered handler equal to h, or adds h.
+func (r *Registry[H]) handlerID(h H) int {
+	if canCompare(h) {
+		for id, o := range r.handlers {
+			if canCompare(o) && any(o) == any(h) {
+				return id
+			}
+		}
+	}
+	r.handlers = append(r.handlers, h)
+	return len(r.handlers) - 1
+}
+
+// canCompare reports whether == on h cannot panic (a func, map or slice,
+// also inside a struct or interface, is not comparable).
+func canCompare(h any) bool {
+	v := reflect.ValueOf(h)
+	return v.IsValid() && v.Comparable()
+}
+
+func isNil(h any) bool {
+	v := reflect.ValueOf(h)
+	if !v.IsValid() {
+		return true
+	}
+	switch v.Kind() {
+	case reflect.Func, reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
+}
+
+// Handlers returns the registered handlers, indexed by HandlerID.
+func (r *Registry[H]) Handlers() []H {
+	return slices.Clone(r.handlers)
 }
 
 // Types lists the registered event type names, sorted.
@@ -87,11 +139,11 @@ func (r *Registry[H]) Types() []string {
 
 // Resolve completes ev (whose identity came from ParseAttributes): it finds
 // the route of ev.Type, checks the schema version, decodes ev.Body into
-// ev.Payload and checks that the envelope agrees with the attributes. The
-// errors are Permanent with reason event_type_unknown, schema_unsupported
-// or payload_invalid.
-func (r *Registry[H]) Resolve(ev *Event) (H, error) {
-	var zero H
+// ev.Payload and checks that the envelope agrees with the attributes, and
+// returns the route. The errors are Permanent with reason
+// event_type_unknown, schema_unsupported or payload_invalid.
+func (r *Registry[H]) Resolve(ev *Event) (Route[H], error) {
+	var zero Route[H]
 	rt, ok := r.routes[ev.Type]
 	if !ok {
 		return zero, Permanent(EventTypeUnknown, fmt.Errorf("no projection handles event type %q", ev.Type))
@@ -116,7 +168,7 @@ func (r *Registry[H]) Resolve(ev *Event) (H, error) {
 	if !env.OccurredAt.IsZero() {
 		ev.OccurredAt = env.OccurredAt
 	}
-	return rt.Handler, nil
+	return rt, nil
 }
 
 // agree reports the first field where the attributes and the envelope

@@ -7,13 +7,16 @@ import (
 
 	"github.com/go-kratos/kratos/v2"
 	"github.com/google/wire"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/health"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
+	"github.com/eventrelay/eventrelay/projector"
 )
 
 // wireApp builds the projector app from its configuration.
 func wireApp(*pconf.Config, *slog.Logger) (*kratos.App, func(), error) {
-	panic(wire.Build(dataSet, projector.ProviderSet, catproj.ProviderSet, newHealth, newReceivers, newOpsServer, newApp))
+	panic(wire.Build(dataSet, health.NewRegistry, wire.Bind(new(prometheus.Gatherer), new(*prometheus.Registry)),
+		projectorOptions, projector.ProviderSet, catproj.ProviderSet, registerCatalog, newHealth, newOpsServer, newApp))
 }

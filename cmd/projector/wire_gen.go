@@ -9,8 +9,8 @@ package main
 import (
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/internal/projector/conf"
+	"github.com/eventrelay/eventrelay/projector"
 	"github.com/go-kratos/kratos/v2"
 	"log/slog"
 )
@@ -29,12 +29,6 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 		return nil, nil, err
 	}
 	registry := health.NewRegistry()
-	metrics, err := projector.NewMetrics(registry)
-	if err != nil {
-		cleanup2()
-		cleanup()
-		return nil, nil, err
-	}
 	elasticClient, cleanup3, err := newElastic(config)
 	if err != nil {
 		cleanup2()
@@ -42,8 +36,16 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 		return nil, nil, err
 	}
 	healthHealth := newHealth(config, pool, client, elasticClient)
+	options := projectorOptions(config, registry, healthHealth, logger)
+	projectorProjector, err := projector.New(pool, client, options)
+	if err != nil {
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
 	videos := projection.NewVideos()
-	mainReceivers, cleanup4, err := newReceivers(config, pool, client, metrics, healthHealth, logger, videos, elasticClient)
+	mainCatalogProjector, err := registerCatalog(config, projectorProjector, videos, elasticClient)
 	if err != nil {
 		cleanup3()
 		cleanup2()
@@ -51,9 +53,8 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 		return nil, nil, err
 	}
 	server := newOpsServer(config, healthHealth, registry)
-	app := newApp(config, mainReceivers, server, healthHealth, logger)
+	app := newApp(config, mainCatalogProjector, server, healthHealth, logger)
 	return app, func() {
-		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()

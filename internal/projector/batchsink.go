@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -31,13 +30,14 @@ func NewBatchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.Batc
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	resolve := func(ev *projection.Event) (any, error) { return reg.Resolve(ev) }
-	e := newEngine(o, resolve, nil)
-	e.sink = &batchSink{pool: pool, consumer: o.Consumer, log: e.log, pm: e.pm}
+	e := newEngine(o, resolveWith(reg), nil)
+	e.sink = &batchSink{handlers: reg.Handlers(), pool: pool, consumer: o.Consumer, log: e.log, pm: e.pm}
 	return e, nil
 }
 
 type batchSink struct {
+	// handlers is indexed by HandlerID.
+	handlers []projection.BatchHandler
 	pool     *pgxpool.Pool
 	consumer string
 	log      *slog.Logger
@@ -85,8 +85,7 @@ func (s *batchSink) handle(ctx context.Context, g []*item) {
 	for i, it := range g {
 		evs[i] = &it.ev
 	}
-	h := g[0].handler.(projection.BatchHandler)
-	results, err := h.HandleBatch(ctx, evs)
+	results, err := s.handlers[g[0].handlerID].HandleBatch(ctx, evs)
 	if err == nil && len(results) != len(g) {
 		err = projection.Retry(fmt.Errorf("handler returned %d results for %d events", len(results), len(g)))
 	}
@@ -123,34 +122,19 @@ func (s *batchSink) record(ctx context.Context, items []*item) {
 	}
 }
 
-// groupByHandler splits items by handler, keeping order within a group, so
-// each handler gets one HandleBatch call per batch. Function adapters are
-// compared by code pointer.
+// groupByHandler splits items by their route's HandlerID, keeping order
+// within a group, so each handler gets one HandleBatch call per batch.
 func groupByHandler(items []*item) [][]*item {
 	var groups [][]*item
-next:
+	index := map[int]int{} // HandlerID -> position in groups
 	for _, it := range items {
-		for i, g := range groups {
-			if sameHandler(g[0].handler, it.handler) {
-				groups[i] = append(g, it)
-				continue next
-			}
+		i, ok := index[it.handlerID]
+		if !ok {
+			i = len(groups)
+			index[it.handlerID] = i
+			groups = append(groups, nil)
 		}
-		groups = append(groups, []*item{it})
+		groups[i] = append(groups[i], it)
 	}
 	return groups
-}
-
-func sameHandler(a, b any) bool {
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	if ta != tb {
-		return false
-	}
-	if ta.Comparable() {
-		return a == b
-	}
-	if ta.Kind() == reflect.Func {
-		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package projector
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/eventrelay/eventrelay/internal/conf"
@@ -62,8 +63,35 @@ func DefaultReceiveConfig() ReceiveConfig {
 	return c
 }
 
-// Validate fills defaults; errors name the key under prefix.
+// Namer names a field of ReceiveConfig or BatchConfig, given its Go name,
+// in a validation error: as a configuration key for a daemon, as an option
+// field for a library (see Check).
+type Namer func(field string) string
+
+// KeyNamer names the fields of config (a ReceiveConfig or BatchConfig) by
+// their YAML key under prefix and their environment variable, e.g.
+// "receive.num_goroutines (PROJECTOR_NUM_GOROUTINES)".
+func KeyNamer(prefix string, config any) Namer {
+	t := reflect.TypeOf(config)
+	return func(field string) string {
+		f, _ := t.FieldByName(field)
+		name := prefix + "." + conf.KeyOf(f)
+		if env := f.Tag.Get("env"); env != "" {
+			name += " (" + env + ")"
+		}
+		return name
+	}
+}
+
+// Validate is Check with KeyNamer(prefix): errors name the key under
+// prefix and its environment variable.
 func (c *ReceiveConfig) Validate(prefix string) error {
+	return c.Check(KeyNamer(prefix, *c))
+}
+
+// Check fills defaults and checks the ranges; errors name the field by
+// name.
+func (c *ReceiveConfig) Check(name Namer) error {
 	if c.MaxOutstandingMessages == 0 {
 		c.MaxOutstandingMessages = 1000
 	}
@@ -87,20 +115,20 @@ func (c *ReceiveConfig) Validate(prefix string) error {
 	}
 	switch {
 	case c.MaxOutstandingMessages < 1:
-		return fmt.Errorf("%s.max_outstanding_messages (PROJECTOR_MAX_OUTSTANDING_MESSAGES) must be >= 1, got %d", prefix, c.MaxOutstandingMessages)
+		return fmt.Errorf("%s must be >= 1, got %d", name("MaxOutstandingMessages"), c.MaxOutstandingMessages)
 	case c.MaxOutstandingBytes < 1024 || c.MaxOutstandingBytes > MaxOutstandingBytesLimit:
-		return fmt.Errorf("%s.max_outstanding_bytes (PROJECTOR_MAX_OUTSTANDING_BYTES) must be 1024..%d (larger StreamingPull responses exceed the client's 20 MiB receive limit), got %d",
-			prefix, MaxOutstandingBytesLimit, c.MaxOutstandingBytes)
+		return fmt.Errorf("%s must be 1024..%d (larger StreamingPull responses exceed the client's 20 MiB receive limit), got %d",
+			name("MaxOutstandingBytes"), MaxOutstandingBytesLimit, c.MaxOutstandingBytes)
 	case c.NumGoroutines < 1 || c.NumGoroutines > 256:
-		return fmt.Errorf("%s.num_goroutines (PROJECTOR_NUM_GOROUTINES) must be 1..256, got %d", prefix, c.NumGoroutines)
+		return fmt.Errorf("%s must be 1..256, got %d", name("NumGoroutines"), c.NumGoroutines)
 	case c.MaxExtension.D() < 10*time.Second:
-		return fmt.Errorf("%s.max_extension (PROJECTOR_MAX_EXTENSION) must be >= 10s, got %s", prefix, c.MaxExtension)
+		return fmt.Errorf("%s must be >= 10s, got %s", name("MaxExtension"), c.MaxExtension)
 	case c.AckDeadline.D() < 10*time.Second || c.AckDeadline.D() > 600*time.Second:
-		return fmt.Errorf("%s.ack_deadline (PROJECTOR_ACK_DEADLINE) must be 10s..600s, got %s", prefix, c.AckDeadline)
+		return fmt.Errorf("%s must be 10s..600s, got %s", name("AckDeadline"), c.AckDeadline)
 	case c.RetryMin.D() <= 0:
-		return fmt.Errorf("%s.retry_min (PROJECTOR_RECEIVE_RETRY_MIN) must be > 0, got %s", prefix, c.RetryMin)
+		return fmt.Errorf("%s must be > 0, got %s", name("RetryMin"), c.RetryMin)
 	case c.RetryMax.D() < c.RetryMin.D():
-		return fmt.Errorf("%s.retry_max (PROJECTOR_RECEIVE_RETRY_MAX) must be >= retry_min, got %s", prefix, c.RetryMax)
+		return fmt.Errorf("%s must be >= %s, got %s", name("RetryMax"), name("RetryMin"), c.RetryMax)
 	}
 	return nil
 }
@@ -134,8 +162,14 @@ func DefaultBatchConfig() BatchConfig {
 	return c
 }
 
-// Validate fills defaults; errors name the key under prefix.
+// Validate is Check with KeyNamer(prefix).
 func (c *BatchConfig) Validate(prefix string) error {
+	return c.Check(KeyNamer(prefix, *c))
+}
+
+// Check fills defaults and checks the ranges; errors name the field by
+// name.
+func (c *BatchConfig) Check(name Namer) error {
 	if c.Size == 0 {
 		c.Size = 100
 	}
@@ -156,17 +190,17 @@ func (c *BatchConfig) Validate(prefix string) error {
 	}
 	switch {
 	case c.Size < 1 || c.Size > 10000:
-		return fmt.Errorf("%s.size (PROJECTOR_BATCH_SIZE) must be 1..10000, got %d", prefix, c.Size)
+		return fmt.Errorf("%s must be 1..10000, got %d", name("Size"), c.Size)
 	case c.Linger.D() < 0 || c.Linger.D() > 10*time.Second:
-		return fmt.Errorf("%s.linger (PROJECTOR_BATCH_LINGER) must be 0..10s, got %s", prefix, c.Linger)
+		return fmt.Errorf("%s must be 0..10s, got %s", name("Linger"), c.Linger)
 	case c.Workers < 1 || c.Workers > 256:
-		return fmt.Errorf("%s.workers (PROJECTOR_WORKERS) must be 1..256, got %d", prefix, c.Workers)
+		return fmt.Errorf("%s must be 1..256, got %d", name("Workers"), c.Workers)
 	case c.Timeout.D() < time.Second:
-		return fmt.Errorf("%s.timeout (PROJECTOR_BATCH_TIMEOUT) must be >= 1s, got %s", prefix, c.Timeout)
+		return fmt.Errorf("%s must be >= 1s, got %s", name("Timeout"), c.Timeout)
 	case c.RetryBackoffMin.D() < 0:
-		return fmt.Errorf("%s.retry_backoff_min (PROJECTOR_RETRY_BACKOFF_MIN) must be >= 0, got %s", prefix, c.RetryBackoffMin)
+		return fmt.Errorf("%s must be >= 0, got %s", name("RetryBackoffMin"), c.RetryBackoffMin)
 	case c.RetryBackoffMax.D() < c.RetryBackoffMin.D():
-		return fmt.Errorf("%s.retry_backoff_max (PROJECTOR_RETRY_BACKOFF_MAX) must be >= retry_backoff_min, got %s", prefix, c.RetryBackoffMax)
+		return fmt.Errorf("%s must be >= %s, got %s", name("RetryBackoffMax"), name("RetryBackoffMin"), c.RetryBackoffMax)
 	}
 	return nil
 }

@@ -1,4 +1,5 @@
-// Package projector is the engine of cmd/projector: it receives events from
+// Package projector is the engine behind the public package projector (and
+// so of cmd/projector): it receives events from
 // a Pub/Sub subscription (StreamingPull with flow control), checks and
 // decodes them through a projection.Registry, applies them in batches to a
 // sink — a Postgres read model written in the transaction that records the
@@ -25,6 +26,10 @@
 // exporter configured) neither is recorded.
 //
 // The engine knows nothing about any domain: a service registers handlers
-// in a projection.Registry and builds an Engine with NewTxEngine or
-// NewBatchEngine, and a Receiver (a Kratos transport.Server) to feed it.
+// in a projection.Registry and builds an Engine with NewTxEngine,
+// NewTxBatchEngine or NewBatchEngine, and a Receiver (a Kratos
+// transport.Server) to feed it. Events reach handlers by the HandlerID of
+// their route (projection.Route): the sinks index typed handler tables by
+// it and batch by it, so no handler is recovered from an interface{} and
+// two distinct handlers never share a call.
 package projector

@@ -75,12 +75,16 @@ type sink interface {
 	apply(ctx context.Context, items []*item)
 }
 
+// resolver completes an event through the projection's registry and
+// returns the HandlerID of its route (see projection.Route).
+type resolver func(*projection.Event) (int, error)
+
 // Engine turns messages into read model changes for one projection. Feed
 // it with Process from any number of goroutines; call Close once no
 // Process call is running any more.
 type Engine struct {
 	opts    Options
-	resolve func(*projection.Event) (any, error)
+	resolve resolver
 	sink    sink
 	pm      *projectionMetrics
 	log     *slog.Logger
@@ -97,7 +101,15 @@ type Engine struct {
 	failStreak atomic.Int64 // consecutive batches that failed transiently
 }
 
-func newEngine(o Options, resolve func(*projection.Event) (any, error), s sink) *Engine {
+// resolveWith is the resolver of reg.
+func resolveWith[H any](reg *projection.Registry[H]) resolver {
+	return func(ev *projection.Event) (int, error) {
+		rt, err := reg.Resolve(ev)
+		return rt.HandlerID, err
+	}
+}
+
+func newEngine(o Options, resolve resolver, s sink) *Engine {
 	e := &Engine{
 		opts:     o,
 		resolve:  resolve,
@@ -137,7 +149,7 @@ func (e *Engine) Process(ctx context.Context, m *Message) {
 	}
 	it.ev = ev
 	if err == nil {
-		it.handler, err = e.resolve(&it.ev)
+		it.handlerID, err = e.resolve(&it.ev)
 	}
 	if err != nil {
 		it.err = err

@@ -38,11 +38,13 @@ func (r result) String() string {
 // item is a message on its way through a batch. The worker that owns the
 // batch sets result or err, then closes done.
 type item struct {
-	msg     *Message
-	ev      projection.Event
-	handler any
-	result  result
-	err     error
+	msg *Message
+	ev  projection.Event
+	// handlerID is the HandlerID of the event's route: the index of its
+	// handler in the sink's handler table.
+	handlerID int
+	result    result
+	err       error
 	// backoff is how long to hold a transiently failed message before the
 	// nack (set by the worker from the engine's failure streak).
 	backoff int64

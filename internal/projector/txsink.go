@@ -20,20 +20,56 @@ import (
 // applied by its TxHandler in the transaction that inserts its inbox row
 // (consumer, event_id); a conflicting inbox row is a duplicate and skips the
 // handler. A batch is one transaction; a message that fails is rolled back
-// to its own savepoint and settled alone.
+// to its own savepoint and settled alone. A registered handler that also
+// implements projection.TxBatchHandler is given consecutive events of a
+// batch in one HandleTxBatch call, as with NewTxBatchEngine.
 func NewTxEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.TxHandler], o Options) (*Engine, error) {
 	if pool == nil || reg == nil {
 		return nil, errors.New("projector: NewTxEngine needs a pool and a registry")
 	}
+	hs := reg.Handlers()
+	table := make([]txHandler, len(hs))
+	for i, h := range hs {
+		table[i].one = h
+		// The optional-interface upgrade, decided once per handler.
+		table[i].batch, _ = h.(projection.TxBatchHandler)
+	}
+	return newTxEngine(pool, resolveWith(reg), table, o)
+}
+
+// NewTxBatchEngine is NewTxEngine for a registry of TxBatchHandlers: the
+// consecutive events of a batch that share a handler (by HandlerID) are
+// applied in one HandleTxBatch call.
+func NewTxBatchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.TxBatchHandler], o Options) (*Engine, error) {
+	if pool == nil || reg == nil {
+		return nil, errors.New("projector: NewTxBatchEngine needs a pool and a registry")
+	}
+	hs := reg.Handlers()
+	table := make([]txHandler, len(hs))
+	for i, h := range hs {
+		table[i] = txHandler{one: h, batch: h}
+	}
+	return newTxEngine(pool, resolveWith(reg), table, o)
+}
+
+func newTxEngine(pool *pgxpool.Pool, resolve resolver, table []txHandler, o Options) (*Engine, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	s := &txSink{pool: pool, consumer: o.Consumer, log: o.Logger}
-	resolve := func(ev *projection.Event) (any, error) { return reg.Resolve(ev) }
+	s := &txSink{handlers: table, pool: pool, consumer: o.Consumer, log: o.Logger}
 	return newEngine(o, resolve, s), nil
 }
 
+// txHandler is one registered handler: batch is nil when it handles
+// events one at a time.
+type txHandler struct {
+	one   projection.TxHandler
+	batch projection.TxBatchHandler
+}
+
 type txSink struct {
+	// handlers is indexed by HandlerID.
+	handlers []txHandler
 	pool     *pgxpool.Pool
 	consumer string
 	log      *slog.Logger
@@ -69,7 +105,7 @@ func (s *txSink) applyAll(ctx context.Context, items []*item) bool {
 		return s.fallback(items, err)
 	}
 	for len(fresh) > 0 {
-		run := handlerRun(fresh)
+		run := s.handlerRun(fresh)
 		if err := s.handleRun(ctx, tx, run); err != nil {
 			return s.fallback(items, err)
 		}
@@ -150,15 +186,15 @@ func (s *txSink) applyOne(ctx context.Context, tx pgx.Tx, it *item) (result, err
 }
 
 // handlerRun is the longest prefix of items that one TxBatchHandler can
-// apply in a single call (consecutive items with the same handler), or the
-// first item alone when its handler handles events one at a time.
-func handlerRun(items []*item) []*item {
-	first := items[0].handler
-	if _, ok := first.(projection.TxBatchHandler); !ok {
+// apply in a single call (consecutive items with the same HandlerID), or
+// the first item alone when its handler handles events one at a time.
+func (s *txSink) handlerRun(items []*item) []*item {
+	first := items[0].handlerID
+	if s.handlers[first].batch == nil {
 		return items[:1]
 	}
 	n := 1
-	for n < len(items) && sameHandler(items[n].handler, first) {
+	for n < len(items) && items[n].handlerID == first {
 		n++
 	}
 	return items[:n]
@@ -167,8 +203,8 @@ func handlerRun(items []*item) []*item {
 // handleRun applies a run of items (see handlerRun) in tx and sets their
 // results; the first error fails the run.
 func (s *txSink) handleRun(ctx context.Context, tx pgx.Tx, run []*item) error {
-	bh, ok := run[0].handler.(projection.TxBatchHandler)
-	if !ok || len(run) == 1 {
+	bh := s.handlers[run[0].handlerID].batch
+	if bh == nil || len(run) == 1 {
 		res, err := s.handle(ctx, tx, run[0])
 		run[0].result = res
 		return err
@@ -195,8 +231,7 @@ func (s *txSink) handleRun(ctx context.Context, tx pgx.Tx, run []*item) error {
 
 // handle runs the item's handler in tx.
 func (s *txSink) handle(ctx context.Context, tx pgx.Tx, it *item) (result, error) {
-	h := it.handler.(projection.TxHandler)
-	out, err := h.HandleTx(ctx, tx, &it.ev)
+	out, err := s.handlers[it.handlerID].one.HandleTx(ctx, tx, &it.ev)
 	if err != nil {
 		return resultNone, fmt.Errorf("applying %s: %w", it.ev.Type, classifyPg(err))
 	}
