@@ -16,9 +16,6 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 )
 
-// NotifyChannel is the LISTEN/NOTIFY channel publishers wait on.
-const NotifyChannel = "eventrelay_outbox"
-
 // Event is one domain event to append. Only the aggregate fields, EventType
 // and Payload are required.
 type Event struct {
@@ -93,11 +90,16 @@ type Config struct {
 	// aggregate types not listed. One of the two must name a topic.
 	Topics       map[string]string
 	DefaultTopic string
-	// Notify issues pg_notify(NotifyChannel) in the transaction so publishers
-	// wake on commit. NOTIFY takes a global lock at commit, which serializes
+	// Notify issues pg_notify in the transaction so publishers wake on
+	// commit. NOTIFY takes a global lock at commit, which serializes
 	// committing transactions; turn it off for very high insert rates and
 	// let publishers poll.
 	Notify bool
+	// NotifyChannel overrides the channel Notify uses. Empty (the default):
+	// NotifyChannelFor the schema the transaction works in (its
+	// current_schema(), derived in SQL), which is the channel a relay on
+	// that schema LISTENs on by default.
+	NotifyChannel string
 	// MaxPayloadBytes refuses larger envelopes at write time (0: no limit).
 	// Pub/Sub's limit is 10 MB; the publisher fails oversize rows terminally
 	// with message_too_large either way.
@@ -129,6 +131,11 @@ func NewWriter(cfg Config) (*Writer, error) {
 	}
 	if cfg.DefaultTopic == "" && len(cfg.Topics) == 0 {
 		return nil, errors.New("outbox: Config.DefaultTopic or Config.Topics is required")
+	}
+	if cfg.NotifyChannel != "" {
+		if err := CheckNotifyChannel(cfg.NotifyChannel); err != nil {
+			return nil, fmt.Errorf("outbox: Config.NotifyChannel: %w", err)
+		}
 	}
 	if cfg.MaxPayloadBytes < 0 {
 		return nil, errors.New("outbox: Config.MaxPayloadBytes must be >= 0")
@@ -180,7 +187,7 @@ func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Wr
 		out = append(out, Written{Metadata: meta, ID: row.ID, CreatedAt: row.CreatedAt})
 	}
 	if w.cfg.Notify {
-		if err := q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{Channel: NotifyChannel, Payload: ""}); err != nil {
+		if err := q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{Channel: w.cfg.NotifyChannel, Payload: ""}); err != nil {
 			return nil, fmt.Errorf("notifying publishers: %w", err)
 		}
 	}

@@ -276,7 +276,7 @@ func TestNotifyWakesListenersOnCommitOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "LISTEN "+outbox.NotifyChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+outbox.NotifyChannelFor(relaytest.Schema)); err != nil {
 		t.Fatal(err)
 	}
 	wait := func(d time.Duration) error {
@@ -324,6 +324,7 @@ func TestNewWriterValidatesConfig(t *testing.T) {
 		"DefaultTopic \"x\"":       {Encoder: enc, DefaultTopic: "x"},
 		`Topics["a"] = "no spaces`: {Encoder: enc, Topics: map[string]string{"a": "no spaces"}},
 		"MaxPayloadBytes":          {Encoder: enc, DefaultTopic: "topic-a", MaxPayloadBytes: -1},
+		"Config.NotifyChannel":     {Encoder: enc, DefaultTopic: "topic-a", NotifyChannel: strings.Repeat("c", 64)},
 	}
 	for want, cfg := range cases {
 		if _, err := outbox.NewWriter(cfg); err == nil || !strings.Contains(err.Error(), want) {

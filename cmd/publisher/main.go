@@ -1,8 +1,8 @@
-// Command publisher is the outbox relay: it claims committed rows of
-// outbox_events, publishes them to Pub/Sub in per-aggregate order and
-// records the outcome. Several replicas can run at once. See
-// internal/publisher for the protocol and configs/publisher.yaml for the
-// configuration.
+// Command publisher is the outbox relay as a daemon: it claims committed
+// rows of outbox_events, publishes them to Pub/Sub in per-aggregate order
+// and records the outcome. Several replicas can run at once. It runs the
+// embeddable package relay with options from configs/publisher.yaml and
+// the environment; see internal/publisher for the protocol.
 //
 //	publisher -conf configs/publisher.yaml
 package main
@@ -21,9 +21,9 @@ import (
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
-	"github.com/eventrelay/eventrelay/internal/publisher/server"
 	"github.com/eventrelay/eventrelay/internal/telemetry"
 	"github.com/eventrelay/eventrelay/internal/version"
+	"github.com/eventrelay/eventrelay/relay"
 )
 
 func main() {
@@ -63,7 +63,7 @@ func main() {
 
 // newApp assembles the Kratos app: the relay loop and the ops HTTP server.
 // Kratos stops both on SIGTERM/SIGINT; readiness fails first.
-func newApp(cfg config.Config, logger *slog.Logger, health *health.Health, relay *server.RelayServer, hs *khttp.Server) *kratos.App {
+func newApp(cfg config.Config, logger *slog.Logger, health *health.Health, relay *relay.Relay, hs *khttp.Server) *kratos.App {
 	return kratos.New(
 		kratos.ID(cfg.Outbox.WorkerID),
 		kratos.Name("publisher"),

@@ -8,10 +8,9 @@ package main
 
 import (
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/publisher/data"
-	"github.com/eventrelay/eventrelay/internal/publisher/server"
+	"github.com/eventrelay/eventrelay/relay"
 	"github.com/go-kratos/kratos/v2"
 	"log/slog"
 )
@@ -20,38 +19,30 @@ import (
 
 // wireApp builds the publisher from its configuration.
 func wireApp(cfg config.Config, logger *slog.Logger) (*kratos.App, func(), error) {
+	healthHealth := newHealth()
 	v := cfg.Database
 	pool, cleanup, err := data.NewPool(v)
 	if err != nil {
 		return nil, nil, err
 	}
-	store := data.NewStore(pool)
 	gpubsubConfig := cfg.PubSub
 	client, cleanup2, err := data.NewPubSubClient(gpubsubConfig)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	publish := cfg.Publish
-	sink, cleanup3 := data.NewSink(client, gpubsubConfig, publish)
-	healthHealth := server.NewHealth(store, sink)
-	outbox := cfg.Outbox
-	listener := data.NewListener(pool, outbox, logger)
 	registry := health.NewRegistry()
-	metrics := biz.NewMetrics(registry)
-	relay, err := biz.NewRelay(outbox, store, sink, listener, healthHealth, metrics, logger)
+	options := relayOptions(cfg, logger, healthHealth, registry)
+	relayRelay, err := relay.New(pool, client, options)
 	if err != nil {
-		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
-	relayServer := server.NewRelayServer(relay, healthHealth, outbox, logger)
 	http := cfg.HTTP
-	httpServer := server.NewHTTPServer(http, healthHealth, registry)
-	app := newApp(cfg, logger, healthHealth, relayServer, httpServer)
+	server := newHTTPServer(http, healthHealth, registry)
+	app := newApp(cfg, logger, healthHealth, relayRelay, server)
 	return app, func() {
-		cleanup3()
 		cleanup2()
 		cleanup()
 	}, nil

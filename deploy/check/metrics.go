@@ -48,7 +48,9 @@ var descRE = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)"`)
 // serves), read from their descriptors rather than from a copied list.
 func ExportedMetrics() (map[string]Metric, error) {
 	d := &describer{}
-	biz.NewMetrics(d)
+	if _, err := biz.NewMetrics(d); err != nil {
+		return nil, err
+	}
 	if _, err := projector.NewMetrics(d); err != nil {
 		return nil, err
 	}

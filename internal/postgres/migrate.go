@@ -29,7 +29,7 @@ func NewMigrator(ctx context.Context, c Config) (*Migrator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing database url: %s", scrub(err))
 	}
-	cc.RuntimeParams["search_path"] = c.Schema + ", public"
+	cc.RuntimeParams["search_path"] = SearchPath(c.Schema)
 	db := stdlib.OpenDB(*cc)
 	if _, err := db.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{c.Schema}.Sanitize()); err != nil {
 		db.Close()

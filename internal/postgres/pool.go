@@ -16,6 +16,14 @@ const DefaultSchema = "catalog"
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
+// ValidSchema reports whether name is a schema eventrelay accepts: a
+// lower-case SQL identifier that needs no quoting.
+func ValidSchema(name string) bool { return schemaName.MatchString(name) }
+
+// SearchPath is the search_path of connections working in schema (its
+// unqualified SQL then resolves there).
+func SearchPath(schema string) string { return schema + ", public" }
+
 // Config says where and how to connect.
 type Config struct {
 	// URL is a libpq-style connection string or URL. Never logged; use
@@ -71,7 +79,7 @@ func Open(ctx context.Context, c Config) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing database url: %s", scrub(err))
 	}
-	pc.ConnConfig.RuntimeParams["search_path"] = c.Schema + ", public"
+	pc.ConnConfig.RuntimeParams["search_path"] = SearchPath(c.Schema)
 	pc.ConnConfig.ConnectTimeout = c.ConnectTimeout
 	if c.IdleInTransactionTimeout > 0 {
 		pc.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(c.IdleInTransactionTimeout.Milliseconds())

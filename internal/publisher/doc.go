@@ -1,11 +1,13 @@
-// Package publisher is the outbox relay of cmd/publisher: it moves
-// committed rows of outbox_events to Google Cloud Pub/Sub, in aggregate
-// order, with several replicas running, and records every outcome.
+// Package publisher is the engine of the outbox relay (the public package
+// relay, run by cmd/publisher): it moves committed rows of outbox_events
+// to Google Cloud Pub/Sub, in aggregate order, with several replicas
+// running, and records every outcome.
 //
-// Layout (Kratos): config (configs/publisher.yaml + environment), biz (the
-// Relay use case), data (Postgres store, Pub/Sub sink, LISTEN wake-ups),
-// server (the relay as a transport.Server, /healthz /readyz /metrics). The
-// package itself holds only this documentation and the end-to-end tests.
+// Layout (Kratos): config (the daemon's configs/publisher.yaml +
+// environment, and the validation rules relay.Options shares), biz (the
+// Relay use case), data (Postgres store, Pub/Sub sink, LISTEN wake-ups).
+// The package itself holds only this documentation and the end-to-end
+// tests.
 //
 // # Row life cycle
 //
@@ -143,8 +145,9 @@
 //
 // # Wake-up, load and shutdown
 //
-// A dedicated connection LISTENs on outbox.NotifyChannel (reconnecting with
-// backoff); polling every poll_interval is the fallback. A full batch is
+// A dedicated connection LISTENs on outbox.NotifyChannelFor(schema)
+// (reconnecting with backoff), the channel writers in that schema notify,
+// so schemas sharing a database do not wake each other; polling every poll_interval is the fallback. A full batch is
 // followed by another claim at once; a finished batch wakes the claim loop
 // (its keys' later rows may be claimable now). On Stop (SIGTERM) the relay
 // stops claiming, lets in-flight batches finish publishing and record

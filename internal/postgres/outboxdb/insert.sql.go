@@ -65,7 +65,13 @@ func (q *Queries) InsertOutboxEvent(ctx context.Context, arg InsertOutboxEventPa
 }
 
 const notifyOutbox = `-- name: NotifyOutbox :exec
-SELECT pg_notify($1::text, $2::text)
+SELECT pg_notify(
+    CASE
+        WHEN $1::text <> '' THEN $1::text
+        WHEN octet_length('eventrelay_outbox_' || current_schema()) <= 63 THEN 'eventrelay_outbox_' || current_schema()
+        ELSE 'eventrelay_outbox_' || md5(current_schema())
+    END,
+    $2::text)
 `
 
 type NotifyOutboxParams struct {
@@ -73,7 +79,10 @@ type NotifyOutboxParams struct {
 	Payload string
 }
 
-// NotifyOutbox wakes publishers (LISTEN eventrelay_outbox). Notifications
+// NotifyOutbox wakes the publishers of the current schema. An empty
+// channel means the schema's own: 'eventrelay_outbox_' || current_schema(),
+// or 'eventrelay_outbox_' || md5(current_schema()) when that exceeds 63
+// bytes (outbox.NotifyChannelFor derives the same in Go). Notifications
 // are delivered on commit and deduplicated within a transaction.
 func (q *Queries) NotifyOutbox(ctx context.Context, arg NotifyOutboxParams) error {
 	_, err := q.db.Exec(ctx, notifyOutbox, arg.Channel, arg.Payload)

@@ -207,16 +207,6 @@ func (q *Queries) ExtendOutboxLease(ctx context.Context, arg ExtendOutboxLeasePa
 	return result.RowsAffected(), nil
 }
 
-const listenOutbox = `-- name: ListenOutbox :exec
-LISTEN eventrelay_outbox
-`
-
-// ListenOutbox subscribes the session to the channel of outbox.NotifyChannel.
-func (q *Queries) ListenOutbox(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, listenOutbox)
-	return err
-}
-
 const lockClaims = `-- name: LockClaims :exec
 
 SELECT pg_advisory_xact_lock(hashtextextended('eventrelay.outbox.claim.' || current_schema(), 0))

@@ -1,6 +1,8 @@
 package biz
 
 import (
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
@@ -34,8 +36,9 @@ type Metrics struct {
 // it (deploy/check refuses rules and panels that do).
 const globalGauge = "Global: every replica reports the same value; aggregate with max(), never sum()."
 
-// NewMetrics creates the collectors and registers them on reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// NewMetrics creates the collectors and registers them on reg; it fails
+// when reg already holds them (e.g. a second relay on one registry).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Lag: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_lag_events",
 			Help: "Outbox rows in status pending (ready, waiting for a retry, or blocked behind their key's head). " + globalGauge}),
@@ -75,9 +78,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Duration of claim transactions (serialized across replicas).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
 	}
-	reg.MustRegister(m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.Processed, m.Failed,
+	for _, c := range []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
-		m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration)
+		m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering the relay's metrics: %w", err)
+		}
+	}
 	// Export every reason from the start so dashboards and alerts see zeros.
 	for _, r := range errclass.All {
 		m.Failed.WithLabelValues(string(r))
@@ -85,5 +92,5 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			m.TerminalFailed.WithLabelValues(string(r))
 		}
 	}
-	return m
+	return m, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -228,8 +229,33 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// Namer names a field (by its Go name) of Outbox or Publish in errors: the
+// daemon names its keys, an embedding caller its own option fields.
+type Namer func(field string) string
+
+// KeyNamer names fields of the struct type of v by their daemon keys:
+// "<section>.<yaml key> (<ENV>)".
+func KeyNamer(section string, v any) Namer {
+	t := reflect.TypeOf(v)
+	return func(field string) string {
+		f, ok := t.FieldByName(field)
+		if !ok {
+			return section + "." + field
+		}
+		key := section + "." + f.Tag.Get("yaml")
+		if env := f.Tag.Get("env"); env != "" {
+			key += " (" + env + ")"
+		}
+		return key
+	}
+}
+
 // Validate fills the worker id and checks the outbox keys.
-func (o *Outbox) Validate() error {
+func (o *Outbox) Validate() error { return o.Check(KeyNamer("outbox", Outbox{})) }
+
+// Check fills the worker id (default hostname-pid) and checks the fields;
+// errors name them with name.
+func (o *Outbox) Check(name Namer) error {
 	if o.WorkerID == "" {
 		host, err := os.Hostname()
 		if err != nil || host == "" {
@@ -238,78 +264,81 @@ func (o *Outbox) Validate() error {
 		o.WorkerID = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	ints := []struct {
-		key string
-		v   int
-		min int
-		max int
+		field string
+		v     int
+		min   int
+		max   int
 	}{
-		{"outbox.concurrency (OUTBOX_CONCURRENCY)", o.Concurrency, 1, 256},
-		{"outbox.bulk_size (OUTBOX_BULK_SIZE)", o.BulkSize, 1, 10000},
-		{"outbox.max_attempts (OUTBOX_MAX_ATTEMPTS)", o.MaxAttempts, 1, 1000},
-		{"outbox.retention_batch_size (OUTBOX_RETENTION_BATCH_SIZE)", o.RetentionBatchSize, 1, 1_000_000},
+		{"Concurrency", o.Concurrency, 1, 256},
+		{"BulkSize", o.BulkSize, 1, 10000},
+		{"MaxAttempts", o.MaxAttempts, 1, 1000},
+		{"RetentionBatchSize", o.RetentionBatchSize, 1, 1_000_000},
 	}
 	for _, n := range ints {
 		if n.v < n.min || n.v > n.max {
-			return fmt.Errorf("%s must be in %d..%d, got %d", n.key, n.min, n.max, n.v)
+			return fmt.Errorf("%s must be in %d..%d, got %d", name(n.field), n.min, n.max, n.v)
 		}
 	}
 	positive := []struct {
-		key string
-		d   conf.Duration
+		field string
+		d     conf.Duration
 	}{
-		{"outbox.poll_interval (OUTBOX_POLL_INTERVAL_SECONDS)", o.PollInterval},
-		{"outbox.lease (OUTBOX_LEASE_SECONDS)", o.Lease},
-		{"outbox.reclaim_interval (OUTBOX_RECLAIM_INTERVAL_SECONDS)", o.ReclaimInterval},
-		{"outbox.max_processing (OUTBOX_MAX_PROCESSING_SECONDS)", o.MaxProcessing},
-		{"outbox.base_backoff (OUTBOX_BASE_BACKOFF_SECONDS)", o.BaseBackoff},
-		{"outbox.max_backoff (OUTBOX_MAX_BACKOFF_SECONDS)", o.MaxBackoff},
-		{"outbox.stats_interval (OUTBOX_STATS_INTERVAL_SECONDS)", o.StatsInterval},
-		{"outbox.grace_period (OUTBOX_GRACE_PERIOD_SECONDS)", o.GracePeriod},
-		{"outbox.retention_interval (OUTBOX_RETENTION_INTERVAL_SECONDS)", o.RetentionInterval},
+		{"PollInterval", o.PollInterval},
+		{"Lease", o.Lease},
+		{"ReclaimInterval", o.ReclaimInterval},
+		{"MaxProcessing", o.MaxProcessing},
+		{"BaseBackoff", o.BaseBackoff},
+		{"MaxBackoff", o.MaxBackoff},
+		{"StatsInterval", o.StatsInterval},
+		{"GracePeriod", o.GracePeriod},
+		{"RetentionInterval", o.RetentionInterval},
 	}
 	for _, p := range positive {
 		if p.d.D() <= 0 {
-			return fmt.Errorf("%s must be > 0, got %s", p.key, p.d)
+			return fmt.Errorf("%s must be > 0, got %s", name(p.field), p.d)
 		}
 	}
 	switch {
 	case o.Lease.D() < 500*time.Millisecond:
-		return fmt.Errorf("outbox.lease (OUTBOX_LEASE_SECONDS) must be >= 500ms, got %s", o.Lease)
+		return fmt.Errorf("%s must be >= 500ms, got %s", name("Lease"), o.Lease)
 	case o.MaxProcessing.D() < o.Lease.D():
-		return fmt.Errorf("outbox.max_processing (OUTBOX_MAX_PROCESSING_SECONDS) %s must be >= outbox.lease %s", o.MaxProcessing, o.Lease)
+		return fmt.Errorf("%s %s must be >= %s %s", name("MaxProcessing"), o.MaxProcessing, name("Lease"), o.Lease)
 	case o.MaxBackoff.D() < o.BaseBackoff.D():
-		return fmt.Errorf("outbox.max_backoff (OUTBOX_MAX_BACKOFF_SECONDS) %s must be >= outbox.base_backoff %s", o.MaxBackoff, o.BaseBackoff)
+		return fmt.Errorf("%s %s must be >= %s %s", name("MaxBackoff"), o.MaxBackoff, name("BaseBackoff"), o.BaseBackoff)
 	case o.Retention.D() < 0:
-		return fmt.Errorf("outbox.retention (OUTBOX_RETENTION_SECONDS) must be >= 0 (0 disables), got %s", o.Retention)
+		return fmt.Errorf("%s must be >= 0 (0 disables), got %s", name("Retention"), o.Retention)
 	}
 	switch o.Jitter {
 	case "equal", "full":
 	default:
-		return fmt.Errorf(`outbox.jitter (OUTBOX_BACKOFF_JITTER) must be "equal" or "full", got %q`, o.Jitter)
+		return fmt.Errorf(`%s must be "equal" or "full", got %q`, name("Jitter"), o.Jitter)
 	}
 	return nil
 }
 
 // Validate checks the publish keys.
-func (p *Publish) Validate() error {
+func (p *Publish) Validate() error { return p.Check(KeyNamer("publish", Publish{})) }
+
+// Check checks the fields; errors name them with name.
+func (p *Publish) Check(name Namer) error {
 	if p.MaxMessageBytes < 1 || p.MaxMessageBytes > MaxPubSubMessageBytes {
-		return fmt.Errorf("publish.max_message_bytes (OUTBOX_MAX_MESSAGE_BYTES) must be in 1..%d, got %d", MaxPubSubMessageBytes, p.MaxMessageBytes)
+		return fmt.Errorf("%s must be in 1..%d, got %d", name("MaxMessageBytes"), MaxPubSubMessageBytes, p.MaxMessageBytes)
 	}
 	if p.Timeout.D() <= 0 {
-		return fmt.Errorf("publish.timeout (OUTBOX_PUBLISH_TIMEOUT_SECONDS) must be > 0, got %s", p.Timeout)
+		return fmt.Errorf("%s must be > 0, got %s", name("Timeout"), p.Timeout)
 	}
 	if p.DelayThreshold.D() < 0 {
-		return fmt.Errorf("publish.delay_threshold (OUTBOX_PUBLISH_DELAY_THRESHOLD) must be >= 0, got %s", p.DelayThreshold)
+		return fmt.Errorf("%s must be >= 0, got %s", name("DelayThreshold"), p.DelayThreshold)
 	}
 	if p.CountThreshold < 1 || p.CountThreshold > 1000 {
-		return fmt.Errorf("publish.count_threshold (OUTBOX_PUBLISH_COUNT_THRESHOLD) must be in 1..1000, got %d", p.CountThreshold)
+		return fmt.Errorf("%s must be in 1..1000, got %d", name("CountThreshold"), p.CountThreshold)
 	}
 	if p.MaxInflightRequests < 1 || p.MaxInflightRequests > 10000 {
-		return fmt.Errorf("publish.max_inflight_requests (OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS) must be in 1..10000, got %d", p.MaxInflightRequests)
+		return fmt.Errorf("%s must be in 1..10000, got %d", name("MaxInflightRequests"), p.MaxInflightRequests)
 	}
 	for at, topic := range p.Topics {
 		if strings.TrimSpace(at) == "" || strings.TrimSpace(topic) == "" {
-			return fmt.Errorf("publish.topics[%q] = %q: aggregate type and topic must be non-empty", at, topic)
+			return fmt.Errorf("%s[%q] = %q: aggregate type and topic must be non-empty", name("Topics"), at, topic)
 		}
 	}
 	return nil

@@ -10,25 +10,32 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
-	"github.com/eventrelay/eventrelay/internal/publisher/config"
 )
 
-// Listener is biz.Wakeup on LISTEN eventrelay_outbox (outbox.NotifyChannel)
-// over a dedicated connection, reconnecting with backoff when it breaks.
-// Disabled (config outbox.listen=false) it only waits: the relay polls.
+// Listener is biz.Wakeup on LISTEN of the outbox's channel (by default
+// outbox.NotifyChannelFor the schema) over a dedicated connection,
+// reconnecting with backoff when it breaks. Disabled it only waits: the
+// relay polls.
 type Listener struct {
 	conn    *pgx.ConnConfig
+	listen  string // the LISTEN statement
 	enabled bool
 	log     *slog.Logger
 }
 
 var _ biz.Wakeup = (*Listener)(nil)
 
-// NewListener returns a Listener using pool's connection settings.
-func NewListener(pool *pgxpool.Pool, cfg config.Outbox, log *slog.Logger) *Listener {
-	return &Listener{conn: pool.Config().ConnConfig.Copy(), enabled: cfg.Listen, log: log}
+// NewListener returns a Listener on channel using pool's connection
+// settings; enabled false makes it only wait.
+func NewListener(pool *pgxpool.Pool, channel string, enabled bool, log *slog.Logger) *Listener {
+	// LISTEN takes an identifier, not a parameter, so it cannot be a sqlc
+	// query; the channel is quoted as an identifier.
+	return &Listener{
+		conn:    pool.Config().ConnConfig.Copy(),
+		listen:  "LISTEN " + pgx.Identifier{channel}.Sanitize(),
+		enabled: enabled, log: log,
+	}
 }
 
 // Listen implements biz.Wakeup.
@@ -69,7 +76,7 @@ func (l *Listener) session(ctx context.Context, wake func()) error {
 		defer cancel()
 		_ = conn.Close(cctx)
 	}()
-	if err := outboxdb.New(conn).ListenOutbox(ctx); err != nil {
+	if _, err := conn.Exec(ctx, l.listen); err != nil {
 		return fmt.Errorf("LISTEN: %w", postgres.Classify(err))
 	}
 	wake() // notifications may have been missed while disconnected

@@ -18,19 +18,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
-)
-
-// Attribute names every published message carries (DESIGN.md), so triage
-// never needs to decode the body. Row headers (traceparent, tracestate,
-// ...) are added under their own names and cannot override these.
-const (
-	AttrEventID       = "event_id"
-	AttrAggregateType = "aggregate_type"
-	AttrAggregateID   = "aggregate_id"
-	AttrEventType     = "event_type"
-	AttrVersion       = "version"
-	AttrSchemaVersion = "schema_version"
-	AttrOccurredAt    = "occurred_at"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // Sink is biz.Sink on Pub/Sub: ordering key = the row's ordering_key,
@@ -44,17 +32,23 @@ type Sink struct {
 	routes   map[string]string
 	maxBytes int
 	probe    string
+	tracer   trace.Tracer
 }
 
 var _ biz.Sink = (*Sink)(nil)
 
-// NewSink returns a Sink on client; cleanup flushes and stops its
-// publishers.
-func NewSink(client *pubsub.Client, ps gpubsub.Config, cfg config.Publish) (*Sink, func()) {
+// NewSink returns a Sink on client (publishing in client's project) whose
+// producer spans come from tp (nil: the global provider); cleanup flushes
+// and stops its publishers.
+func NewSink(client *pubsub.Client, cfg config.Publish, tp trace.TracerProvider) (*Sink, func()) {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
 	s := &Sink{
 		client:   client,
 		pubs:     gpubsub.NewPublishers(client, cfg.Settings()),
-		project:  ps.ProjectID,
+		project:  client.Project(),
+		tracer:   tp.Tracer("github.com/eventrelay/eventrelay/internal/publisher"),
 		routes:   cfg.Topics,
 		maxBytes: cfg.MaxMessageBytes,
 		probe:    cfg.ReadyTopic,
@@ -86,19 +80,21 @@ func (s *Sink) topic(e *biz.Event) string {
 	return e.Topic
 }
 
-// Message builds the Pub/Sub message of e.
+// Message builds the Pub/Sub message of e: its attributes are the row's
+// headers plus the wire contract's (projection.AttrEventID, ...), which
+// headers cannot override, so triage never needs to decode the body.
 func Message(e *biz.Event) *pubsub.Message {
 	attrs := make(map[string]string, 7+len(e.Headers))
 	for k, v := range e.Headers {
 		attrs[k] = v
 	}
-	attrs[AttrEventID] = e.EventID.String()
-	attrs[AttrAggregateType] = e.AggregateType
-	attrs[AttrAggregateID] = e.AggregateID
-	attrs[AttrEventType] = e.EventType
-	attrs[AttrVersion] = strconv.FormatInt(e.AggregateVersion, 10)
-	attrs[AttrSchemaVersion] = strconv.FormatInt(int64(e.SchemaVersion), 10)
-	attrs[AttrOccurredAt] = e.OccurredAt.UTC().Format(time.RFC3339Nano)
+	attrs[projection.AttrEventID] = e.EventID.String()
+	attrs[projection.AttrAggregateType] = e.AggregateType
+	attrs[projection.AttrAggregateID] = e.AggregateID
+	attrs[projection.AttrEventType] = e.EventType
+	attrs[projection.AttrVersion] = strconv.FormatInt(e.AggregateVersion, 10)
+	attrs[projection.AttrSchemaVersion] = strconv.FormatInt(int64(e.SchemaVersion), 10)
+	attrs[projection.AttrOccurredAt] = e.OccurredAt.UTC().Format(time.RFC3339Nano)
 	return &pubsub.Message{Data: e.Payload, Attributes: attrs, OrderingKey: e.OrderingKey}
 }
 
@@ -109,7 +105,7 @@ func (s *Sink) Publish(ctx context.Context, e *biz.Event) (biz.PublishResult, er
 	if n := gpubsub.MessageSize(msg); n > s.maxBytes {
 		return nil, errclass.Newf(errclass.MessageTooLarge, "message is %d bytes, limit is %d (publish.max_message_bytes)", n, s.maxBytes)
 	}
-	span := startPublishSpan(msg, s.topic(e))
+	span := startPublishSpan(s.tracer, msg, s.topic(e))
 	return result{r: s.pubs.Publish(ctx, s.topic(e), msg), span: span}, nil
 }
 
@@ -117,13 +113,12 @@ func (s *Sink) Publish(ctx context.Context, e *biz.Event) (biz.PublishResult, er
 // producing request's trace (the row's traceparent header) and puts the
 // span's own context in the message attributes, so consumers continue the
 // trace from the publish. It ends when the result is read.
-func startPublishSpan(msg *pubsub.Message, topic string) trace.Span {
+func startPublishSpan(tracer trace.Tracer, msg *pubsub.Message, topic string) trace.Span {
 	carrier := propagation.MapCarrier(msg.Attributes)
 	ctx := context.Background()
 	if _, ok := msg.Attributes["traceparent"]; ok {
 		ctx = propagation.TraceContext{}.Extract(ctx, carrier)
 	}
-	tracer := otel.Tracer("github.com/eventrelay/eventrelay/internal/publisher")
 	ctx, span := tracer.Start(ctx, "publish "+topic, trace.WithSpanKind(trace.SpanKindProducer))
 	if !span.IsRecording() {
 		// No-op provider: the row's traceparent, if any, stays as it is.
@@ -133,7 +128,7 @@ func startPublishSpan(msg *pubsub.Message, topic string) trace.Span {
 		attribute.String("messaging.operation.type", "send"),
 		attribute.String("messaging.destination.name", topic),
 		attribute.String("messaging.gcp_pubsub.message.ordering_key", msg.OrderingKey),
-		attribute.String("eventrelay.event_id", msg.Attributes[AttrEventID]))
+		attribute.String("eventrelay.event_id", msg.Attributes[projection.AttrEventID]))
 	propagation.TraceContext{}.Inject(ctx, carrier)
 	return span
 }

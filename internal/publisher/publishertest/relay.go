@@ -13,9 +13,11 @@ import (
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/publisher/data"
+	"github.com/eventrelay/eventrelay/outbox"
 )
 
 // Relay is an in-process relay (one replica) wired like cmd/publisher, on
@@ -72,12 +74,16 @@ func StartRelay(t testing.TB, pool *pgxpool.Pool, cfg config.Config) *Relay {
 		t.Fatal(err)
 	}
 	log := Logger()
-	sink, stopSink := data.NewSink(client, cfg.PubSub, cfg.Publish)
+	sink, stopSink := data.NewSink(client, cfg.Publish, nil)
 	reg := health.NewRegistry()
 	health := health.NewHealth(time.Second)
-	m := biz.NewMetrics(reg)
+	m, err := biz.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	store := data.NewStore(pool)
-	relay, err := biz.NewRelay(cfg.Outbox, store, sink, data.NewListener(pool, cfg.Outbox, log), health, m, log)
+	listener := data.NewListener(pool, outbox.NotifyChannelFor(postgres.PoolSchema(pool)), cfg.Outbox.Listen, log)
+	relay, err := biz.NewRelay(cfg.Outbox, store, sink, listener, health, m, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,16 @@ INSERT INTO outbox_events (
 )
 RETURNING id, created_at;
 
--- NotifyOutbox wakes publishers (LISTEN eventrelay_outbox). Notifications
+-- NotifyOutbox wakes the publishers of the current schema. An empty
+-- channel means the schema's own: 'eventrelay_outbox_' || current_schema(),
+-- or 'eventrelay_outbox_' || md5(current_schema()) when that exceeds 63
+-- bytes (outbox.NotifyChannelFor derives the same in Go). Notifications
 -- are delivered on commit and deduplicated within a transaction.
 -- name: NotifyOutbox :exec
-SELECT pg_notify(@channel::text, @payload::text);
+SELECT pg_notify(
+    CASE
+        WHEN @channel::text <> '' THEN @channel::text
+        WHEN octet_length('eventrelay_outbox_' || current_schema()) <= 63 THEN 'eventrelay_outbox_' || current_schema()
+        ELSE 'eventrelay_outbox_' || md5(current_schema())
+    END,
+    @payload::text);

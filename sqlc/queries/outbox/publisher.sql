@@ -240,7 +240,3 @@ WHERE id IN (
     LIMIT @batch_size
     FOR UPDATE SKIP LOCKED
 );
-
--- ListenOutbox subscribes the session to the channel of outbox.NotifyChannel.
--- name: ListenOutbox :exec
-LISTEN eventrelay_outbox;

@@ -1,0 +1,64 @@
+// Package relay is eventrelay's outbox relay as a library: it claims the
+// committed rows of outbox_events (written by outbox.Writer in the same
+// transaction as the business change), publishes them to Google Cloud
+// Pub/Sub with the row's ordering key (the aggregate id) and records the
+// outcome. cmd/publisher is this package run as a daemon; a Kratos
+// service can instead embed it next to its own servers:
+//
+//	pc, _ := relay.PoolConfig(dsn, "orders")   // search_path = orders
+//	pool, _ := pgxpool.NewWithConfig(ctx, pc)
+//	r, err := relay.New(pool, pubsubClient, relay.Options{Schema: "orders", Health: h, Registerer: reg})
+//	app := kratos.New(kratos.Server(httpSrv, grpcSrv, r))   // or r.Run(ctx)
+//
+// With Wire, ProviderSet provides the *Relay from a pool, a client and
+// Options.
+//
+// # Contract
+//
+//   - No loss: every committed row is eventually published or ends in
+//     status failed with an error_reason; rows of rolled-back
+//     transactions never exist. A row may be published more than once
+//     (after a crash or an abandoned drain): consumers deduplicate by
+//     the event_id attribute.
+//   - Per-aggregate order: for one ordering key, rows reach Pub/Sub in
+//     outbox id order, across replicas, retries and a failed head of
+//     line. Several relays (replicas, processes) may share one outbox.
+//   - Every message carries the attributes projection.AttrEventID,
+//     AttrAggregateType, AttrAggregateID, AttrEventType, AttrVersion,
+//     AttrSchemaVersion and AttrOccurredAt plus the row's headers (W3C
+//     trace context).
+//   - Transient errors are retried with exponential backoff and jitter up
+//     to MaxAttempts; deterministic ones (payload_invalid,
+//     message_too_large, topic_not_found, permission_denied) fail the row
+//     at once. Failed rows are replayed with relayctl replay.
+//
+// # Schema
+//
+// The relay's SQL is unqualified: it works in the schema the pool's
+// search_path starts with. New refuses a pool whose search_path does not
+// start with Options.Schema (or sets none), so a relay cannot silently
+// work on another service's outbox; PoolConfig builds a conforming pool
+// configuration. The "schema" readiness check reports schema_missing
+// until the eventrelay migrations ran in that schema.
+//
+// # Wake-up
+//
+// The relay LISTENs on outbox.NotifyChannelFor(Schema) and polls every
+// PollInterval as a fallback. outbox.Writer (Config.Notify) and relayctl
+// notify the channel of the schema their transaction works in, so
+// services sharing a database wake only their own relays. Override both
+// ends together (Options.NotifyChannel, outbox.Config.NotifyChannel) or
+// neither.
+//
+// # Lifecycle
+//
+// A Relay runs once: Run(ctx), or Start and Stop as a Kratos
+// transport.Server. Stop marks Options.Health draining, stops claiming,
+// hands claimed-but-unstarted rows back at once and lets in-flight
+// batches finish within GracePeriod; what is still unfinished then is
+// handed back to be published by another replica. Give the Kratos app a
+// stop timeout of at least GracePeriod plus Lease.
+//
+// The protocol (claims, leases, fencing, reclaim, retention) is described
+// in the documentation of internal/publisher.
+package relay
