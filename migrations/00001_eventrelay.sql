@@ -1,29 +1,12 @@
--- The eventrelay tables and the catalog reference domain.
+-- eventrelay's own tables: the outbox, its replay and admin audit, the inbox.
+-- A service's business tables and read models live in its own migration set
+-- (the catalog's: internal/catalog/migrations).
 --
--- Names are unqualified on purpose: the migrate command creates the target
--- schema (default "catalog") and runs with search_path set to it, so one
--- toolkit serves many services, each in its own schema.
+-- Names are unqualified on purpose: migrations.Up creates the target schema
+-- and runs with search_path set to it, so one toolkit serves many services,
+-- each in its own schema.
 
 -- +goose Up
-
--- Source of truth of the reference domain.
-CREATE TABLE videos (
-    id              uuid        PRIMARY KEY,
-    uploader_id     uuid        NOT NULL,
-    title           text        NOT NULL CHECK (length(title) BETWEEN 1 AND 500),
-    description     text        NOT NULL DEFAULT '' CHECK (length(description) <= 10000),
-    duration_micros bigint      NOT NULL DEFAULT 0 CHECK (duration_micros >= 0),
-    status          text        NOT NULL DEFAULT 'draft'
-                                CHECK (status IN ('draft', 'published', 'archived')),
-    media_status    text        NOT NULL DEFAULT 'pending'
-                                CHECK (media_status IN ('pending', 'processing', 'ready', 'failed')),
-    analysis_status text        NOT NULL DEFAULT 'pending'
-                                CHECK (analysis_status IN ('pending', 'processing', 'ready', 'failed')),
-    version         bigint      NOT NULL DEFAULT 1 CHECK (version >= 1),
-    created_at      timestamptz NOT NULL DEFAULT now(),
-    updated_at      timestamptz NOT NULL DEFAULT now(),
-    deleted_at      timestamptz
-);
 
 -- Transactional outbox. One row per event; life cycle:
 --   pending -> publishing (claimed under a lease, fenced by lock_token)
@@ -148,30 +131,8 @@ CREATE TABLE inbox_events (
 
 CREATE INDEX inbox_events_processed_idx ON inbox_events (consumer, processed_at);
 
--- Postgres read model of the reference domain. deleted_at set = tombstone;
--- version guards every write ("apply if newer").
-CREATE TABLE video_projection (
-    video_id        uuid        PRIMARY KEY,
-    uploader_id     uuid        NOT NULL,
-    title           text        NOT NULL,
-    description     text        NOT NULL,
-    duration_micros bigint      NOT NULL,
-    status          text        NOT NULL,
-    media_status    text        NOT NULL,
-    analysis_status text        NOT NULL,
-    version         bigint      NOT NULL,
-    created_at      timestamptz NOT NULL,
-    source_updated_at timestamptz NOT NULL,
-    deleted_at      timestamptz,
-    last_event_id   uuid        NOT NULL,
-    occurred_at     timestamptz NOT NULL,
-    projected_at    timestamptz NOT NULL DEFAULT now()
-);
-
 -- +goose Down
-DROP TABLE IF EXISTS video_projection;
 DROP TABLE IF EXISTS inbox_events;
 DROP TABLE IF EXISTS admin_audit;
 DROP TABLE IF EXISTS outbox_replays;
 DROP TABLE IF EXISTS outbox_events;
-DROP TABLE IF EXISTS videos;

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -42,14 +43,9 @@ func TestNotifyReachesOnlyTheWritersSchema(t *testing.T) {
 	long := "service_" + strings.Repeat("x", 50) // 58 bytes: its channel is hashed
 	conns := map[string]*pgx.Conn{}
 	for _, schema := range []string{"orders", long} {
-		m, err := postgres.NewMigrator(ctx, postgres.Config{URL: db.URL, Schema: schema})
-		if err != nil {
+		if _, err := migrations.Up(ctx, db.Pool, schema, migrations.Eventrelay); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.Up(ctx); err != nil {
-			t.Fatal(err)
-		}
-		m.Close()
 		cc, err := pgx.ParseConfig(db.URL)
 		if err != nil {
 			t.Fatal(err)

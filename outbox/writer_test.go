@@ -276,7 +276,7 @@ func TestNotifyWakesListenersOnCommitOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "LISTEN "+outbox.NotifyChannelFor(relaytest.Schema)); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+outbox.NotifyChannelFor(relaytest.DefaultSchema)); err != nil {
 		t.Fatal(err)
 	}
 	wait := func(d time.Duration) error {

@@ -31,15 +31,7 @@ const topic = "orders.order.events"
 func ordersDB(t *testing.T, schema string) (*relaytest.DB, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
-	db := relaytest.NewDB(t)
-	m, err := postgres.NewMigrator(ctx, postgres.Config{URL: db.URL, Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if _, err := m.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := relaytest.NewDB(t, relaytest.Options{Schema: schema})
 	pc, err := relay.PoolConfig(db.URL, schema)
 	if err != nil {
 		t.Fatal(err)

@@ -22,28 +22,48 @@ import (
 	"github.com/eventrelay/eventrelay/migrations"
 )
 
-// Schema is the schema the test databases hold the eventrelay tables in.
-const Schema = postgres.DefaultSchema
+// DefaultSchema is the schema NewDB migrates when Options.Schema is empty:
+// the default schema of eventrelay's daemons.
+const DefaultSchema = postgres.DefaultSchema
+
+// Options say what a test database holds. The zero value is eventrelay's
+// own tables in DefaultSchema.
+type Options struct {
+	// Schema receives the migrations; the pool's search_path is set to
+	// it. Default DefaultSchema.
+	Schema string
+	// Migrations are applied in order (migrations.Up). Default
+	// []migrations.Set{migrations.Eventrelay}; a service passes
+	// Eventrelay followed by its own sets.
+	Migrations []migrations.Set
+	// MaxConns bounds DB.Pool (default 20).
+	MaxConns int32
+}
 
 // DB is one test's private database.
 type DB struct {
 	// Pool has search_path set to Schema.
 	Pool *pgxpool.Pool
-	// URL connects to this database (without search_path; use Config).
+	// URL connects to this database (without search_path: open pools on
+	// it with the schema, or qualify names with Schema).
 	URL string
 	// Name is the database name.
 	Name string
+	// Schema holds the migrated tables.
+	Schema string
 }
 
-// Config returns the pgconn configuration for this database.
-func (d *DB) Config() postgres.Config { return postgres.Config{URL: d.URL, Schema: Schema} }
-
 var (
-	templateOnce sync.Once
-	templateName string
-	templateErr  error
-	counter      atomic.Int64
+	templates sync.Map // template key -> *template
+	counter   atomic.Int64
 )
+
+// template is one template database, built once per process.
+type template struct {
+	once sync.Once
+	name string
+	err  error
+}
 
 // AdminURL returns the server URL tests use, or fails the test with how to
 // get one.
@@ -59,16 +79,42 @@ func AdminURL(t testing.TB) string {
 	return ""
 }
 
-// NewDB creates a fresh migrated database for t and drops it when t ends.
-func NewDB(t testing.TB) *DB {
+// NewDB creates a fresh database for t, cloned from a template database
+// that has opts' migrations applied to opts' schema, and drops it when t
+// ends. Pass at most one Options (none: eventrelay's tables in
+// DefaultSchema). The template is built once per (schema, migration sets)
+// and per content of their files, and shared by parallel test processes.
+func NewDB(t testing.TB, opts ...Options) *DB {
 	t.Helper()
+	if len(opts) > 1 {
+		t.Fatalf("relaytest.NewDB: pass at most one Options, got %d", len(opts))
+	}
+	var o Options
+	if len(opts) == 1 {
+		o = opts[0]
+	}
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	if len(o.Migrations) == 0 {
+		o.Migrations = []migrations.Set{migrations.Eventrelay}
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = 20
+	}
 	admin := AdminURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(ctx, admin) })
-	if templateErr != nil {
-		t.Fatalf("relaytest: preparing template database: %v", templateErr)
+	key, err := templateKey(o.Schema, o.Migrations)
+	if err != nil {
+		t.Fatalf("relaytest: %v", err)
+	}
+	v, _ := templates.LoadOrStore(key, &template{})
+	tpl := v.(*template)
+	tpl.once.Do(func() { tpl.name, tpl.err = ensureTemplate(ctx, admin, key, o) })
+	if tpl.err != nil {
+		t.Fatalf("relaytest: preparing template database: %v", tpl.err)
 	}
 
 	name := fmt.Sprintf("t_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6, counter.Add(1))
@@ -77,7 +123,7 @@ func NewDB(t testing.TB) *DB {
 		t.Fatalf("relaytest: connecting to %s: %v", postgres.Redact(admin), err)
 	}
 	defer conn.Close(ctx)
-	if err := createFromTemplate(ctx, conn, name, templateName); err != nil {
+	if err := createFromTemplate(ctx, conn, name, tpl.name); err != nil {
 		t.Fatalf("relaytest: %v", err)
 	}
 
@@ -85,7 +131,7 @@ func NewDB(t testing.TB) *DB {
 	if err != nil {
 		t.Fatalf("relaytest: %v", err)
 	}
-	pool, err := postgres.Open(ctx, postgres.Config{URL: dbURL, Schema: Schema, MaxConns: 20})
+	pool, err := postgres.Open(ctx, postgres.Config{URL: dbURL, Schema: o.Schema, MaxConns: o.MaxConns})
 	if err != nil {
 		t.Fatalf("relaytest: %v", err)
 	}
@@ -103,17 +149,13 @@ func NewDB(t testing.TB) *DB {
 			t.Logf("relaytest: dropping %s: %v", name, err)
 		}
 	})
-	return &DB{Pool: pool, URL: dbURL, Name: name}
+	return &DB{Pool: pool, URL: dbURL, Name: name, Schema: o.Schema}
 }
 
-// ensureTemplate builds the template database for the current migrations
-// once, under an advisory lock so parallel test binaries cooperate.
-func ensureTemplate(ctx context.Context, admin string) (string, error) {
-	sum, err := migrationsHash()
-	if err != nil {
-		return "", err
-	}
-	name := "eventrelay_tpl_" + sum[:12]
+// ensureTemplate builds the template database of key, under an advisory
+// lock so parallel test binaries cooperate.
+func ensureTemplate(ctx context.Context, admin, key string, o Options) (string, error) {
+	name := "relaytest_tpl_" + key[:16]
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		return "", fmt.Errorf("connecting to %s: %w", postgres.Redact(admin), err)
@@ -143,13 +185,7 @@ func ensureTemplate(ctx context.Context, admin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m, err := postgres.NewMigrator(ctx, postgres.Config{URL: tplURL, Schema: Schema})
-	if err != nil {
-		return "", err
-	}
-	_, err = m.Up(ctx)
-	m.Close()
-	if err != nil {
+	if _, err := postgres.Migrate(ctx, postgres.Config{URL: tplURL, Schema: o.Schema}, o.Migrations...); err != nil {
 		return "", err
 	}
 	if _, err := conn.Exec(ctx, "ALTER DATABASE "+ident+" IS_TEMPLATE true"); err != nil {
@@ -176,22 +212,31 @@ func createFromTemplate(ctx context.Context, conn *pgx.Conn, name, tpl string) e
 	return nil
 }
 
-func migrationsHash() (string, error) {
+// templateKey is a hash of the schema and of each set's name, version
+// table and files: a changed migration file gets a new template.
+func templateKey(schema string, sets []migrations.Set) (string, error) {
 	h := sha256.New()
-	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	fmt.Fprintf(h, "schema %s\n", schema)
+	for _, set := range sets {
+		if err := set.Validate(); err != nil {
+			return "", err
 		}
-		b, err := fs.ReadFile(migrations.FS, path)
+		fmt.Fprintf(h, "set %s %s\n", set.Name, set.VersionTable)
+		err := fs.WalkDir(set.FS, ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := fs.ReadFile(set.FS, path)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "file %s %d\n", path, len(b))
+			h.Write(b)
+			return nil
+		})
 		if err != nil {
-			return err
+			return "", fmt.Errorf("hashing migration set %s: %w", set.Name, err)
 		}
-		h.Write([]byte(path))
-		h.Write(b)
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("hashing migrations: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -1,10 +1,17 @@
 // Package relaytest provides test helpers for code that uses eventrelay: a
-// real Postgres database per test, cloned from a template that has the
-// eventrelay migrations applied.
+// real Postgres database per test, cloned from a template database that has
+// the caller's migration sets applied to the caller's schema.
+//
+//	db := relaytest.NewDB(t) // eventrelay's tables in DefaultSchema
+//	db := relaytest.NewDB(t, relaytest.Options{
+//		Schema:     "orders",
+//		Migrations: []migrations.Set{migrations.Eventrelay, ordersSet},
+//	})
 //
 // Point TEST_DATABASE_URL (or DATABASE_URL) at a server where the user may
 // create databases; `make test` starts a private one with scripts/pg.sh.
-// The template is built once per migration set (its name carries a hash of
-// the migration files) and shared by parallel test processes; each test gets
-// its own database, dropped when the test ends.
+// A template is built once per (schema, migration sets), its name carrying a
+// hash of the schema and of every migration file, and is shared by parallel
+// test processes; each test gets its own database, dropped when the test
+// ends. The API exposes only pgx and migrations types.
 package relaytest

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/elastic"
@@ -107,7 +108,7 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 		t.Skip("builds and runs the projector binary")
 	}
 	ctx := context.Background()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
 	if _, err := db.Pool.Exec(ctx, applyLog); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestUnmigratedSchemaIsNotReadyAndLosesNothing(t *testing.T) {
 		t.Skip("builds and runs the projector binary")
 	}
 	ctx := context.Background()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
 	const schema = "not_migrated_yet"
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, "events")
@@ -323,14 +324,9 @@ func TestUnmigratedSchemaIsNotReadyAndLosesNothing(t *testing.T) {
 		t.Errorf("the log does not say to run relayctl migrate up:\n%s", b)
 	}
 
-	m, err := postgres.NewMigrator(ctx, postgres.Config{URL: db.URL, Schema: schema})
-	if err != nil {
+	if _, err := postgres.Migrate(ctx, postgres.Config{URL: db.URL, Schema: schema}, catalogmigrations.Sets...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
-	m.Close()
 	waitFor("every event applied once the schema is migrated", func() bool {
 		var n int
 		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+schema+".inbox_events").Scan(&n); err != nil {

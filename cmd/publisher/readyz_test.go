@@ -18,6 +18,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -49,12 +50,7 @@ func startPrivatePG(t *testing.T) *privatePG {
 	if p.url == "" {
 		t.Fatal("scripts/pg.sh start printed no DATABASE_URL")
 	}
-	m, err := postgres.NewMigrator(ctxFor(t, time.Minute), postgres.Config{URL: p.url, Schema: postgres.DefaultSchema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if _, err := m.Up(ctxFor(t, time.Minute)); err != nil {
+	if _, err := postgres.Migrate(ctxFor(t, time.Minute), postgres.Config{URL: p.url, Schema: postgres.DefaultSchema}, migrations.Eventrelay); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -179,12 +175,7 @@ func TestUnmigratedSchemaIsNotReady(t *testing.T) {
 	}
 
 	cfg := postgres.Config{URL: db.URL, Schema: schema}
-	m, err := postgres.NewMigrator(ctxFor(t, time.Minute), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if _, err := m.Up(ctxFor(t, time.Minute)); err != nil {
+	if _, err := postgres.Migrate(ctxFor(t, time.Minute), cfg, migrations.Eventrelay); err != nil {
 		t.Fatal(err)
 	}
 	p.waitHTTP("/readyz", 200, 10*time.Second)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
@@ -67,13 +68,7 @@ func openDB(ctx context.Context, admin, name string) (*DB, error) {
 	}
 	u.Path = "/" + name
 	d.URL = u.String()
-	m, err := postgres.NewMigrator(ctx, d.Config())
-	if err != nil {
-		return nil, err
-	}
-	_, err = m.Up(ctx)
-	m.Close()
-	if err != nil {
+	if _, err := postgres.Migrate(ctx, d.Config(), catalogmigrations.Sets...); err != nil {
 		return nil, err
 	}
 	cfg := d.Config()

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -19,7 +20,7 @@ import (
 // server and checks its reason.
 func TestClassifyRealServerErrors(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
 	ctx := context.Background()
 	raise := func(code string) string {
 		return fmt.Sprintf(`DO $$ BEGIN RAISE EXCEPTION 'provoked' USING ERRCODE = '%s'; END $$`, code)

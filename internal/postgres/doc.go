@@ -1,6 +1,6 @@
 // Package postgres opens Postgres pools for eventrelay's daemons and tools,
-// applies the embedded migrations, and translates Postgres errors into
-// errclass reasons at the edge.
+// applies migration sets (Migrate, over the public migrations package), and
+// translates Postgres errors into errclass reasons at the edge.
 //
 // Every connection runs with search_path set to the configured schema
 // (default "catalog"), so the sqlc queries, which use unqualified table

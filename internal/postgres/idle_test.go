@@ -16,7 +16,7 @@ func TestIdleInTransactionTimeoutReleasesLocks(t *testing.T) {
 	db := relaytest.NewDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg := db.Config()
+	cfg := postgres.Config{URL: db.URL, Schema: db.Schema}
 	cfg.IdleInTransactionTimeout = 300 * time.Millisecond
 	frozen, err := postgres.Open(ctx, cfg)
 	if err != nil {

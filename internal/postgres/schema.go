@@ -12,12 +12,13 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres/schemadb"
 )
 
-// The tables each daemon needs (created by migrations/; goose_db_version
-// records that relayctl migrate up ran).
+// The tables each daemon needs (created by the eventrelay set, migrations/,
+// and the catalog's set, internal/catalog/migrations; their version tables
+// record that relayctl migrate up ran).
 var (
-	PublisherTables = []string{"goose_db_version", "outbox_events"}
-	CatalogTables   = []string{"goose_db_version", "videos", "outbox_events"}
-	ProjectorTables = []string{"goose_db_version", "inbox_events", "video_projection"}
+	PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events"}
+	CatalogTables   = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "videos", "outbox_events"}
+	ProjectorTables = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "inbox_events", "video_projection"}
 )
 
 // CheckSchema reports whether the schema the pool works in (the first

@@ -15,7 +15,7 @@ type Settings struct {
 	ConnectTimeout conf.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
 }
 
-// Postgres returns the connection settings for Open and NewMigrator.
+// Postgres returns the connection settings for Open and Migrate.
 func (s Settings) Postgres() Config {
 	return Config{URL: s.URL, Schema: s.Schema, MaxConns: s.MaxConns, ConnectTimeout: s.ConnectTimeout.D()}
 }

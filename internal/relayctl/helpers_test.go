@@ -10,13 +10,16 @@ import (
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 type testDB = relaytest.DB
 
-func newDB(t *testing.T) *testDB { return relaytest.NewDB(t) }
+func newDB(t *testing.T) *testDB {
+	return relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+}
 
 func port(t *testing.T, dsn string) string {
 	t.Helper()

@@ -10,15 +10,23 @@ import (
 	"text/tabwriter"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
+	"github.com/eventrelay/eventrelay/migrations"
 )
 
 const migrateUsage = `
-migrate up|down|status [flags]
+migrate up|down|status|sql [flags]
 
-Applies the embedded migrations (migrations/*.sql) to --schema.
+Applies the migration sets this relayctl carries to --schema, in order:
+eventrelay's own tables (set "eventrelay", version table
+eventrelay_goose_db_version), then the service's (the catalog's: set
+"catalog", catalog_goose_db_version). --set NAME limits a command to one
+set. A schema migrated before the split (one goose_db_version) is adopted
+by the first "up": that table becomes eventrelay_goose_db_version.
 
 Guard (seed 003): when --expect-db or --expect-host is set (or the env
 EVENTRELAY_MIGRATE_EXPECT_DB / EVENTRELAY_MIGRATE_EXPECT_HOST), the command
@@ -28,20 +36,69 @@ current_database() equals --expect-db and the target host equals
 server's own address (inet_server_addr); "host:port" also checks the port.
 "down" always requires --expect-db.
 
-  up      apply every pending migration
-  down    roll back the newest migration (--to N: roll back to version N;
-          --to 0 drops everything)
-  status  list migrations and whether they are applied (--json)
+  up      apply every pending migration of each set
+  down    roll back the newest migration (of --set, else of the last set
+          with one applied); --to N rolls --set back to version N; --to 0
+          without --set rolls every set back, the last set first
+  status  list migrations per set and whether they are applied (--json)
+  sql     print the up migrations as plain SQL for another migration tool
+          (every set in order, or --set NAME); reads no database
 
 Mutations are recorded in admin_audit (--by defaults to the OS user).`
+
+// migrationSets are the sets relayctl migrate applies, in order: the one
+// place that names them (the catalog's relayctl carries eventrelay's set
+// and the catalog's).
+func migrationSets() []migrations.Set { return catalogmigrations.Sets }
 
 func runMigrate(ctx context.Context, c *cli, args []string) error {
 	subs := map[string]func(context.Context, *cli, []string) error{
 		"up":     func(ctx context.Context, c *cli, a []string) error { return migrate(ctx, c, "up", a) },
 		"down":   func(ctx context.Context, c *cli, a []string) error { return migrate(ctx, c, "down", a) },
 		"status": func(ctx context.Context, c *cli, a []string) error { return migrate(ctx, c, "status", a) },
+		"sql":    migrateSQL,
 	}
-	return group(ctx, c, "migrate up|down|status", migrateUsage, subs, args)
+	return group(ctx, c, "migrate up|down|status|sql", migrateUsage, subs, args)
+}
+
+// pickSets returns every set, or the one named (a usage error names the
+// sets there are).
+func pickSets(name string) ([]migrations.Set, error) {
+	all := migrationSets()
+	if name == "" {
+		return all, nil
+	}
+	var names []string
+	for _, s := range all {
+		if s.Name == name {
+			return []migrations.Set{s}, nil
+		}
+		names = append(names, s.Name)
+	}
+	return nil, usageErr("--set %q: no such migration set (sets: %s)", name, strings.Join(names, ", "))
+}
+
+func migrateSQL(_ context.Context, c *cli, args []string) error {
+	fs := newFlags(c, "migrate sql", migrateUsage)
+	set := fs.String("set", "", "print only this set (default: every set, in the order they apply)")
+	if err := parse(fs, args, false); err != nil {
+		return err
+	}
+	sets, err := pickSets(*set)
+	if err != nil {
+		return err
+	}
+	for i, s := range sets {
+		text, err := migrations.SQL(s)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Fprintln(c.stdout)
+		}
+		fmt.Fprint(c.stdout, text)
+	}
+	return nil
 }
 
 func migrate(ctx context.Context, c *cli, sub string, args []string) error {
@@ -50,7 +107,8 @@ func migrate(ctx context.Context, c *cli, sub string, args []string) error {
 	g := guard{}
 	fs.StringVar(&g.host, "expect-host", c.env("EVENTRELAY_MIGRATE_EXPECT_HOST", ""), "refuse unless the target host is this (host or host:port; env EVENTRELAY_MIGRATE_EXPECT_HOST)")
 	fs.StringVar(&g.db, "expect-db", c.env("EVENTRELAY_MIGRATE_EXPECT_DB", ""), "refuse unless current_database() is this (env EVENTRELAY_MIGRATE_EXPECT_DB)")
-	to := fs.Int64("to", -1, "down: roll back to this version (0 = everything); default: the newest migration only")
+	to := fs.Int64("to", -1, "down: roll back to this version of --set (0 = everything); default: the newest migration only")
+	setName := fs.String("set", "", "work on this migration set only (default: every set)")
 	asJSON := fs.Bool("json", false, "status: print JSON")
 	audit := addAuditFlags(fs)
 	if err := parse(fs, args, false); err != nil {
@@ -62,6 +120,13 @@ func migrate(ctx context.Context, c *cli, sub string, args []string) error {
 	if sub != "down" && *to != -1 {
 		return usageErr("migrate %s: --to applies to down only", sub)
 	}
+	if sub == "down" && *to > 0 && *setName == "" {
+		return usageErr("migrate down --to %d: versions are per set; name it with --set", *to)
+	}
+	sets, err := pickSets(*setName)
+	if err != nil {
+		return err
+	}
 	cfg, err := db.config()
 	if err != nil {
 		return err
@@ -71,24 +136,23 @@ func migrate(ctx context.Context, c *cli, sub string, args []string) error {
 	if err != nil {
 		return err
 	}
-	pool.Close()
+	defer pool.Close()
 	if err := g.check(ctx, cfg); err != nil {
 		return err
 	}
-	m, err := postgres.NewMigrator(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
 
 	switch sub {
 	case "status":
-		return migrateStatus(ctx, c, m, *asJSON)
+		st, err := migrations.Status(ctx, pool, cfg.Schema, sets...)
+		if err != nil {
+			return err
+		}
+		return printMigrateStatus(c, st, *asJSON)
 	case "up":
-		fmt.Fprintf(c.stdout, "migrating %s (schema %s) up\n", postgres.Redact(cfg.URL), cfg.Schema)
-		res, err := m.Up(ctx)
+		fmt.Fprintf(c.stdout, "migrating %s (schema %s) up: sets %s\n", postgres.Redact(cfg.URL), cfg.Schema, setNames(sets))
+		res, err := migrations.Up(ctx, pool, cfg.Schema, sets...)
 		for _, r := range res {
-			fmt.Fprintf(c.stdout, "applied %s (%s)\n", r.Source.Path, r.Duration.Round(1e6))
+			fmt.Fprintf(c.stdout, "applied %s/%s (%s)\n", r.Set, r.File, r.Duration.Round(1e6))
 		}
 		if err != nil {
 			return err
@@ -96,50 +160,91 @@ func migrate(ctx context.Context, c *cli, sub string, args []string) error {
 		if len(res) == 0 {
 			fmt.Fprintln(c.stdout, "no pending migrations")
 		}
-		return auditMigrate(ctx, cfg, audit, "migrate up", len(res))
-	default: // down
-		fmt.Fprintf(c.stdout, "migrating %s (schema %s) down", postgres.Redact(cfg.URL), cfg.Schema)
-		if *to >= 0 {
-			fmt.Fprintf(c.stdout, " to version %d\n", *to)
-		} else {
-			fmt.Fprintln(c.stdout, " by one migration")
-		}
-		// Audit first: rolling back the first migration drops admin_audit.
-		if err := auditMigrate(ctx, cfg, audit, "migrate down", int(*to)); err != nil {
-			return err
-		}
-		if *to >= 0 {
-			res, err := m.DownTo(ctx, *to)
-			for _, r := range res {
-				fmt.Fprintf(c.stdout, "rolled back %s\n", r.Source.Path)
-			}
-			return err
-		}
-		r, err := m.Down(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "rolled back %s\n", r.Source.Path)
-		return nil
+		return auditMigrate(ctx, cfg, audit, "migrate up", map[string]any{"sets": setNames(sets), "n": len(res)})
+	default:
+		return migrateDown(ctx, c, pool, cfg, audit, sets, *to)
 	}
 }
 
-func migrateStatus(ctx context.Context, c *cli, m *postgres.Migrator, asJSON bool) error {
-	st, err := m.Status(ctx)
+// migrateDown rolls back one migration, one set to --to, or (--to 0
+// without --set) every set, the last first.
+func migrateDown(ctx context.Context, c *cli, pool *pgxpool.Pool, cfg postgres.Config, audit *auditFlags, sets []migrations.Set, to int64) error {
+	st, err := migrations.Status(ctx, pool, cfg.Schema, sets...)
 	if err != nil {
 		return err
 	}
+	type step struct {
+		set migrations.Set
+		to  int64
+	}
+	var plan []step
+	if to >= 0 { // one set (checked by the caller) or every set to 0
+		for i := len(sets) - 1; i >= 0; i-- {
+			plan = append(plan, step{sets[i], to})
+		}
+	} else {
+		// The newest applied migration of the last set that has one; it
+		// goes back to the applied version below it.
+		for i := len(sets) - 1; i >= 0 && plan == nil; i-- {
+			var applied []int64
+			for _, m := range st {
+				if m.Set == sets[i].Name && m.Applied {
+					applied = append(applied, m.Version)
+				}
+			}
+			if len(applied) > 0 {
+				prev := int64(0)
+				if len(applied) > 1 {
+					prev = applied[len(applied)-2]
+				}
+				plan = append(plan, step{sets[i], prev})
+			}
+		}
+		if plan == nil {
+			return fmt.Errorf("migrate down: no migration of sets %s is applied in schema %s", setNames(sets), cfg.Schema)
+		}
+	}
+	for _, s := range plan {
+		fmt.Fprintf(c.stdout, "migrating %s (schema %s) down: set %s to version %d\n", postgres.Redact(cfg.URL), cfg.Schema, s.set.Name, s.to)
+	}
+	// Audit first: rolling back eventrelay's first migration drops admin_audit.
+	if err := auditMigrate(ctx, cfg, audit, "migrate down", map[string]any{"sets": setNames(sets), "to": to}); err != nil {
+		return err
+	}
+	for _, s := range plan {
+		res, err := migrations.Down(ctx, pool, cfg.Schema, s.set, s.to)
+		for _, r := range res {
+			fmt.Fprintf(c.stdout, "rolled back %s/%s\n", r.Set, r.File)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setNames(sets []migrations.Set) string {
+	names := make([]string, len(sets))
+	for i, s := range sets {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func printMigrateStatus(c *cli, st []migrations.Migration, asJSON bool) error {
 	type row struct {
+		Set       string `json:"set"`
 		Version   int64  `json:"version"`
 		File      string `json:"file"`
 		State     string `json:"state"`
 		AppliedAt string `json:"applied_at,omitempty"`
 	}
 	rows := make([]row, 0, len(st))
-	for _, s := range st {
-		r := row{Version: s.Source.Version, File: s.Source.Path, State: string(s.State)}
-		if !s.AppliedAt.IsZero() {
-			r.AppliedAt = s.AppliedAt.UTC().Format("2006-01-02T15:04:05Z")
+	for _, m := range st {
+		r := row{Set: m.Set, Version: m.Version, File: m.File, State: "pending"}
+		if m.Applied {
+			r.State = "applied"
+			r.AppliedAt = m.AppliedAt.UTC().Format("2006-01-02T15:04:05Z")
 		}
 		rows = append(rows, r)
 	}
@@ -147,14 +252,14 @@ func migrateStatus(ctx context.Context, c *cli, m *postgres.Migrator, asJSON boo
 		return json.NewEncoder(c.stdout).Encode(rows)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VERSION\tFILE\tSTATE\tAPPLIED_AT")
+	fmt.Fprintln(tw, "SET\tVERSION\tFILE\tSTATE\tAPPLIED_AT")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", r.Version, r.File, r.State, r.AppliedAt)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.Set, r.Version, r.File, r.State, r.AppliedAt)
 	}
 	return tw.Flush()
 }
 
-func auditMigrate(ctx context.Context, cfg postgres.Config, a *auditFlags, command string, n int) error {
+func auditMigrate(ctx context.Context, cfg postgres.Config, a *auditFlags, command string, details map[string]any) error {
 	conn, err := connect(ctx, cfg)
 	if err != nil {
 		return err
@@ -167,7 +272,8 @@ func auditMigrate(ctx context.Context, cfg postgres.Config, a *auditFlags, comma
 	if !present {
 		return nil
 	}
-	_, err = writeAudit(ctx, conn, command, a.byOrUser(), a.why, map[string]any{"schema": cfg.Schema, "n": n})
+	details["schema"] = cfg.Schema
+	_, err = writeAudit(ctx, conn, command, a.byOrUser(), a.why, details)
 	return err
 }
 

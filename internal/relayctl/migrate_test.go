@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 func TestMigrateGuard(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
 	env := map[string]string{"DATABASE_URL": db.URL}
 
 	r := relayctl(t, env, "migrate", "status", "--json")
@@ -65,5 +67,67 @@ func TestMigrateGuard(t *testing.T) {
 	var audits int
 	if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM admin_audit WHERE command = 'migrate up'").Scan(&audits); err != nil || audits != 1 {
 		t.Fatalf("admin_audit rows for migrate up: %d, err %v", audits, err)
+	}
+}
+
+// migrate sql prints the sets' SQL (migrations.SQL, whose output the
+// catalog migrations' tests apply with psql) and needs no database.
+func TestMigrateSQL(t *testing.T) {
+	t.Parallel()
+	er, err := migrations.SQL(migrations.Eventrelay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := migrations.SQL(catalogmigrations.Catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := relayctl(t, nil, "migrate", "sql")
+	if r.code != ExitOK || r.stdout != er+"\n"+cat {
+		t.Fatalf("migrate sql: exit %d, stdout %q", r.code, r.stdout)
+	}
+	r = relayctl(t, nil, "migrate", "sql", "--set", "catalog")
+	if r.code != ExitOK || r.stdout != cat {
+		t.Fatalf("migrate sql --set catalog: exit %d, stdout %q", r.code, r.stdout)
+	}
+	r = relayctl(t, nil, "migrate", "sql", "--set", "orders")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "eventrelay, catalog") {
+		t.Fatalf("migrate sql --set orders: exit %d, stderr %q; want a usage error naming the sets", r.code, r.stderr)
+	}
+}
+
+// down without --set rolls back the newest migration of the last set;
+// --set picks the set; --to N needs --set.
+func TestMigrateDownPerSet(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	env := map[string]string{"DATABASE_URL": db.URL}
+	guard := []string{"--expect-db", db.Name, "--by", "test", "--why", "per set"}
+
+	r := relayctl(t, env, append([]string{"migrate", "down", "--to", "1"}, guard...)...)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--set") {
+		t.Fatalf("down --to 1 without --set: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = relayctl(t, env, append([]string{"migrate", "down"}, guard...)...)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back catalog/00001_catalog.sql") {
+		t.Fatalf("down: exit %d, stdout %q", r.code, r.stdout)
+	}
+	r = relayctl(t, env, append([]string{"migrate", "down", "--set", "eventrelay"}, guard...)...)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back eventrelay/00003_outbox_pending_key_idx.sql") {
+		t.Fatalf("down --set eventrelay: exit %d, stdout %q", r.code, r.stdout)
+	}
+	r = relayctl(t, env, "migrate", "status")
+	for _, want := range []string{"eventrelay  2        00002_outbox_resolved.sql         applied", "eventrelay  3        00003_outbox_pending_key_idx.sql  pending", "catalog     1        00001_catalog.sql                 pending"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	var videos bool
+	if err := db.Pool.QueryRow(context.Background(), "SELECT to_regclass('videos') IS NOT NULL").Scan(&videos); err != nil || videos {
+		t.Fatalf("videos after the catalog set's down: %v, %v", videos, err)
+	}
+	r = relayctl(t, env, "migrate", "up", "--set", "eventrelay")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "applied eventrelay/00003_outbox_pending_key_idx.sql") || strings.Contains(r.stdout, "catalog/") {
+		t.Fatalf("up --set eventrelay: exit %d, stdout %q", r.code, r.stdout)
 	}
 }

@@ -23,7 +23,7 @@ func TestSchemaFromDatabaseSchema(t *testing.T) {
 	}{
 		{map[string]string{"DATABASE_SCHEMA": "other"}, ExitRuntime, false},
 		{map[string]string{"EVENTRELAY_SCHEMA": "other"}, ExitRuntime, true},
-		{map[string]string{"DATABASE_SCHEMA": relaytest.Schema, "EVENTRELAY_SCHEMA": "other"}, ExitOK, true},
+		{map[string]string{"DATABASE_SCHEMA": relaytest.DefaultSchema, "EVENTRELAY_SCHEMA": "other"}, ExitOK, true},
 		{map[string]string{}, ExitOK, false},
 	} {
 		tc.env["DATABASE_URL"] = db.URL

@@ -12,17 +12,18 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 func benchUsecase(b *testing.B, notify bool) *biz.VideoUsecase {
 	b.Helper()
-	db := relaytest.NewDB(b)
+	db := relaytest.NewDB(b, relaytest.Options{Migrations: catalogmigrations.Sets})
 	w, err := data.NewWriter(&conf.Outbox{Topic: events.Topic, Notify: notify, ServiceName: "bench", Instance: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: relaytest.Schema, MaxConns: 16}, w, slog.New(slog.DiscardHandler))
+	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: relaytest.DefaultSchema, MaxConns: 16}, w, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

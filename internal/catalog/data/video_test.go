@@ -17,6 +17,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -30,12 +31,12 @@ type stack struct {
 
 func newStack(t *testing.T) stack {
 	t.Helper()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
 	w, err := data.NewWriter(&conf.Outbox{Topic: events.Topic, Notify: true, ServiceName: "catalog-test", Instance: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: relaytest.Schema, MaxConns: 30}, w, slog.New(slog.DiscardHandler))
+	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: relaytest.DefaultSchema, MaxConns: 30}, w, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/eventrelay/eventrelay/health"
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/elastic"
@@ -233,14 +234,9 @@ func TestFaultPostgresOutageLosesNothingAndReadyzFails(t *testing.T) {
 	ctx := context.Background()
 	url, stopPG, startPG := privatePostgres(t)
 	cfg := postgres.Config{URL: url, Schema: "catalog", MaxConns: 10, ConnectTimeout: time.Second}
-	m, err := postgres.NewMigrator(ctx, cfg)
-	if err != nil {
+	if _, err := postgres.Migrate(ctx, cfg, catalogmigrations.Sets...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
-	m.Close()
 	pool, err := postgres.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

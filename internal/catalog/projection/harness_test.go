@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/health"
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/conf"
@@ -52,7 +53,7 @@ type harness struct {
 // newHarness runs on a fresh test database.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return newHarnessOn(t, relaytest.NewDB(t).Pool)
+	return newHarnessOn(t, relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}).Pool)
 }
 
 // newHarnessOn runs on pool, a migrated database.

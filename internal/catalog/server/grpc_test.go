@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/catalog/server"
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
 	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
@@ -24,7 +25,7 @@ import (
 
 func TestGRPCServesVideoServiceWithReasons(t *testing.T) {
 	t.Parallel()
-	svc, _ := newService(t, relaytest.NewDB(t).URL)
+	svc, _ := newService(t, relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}).URL)
 	cl := newGRPCClient(t, svc)
 	ctx := context.Background()
 
@@ -88,7 +89,7 @@ func newGRPCClient(t *testing.T, svc *service.VideoService) catalogv1.VideoServi
 // Not parallel: it sets the global tracer provider, as the daemon does.
 func TestGRPCWriteRunsInAServerSpan(t *testing.T) {
 	rec := telemetrytest.Global(t)
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
 	svc, _ := newService(t, db.URL)
 	created, err := newGRPCClient(t, svc).CreateVideo(context.Background(),
 		&catalogv1.CreateVideoRequest{UploaderId: uuid.NewString(), Title: "traced over grpc"})

@@ -97,7 +97,7 @@ func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc.ConnConfig.RuntimeParams["search_path"] = relaytest.Schema
+	pc.ConnConfig.RuntimeParams["search_path"] = relaytest.DefaultSchema
 	pc.ConnConfig.Tracer = rec
 	traced, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {

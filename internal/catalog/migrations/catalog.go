@@ -1,0 +1,19 @@
+package migrations
+
+import (
+	"embed"
+
+	"github.com/eventrelay/eventrelay/migrations"
+)
+
+//go:embed *.sql
+var catalogFS embed.FS
+
+// Catalog is the catalog's set: videos and video_projection. Its version
+// table is catalog_goose_db_version.
+var Catalog = migrations.Set{Name: "catalog", FS: catalogFS, VersionTable: "catalog_goose_db_version"}
+
+// Sets are the sets the catalog's database needs, in the order they apply:
+// eventrelay's tables, then the catalog's. relayctl migrate, the demo, the
+// e2e harness and the catalog's tests apply exactly these.
+var Sets = []migrations.Set{migrations.Eventrelay, Catalog}

@@ -1,0 +1,60 @@
+package migrations_test
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/migrations"
+)
+
+// A service embeds its own goose files next to its code, e.g.
+//
+//	//go:embed migrations/*.sql
+//	var ordersFiles embed.FS
+var ordersFiles embed.FS
+
+// A service applies eventrelay's tables, then its own, to its schema at
+// start (or from a migrate job).
+func ExampleUp() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, "postgres://orders@db/orders")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+	orders := migrations.Set{Name: "orders", FS: ordersFiles, VersionTable: "orders_goose_db_version"}
+	applied, err := migrations.Up(ctx, pool, "orders", migrations.Eventrelay, orders)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range applied {
+		fmt.Println("applied", m.Set, m.File)
+	}
+}
+
+// A service on another migration tool copies the statements into its own
+// history (relayctl migrate sql prints the same).
+func ExampleSQL() {
+	text, err := migrations.SQL(migrations.Eventrelay)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "-- ====") || strings.HasPrefix(line, "CREATE TABLE") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// -- ==== 00001_eventrelay.sql (goose runs this file in one transaction)
+	// CREATE TABLE outbox_events (
+	// CREATE TABLE outbox_replays (
+	// CREATE TABLE admin_audit (
+	// CREATE TABLE inbox_events (
+	// -- ==== 00002_outbox_resolved.sql (goose runs this file outside a transaction, statement by statement)
+	// -- ==== 00003_outbox_pending_key_idx.sql (goose runs this file outside a transaction, statement by statement)
+}

@@ -1,0 +1,80 @@
+package migrations
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"regexp"
+)
+
+// Set is one goose migration set: SQL files named NNNNN_name.sql in the
+// goose format (-- +goose Up / Down annotations) at the root of FS, with
+// their own version table.
+//
+// Two sets applied to one schema must have different names and version
+// tables. Sets are applied in the order given and rolled back in reverse,
+// so a set may depend on the tables of the sets before it.
+type Set struct {
+	// Name identifies the set in output and flags (relayctl migrate
+	// --set NAME): a lower-case word.
+	Name string
+	// FS holds the set's *.sql migrations at its root.
+	FS fs.FS
+	// VersionTable is the goose version table of the set, created in the
+	// target schema (for example "eventrelay_goose_db_version").
+	VersionTable string
+}
+
+//go:embed *.sql
+var eventrelayFS embed.FS
+
+// Eventrelay is eventrelay's own set: the outbox, replay and admin audit,
+// and inbox tables. Its version table is eventrelay_goose_db_version.
+var Eventrelay = Set{Name: "eventrelay", FS: eventrelayFS, VersionTable: "eventrelay_goose_db_version"}
+
+var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// Validate reports a set that cannot be applied: an empty or upper-case
+// name or version table, a missing FS, or no *.sql file. The error names
+// the field.
+func (s Set) Validate() error {
+	if !identifier.MatchString(s.Name) {
+		return fmt.Errorf("migration set name %q must be a lower-case SQL identifier", s.Name)
+	}
+	if !identifier.MatchString(s.VersionTable) {
+		return fmt.Errorf("migration set %s: VersionTable %q must be a lower-case SQL identifier", s.Name, s.VersionTable)
+	}
+	if s.FS == nil {
+		return fmt.Errorf("migration set %s: FS is nil", s.Name)
+	}
+	files, err := fs.Glob(s.FS, "*.sql")
+	if err != nil {
+		return fmt.Errorf("migration set %s: listing *.sql: %w", s.Name, err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("migration set %s: FS holds no *.sql file at its root", s.Name)
+	}
+	return nil
+}
+
+// validateSets checks each set and that names and version tables are
+// distinct.
+func validateSets(sets []Set) error {
+	if len(sets) == 0 {
+		return fmt.Errorf("no migration set given")
+	}
+	names, tables := map[string]bool{}, map[string]bool{}
+	for _, s := range sets {
+		if err := s.Validate(); err != nil {
+			return err
+		}
+		if names[s.Name] {
+			return fmt.Errorf("migration set %s given twice", s.Name)
+		}
+		if tables[s.VersionTable] {
+			return fmt.Errorf("migration set %s: version table %s is used by another set", s.Name, s.VersionTable)
+		}
+		names[s.Name], tables[s.VersionTable] = true, true
+	}
+	return nil
+}

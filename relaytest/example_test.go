@@ -1,0 +1,42 @@
+package relaytest_test
+
+import (
+	"context"
+	"testing"
+	"testing/fstest"
+
+	"github.com/eventrelay/eventrelay/migrations"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// ordersSet is an orders service's own goose set (usually an embed.FS of
+// its migrations directory).
+var ordersSet = migrations.Set{Name: "orders", VersionTable: "orders_goose_db_version", FS: fstest.MapFS{
+	"00001_orders.sql": {Data: []byte("-- +goose Up\nCREATE TABLE orders (id uuid PRIMARY KEY, total bigint NOT NULL);\n-- +goose Down\nDROP TABLE orders;\n")},
+}}
+
+// newOrdersDB gives each test of the orders service a database with
+// eventrelay's tables and its own, in schema orders.
+func newOrdersDB(t testing.TB) *relaytest.DB {
+	return relaytest.NewDB(t, relaytest.Options{
+		Schema:     "orders",
+		Migrations: []migrations.Set{migrations.Eventrelay, ordersSet},
+	})
+}
+
+// An orders service's test writes its business row and its outbox row in
+// one transaction on db.Pool (search_path: orders). Examples get no
+// *testing.T, so this one is compiled, not run; TestNewDBTakesTheSchemaAndSets
+// runs newOrdersDB.
+func Example() {
+	testOrderIsWritten := func(t *testing.T) {
+		db := newOrdersDB(t)
+		tx, err := db.Pool.Begin(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(context.Background())
+		// ... insert into orders and, through outbox.Writer.InsertTx, into outbox_events.
+	}
+	_ = testOrderIsWritten
+}
