@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/eventrelay/eventrelay/migrations"
 )
 
 // Hooks are the service-specific parts of relayctl. Every field is
@@ -24,6 +26,11 @@ type Hooks struct {
 	// Decoder is how `relayctl dlq show` decodes a body when no
 	// --descriptor-set is given; nil shows the body undecoded.
 	Decoder Decoder
+	// Migrations are the sets `relayctl migrate` applies, in order:
+	// eventrelay's own first, then the service's, e.g.
+	// {migrations.Eventrelay, ordersSet}. Empty: migrations.Eventrelay
+	// alone.
+	Migrations []migrations.Set
 }
 
 // Env is what one invocation hands a hook.
