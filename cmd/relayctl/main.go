@@ -1,7 +1,7 @@
-// Command relayctl is the eventrelay admin CLI: outbox status, failed rows
-// and replays, dead-letter triage, Pub/Sub seeks and snapshots, read-model
-// rebuild and verification, Pub/Sub resource setup and guarded migrations.
-// Run `relayctl --help`; exit codes are documented in internal/relayctl.
+// Command relayctl is the eventrelay admin CLI for the catalog reference
+// service: relayctl's command set (package relayctl) with the catalog's
+// hooks (internal/catalog/admin) for rebuild, verify and dlq show. Run
+// `relayctl --help`; exit codes are documented in package relayctl.
 package main
 
 import (
@@ -11,8 +11,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/eventrelay/eventrelay/internal/relayctl"
+	"github.com/eventrelay/eventrelay/internal/catalog/admin"
 	"github.com/eventrelay/eventrelay/internal/version"
+	"github.com/eventrelay/eventrelay/relayctl"
 )
 
 func main() {
@@ -21,7 +22,7 @@ func main() {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := relayctl.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, admin.Hooks())
 	stop()
 	os.Exit(code)
 }

@@ -288,6 +288,8 @@ func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down time.
 		}
 		s.Sup.Logf("fault: Pub/Sub restart: the emulator still holds back %d published event(s) after 2m; restarting it anyway and re-driving them from the outbox", len(heldBack))
 	}
+	chk.Suspend() // until its subscription exists on the new server
+	defer chk.Resume()
 	if err := s.PubSub.Stop(ctx); err != nil {
 		return err
 	}
@@ -321,6 +323,9 @@ func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down time.
 	startErr := s.PubSub.Start(ctx)
 	if startErr == nil {
 		startErr = s.EnsurePubSub(ctx)
+	}
+	if startErr == nil {
+		chk.Resume() // before the publishers thaw: it must see the first batch
 	}
 	for _, p := range s.Publishers {
 		_ = p.Resume()

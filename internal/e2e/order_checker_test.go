@@ -78,6 +78,15 @@ func TestOrderCheckerCountsViolationsAndDuplicates(t *testing.T) {
 	for chk.Stats() != want && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
+	// Suspended (as across a Pub/Sub restart) and resumed, it receives what
+	// was published meanwhile.
+	chk.Suspend()
+	send("b", "b3", 3, nil)
+	chk.Resume()
+	want.Deliveries, want.Events = 9, 6
+	for chk.Stats() != want && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
 	stop()
 	<-done
 	if got := chk.Stats(); got != want {

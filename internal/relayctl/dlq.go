@@ -3,6 +3,7 @@ package relayctl
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -13,9 +14,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
-	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 )
 
@@ -30,8 +29,14 @@ other readers of the same DLQ subscription do not see the pulled messages.
 
   list    one line per message: reason, projection, event type, aggregate,
           version, event id, error. Exit 1 when messages match, 0 when none.
-  show    attributes and the decoded envelope of each matching message
-          (exit 1 when none match).
+  show    attributes and the decoded body of each matching message (exit 1
+          when none match). --descriptor-set FILE (a FileDescriptorSet:
+          buf build -o FILE.binpb) with --message-type (the envelope's full
+          name, e.g. orders.v1.Event) decodes any protobuf body; without
+          them the service's envelope is decoded (the catalog's relayctl:
+          catalog.v1.Event), or, when the binary has none, the raw body is
+          printed in base64, labelled "undecoded". A body that does not
+          decode is reported with that message; the listing goes on.
   replay  republish matching messages to the main topic (--topic, or the
           topic whose subscription dead-letters into this one, from -f) with
           ordering key = aggregate_id and the original attributes (error_*,
@@ -61,6 +66,10 @@ type dlqOpts struct {
 	all    bool
 	dryRun bool
 	asJSON bool
+
+	descriptorSet string
+	messageType   string
+	decoder       *bodyDecoder
 }
 
 func runDLQ(ctx context.Context, c *cli, args []string) error {
@@ -91,6 +100,10 @@ func dlqFlags(c *cli, name string) (*flag.FlagSet, *dlqOpts) {
 		fs.BoolVar(&o.all, "all", false, "select every pulled message (no filter)")
 		fs.BoolVar(&o.dryRun, "dry-run", false, "print the messages that would be affected; change nothing")
 	}
+	if name == "show" {
+		fs.StringVar(&o.descriptorSet, "descriptor-set", "", "FileDescriptorSet to decode bodies with (buf build -o FILE.binpb); needs --message-type")
+		fs.StringVar(&o.messageType, "message-type", "", "full name of the body's message in --descriptor-set, e.g. orders.v1.Event")
+	}
 	if name == "replay" {
 		fs.StringVar(&o.topic, "topic", "", "main topic to republish to (default: resolved from -f)")
 	}
@@ -113,6 +126,13 @@ func dlqRun(ctx context.Context, c *cli, name string, args []string,
 		return usageErr("dlq %s: --subscription is required (the dead-letter subscription, e.g. catalog.video.events.dlq-pg)", name)
 	case o.scan < 1 || o.f.Limit < 0:
 		return usageErr("dlq %s: --scan must be >= 1 and --limit >= 0", name)
+	}
+	if name == "show" {
+		d, err := newBodyDecoder(c, o.descriptorSet, o.messageType)
+		if err != nil {
+			return err
+		}
+		o.decoder = d
 	}
 	if o.audit != nil {
 		if !o.all && o.f.Reason == "" && o.f.EventType == "" && len(o.f.IDs) == 0 {
@@ -172,16 +192,18 @@ func dlqShow(_ context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.Cli
 		dlqMessage
 		Envelope    any    `json:"envelope,omitempty"`
 		DecodeError string `json:"decode_error,omitempty"`
+		Undecoded   string `json:"undecoded,omitempty"`
+		BodyBase64  string `json:"body_base64,omitempty"`
 	}
 	var out []shown
 	for _, m := range sel {
 		s := shown{dlqMessage: m}
-		ev, err := events.Decode(m.data)
 		var text string
-		if err != nil {
+		if o.decoder == nil {
+			s.Undecoded, s.BodyBase64 = undecodedNote, base64.StdEncoding.EncodeToString(m.data)
+		} else if b, err := o.decoder.json(m.data, m.Attributes); err != nil {
 			s.DecodeError = err.Error()
 		} else {
-			b, _ := protojson.Marshal(ev)
 			// protojson varies its whitespace on purpose: normalize it.
 			var compact, pretty bytes.Buffer
 			_ = json.Compact(&compact, b)
@@ -202,9 +224,12 @@ func dlqShow(_ context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.Cli
 		for _, k := range keys {
 			fmt.Fprintf(c.stdout, "  %s = %s\n", k, m.Attributes[k])
 		}
-		if s.DecodeError != "" {
+		switch {
+		case s.Undecoded != "":
+			fmt.Fprintf(c.stdout, "  body (undecoded: %s; give --descriptor-set and --message-type), %d bytes, base64:\n    %s\n\n", undecodedNote, len(m.data), s.BodyBase64)
+		case s.DecodeError != "":
 			fmt.Fprintf(c.stdout, "  body does not decode: %s\n  body (first 64 bytes): %q\n\n", s.DecodeError, head(m.data, 64))
-		} else {
+		default:
 			fmt.Fprintf(c.stdout, "  envelope:\n%s\n\n", indent(text, "    "))
 		}
 	}

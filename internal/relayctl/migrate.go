@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 	"github.com/eventrelay/eventrelay/migrations"
@@ -46,10 +45,15 @@ server's own address (inet_server_addr); "host:port" also checks the port.
 
 Mutations are recorded in admin_audit (--by defaults to the OS user).`
 
-// migrationSets are the sets relayctl migrate applies, in order: the one
-// place that names them (the catalog's relayctl carries eventrelay's set
-// and the catalog's).
-func migrationSets() []migrations.Set { return catalogmigrations.Sets }
+// migrationSets are the sets relayctl migrate applies, in order: the
+// service's hook (the catalog's relayctl carries eventrelay's set and the
+// catalog's), else eventrelay's own set alone.
+func (c *cli) migrationSets() []migrations.Set {
+	if len(c.hooks.Migrations) == 0 {
+		return []migrations.Set{migrations.Eventrelay}
+	}
+	return c.hooks.Migrations
+}
 
 func runMigrate(ctx context.Context, c *cli, args []string) error {
 	subs := map[string]func(context.Context, *cli, []string) error{
@@ -63,8 +67,8 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 
 // pickSets returns every set, or the one named (a usage error names the
 // sets there are).
-func pickSets(name string) ([]migrations.Set, error) {
-	all := migrationSets()
+func pickSets(c *cli, name string) ([]migrations.Set, error) {
+	all := c.migrationSets()
 	if name == "" {
 		return all, nil
 	}
@@ -84,7 +88,7 @@ func migrateSQL(_ context.Context, c *cli, args []string) error {
 	if err := parse(fs, args, false); err != nil {
 		return err
 	}
-	sets, err := pickSets(*set)
+	sets, err := pickSets(c, *set)
 	if err != nil {
 		return err
 	}
@@ -123,7 +127,7 @@ func migrate(ctx context.Context, c *cli, sub string, args []string) error {
 	if sub == "down" && *to > 0 && *setName == "" {
 		return usageErr("migrate down --to %d: versions are per set; name it with --set", *to)
 	}
-	sets, err := pickSets(*setName)
+	sets, err := pickSets(c, *setName)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
 // Exit codes of Run.
@@ -47,6 +49,8 @@ type cli struct {
 	// connectTimeout is --connect-timeout: how long a store may take to
 	// answer its first call before the command gives up (exit 3).
 	connectTimeout time.Duration
+	// hooks are the service's parts: rebuild, verify, dlq show decoding.
+	hooks hook.Hooks
 }
 
 // defaultConnectTimeout is the default of --connect-timeout.
@@ -76,16 +80,23 @@ func init() {
 		"dlq":      {"list, show, republish or purge dead-lettered messages", runDLQ},
 		"seek":     {"seek a subscription to a time or snapshot (redelivers), audited", runSeek},
 		"snapshot": {"create, list or delete Pub/Sub snapshots", runSnapshot},
-		"rebuild":  {"restate every video through the outbox so projections converge; --reindex", runRebuild},
-		"verify":   {"compare videos with video_projection and Elasticsearch (exit 1 on drift)", runVerify},
+		"rebuild":  {"restate the service's source rows through the outbox so projections converge; --reindex", runRebuild},
+		"verify":   {"compare the service's source of truth with its read models (exit 1 on drift)", runVerify},
 		"pubsub":   {"ensure topics and subscriptions match configs/pubsub.yaml", runPubSub},
 	}
 }
 
-// Run executes relayctl with args (without the program name) and returns the
-// exit code. It never calls os.Exit.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return run(ctx, args, &cli{stdout: stdout, stderr: stderr, lookup: os.LookupEnv})
+// Run executes relayctl with args (without the program name) and the
+// service's hooks, and returns the exit code. It never calls os.Exit.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, hooks hook.Hooks) int {
+	return run(ctx, args, &cli{stdout: stdout, stderr: stderr, lookup: os.LookupEnv, hooks: hooks})
+}
+
+// noHook is the usage error of a command whose hook this binary lacks.
+func noHook(command, field, what string) error {
+	return usageErr("%s: this relayctl binary has no %s for the service (%s). "+
+		"A service adds its own with a small main calling relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, relayctl.Hooks{%s: ...}) "+
+		"(see the docs of package github.com/eventrelay/eventrelay/relayctl); the shipped cmd/relayctl has the catalog's", command, field, what, field)
 }
 
 func run(ctx context.Context, args []string, c *cli) int {
@@ -114,6 +125,10 @@ func exitCode(c *cli, err error) int {
 	if errors.As(err, &ee) {
 		fmt.Fprintf(c.stderr, "relayctl: %v\n", err)
 		return ee.code
+	}
+	if hook.IsUsage(err) {
+		fmt.Fprintf(c.stderr, "relayctl: %v\n", err)
+		return ExitUsage
 	}
 	fmt.Fprintf(c.stderr, "relayctl: %v\n", err)
 	return ExitRuntime

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eventrelay/eventrelay/internal/catalog/admin"
+	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
 // result is the outcome of one relayctl invocation.
@@ -27,10 +30,16 @@ func relayctl(t *testing.T, env map[string]string, args ...string) result {
 // relayctlQuiet is relayctl without logging (for polling loops).
 func relayctlQuiet(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
+	return relayctlWith(t, admin.Hooks(), env, args...)
+}
+
+// relayctlWith runs the CLI with the given hooks instead of the catalog's.
+func relayctlWith(t *testing.T, hooks hook.Hooks, env map[string]string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
-	c := &cli{stdout: &out, stderr: &errb, lookup: func(k string) (string, bool) {
+	c := &cli{stdout: &out, stderr: &errb, hooks: hooks, lookup: func(k string) (string, bool) {
 		v, ok := env[k]
 		return v, ok
 	}}

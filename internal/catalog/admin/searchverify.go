@@ -1,4 +1,4 @@
-package relayctl
+package admin
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
+	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
 type videoState struct {
@@ -22,8 +23,8 @@ type videoState struct {
 
 // verifySearch compares the index behind the alias with catalog.videos by
 // version and tombstone flag (the document's "deleted" field).
-func verifySearch(ctx context.Context, q *catalogdb.Queries, es *elasticFlags, samples int) (storeReport, error) {
-	rep := storeReport{Store: "elasticsearch alias " + es.alias, Drift: []driftKind{}}
+func verifySearch(ctx context.Context, q *catalogdb.Queries, es searchSettings, samples int) (hook.Store, error) {
+	rep := hook.Store{Name: "elasticsearch alias " + es.alias, Drift: []hook.Drift{}}
 	if es.cfg.URL == "" {
 		rep.Note = "no ELASTIC_URL / --elastic-url: the search index was not compared"
 		return rep, nil
@@ -38,18 +39,8 @@ func verifySearch(ctx context.Context, q *catalogdb.Queries, es *elasticFlags, s
 		return rep, err
 	}
 	rep.Checked = true
-	byKind := map[string]*driftKind{}
-	add := func(kind, id string, src, store int64) {
-		k := byKind[kind]
-		if k == nil {
-			k = &driftKind{Kind: kind, Samples: []driftSample{}}
-			byKind[kind] = k
-		}
-		k.Count++
-		if len(k.Samples) < samples {
-			k.Samples = append(k.Samples, driftSample{ID: id, SourceVersion: src, StoreVersion: store})
-		}
-	}
+	tally := hook.NewTally(samples)
+	add := tally.Add
 	err = client.Refresh(ctx, es.alias)
 	if indexMissing(err) {
 		// No index behind the alias: every video is missing from search.
@@ -61,7 +52,7 @@ func verifySearch(ctx context.Context, q *catalogdb.Queries, es *elasticFlags, s
 			add(kind, id.String(), v.version, 0)
 		}
 		rep.Note = "the alias does not exist (relayctl rebuild --reindex)"
-		rep.Drift = sortedKinds(byKind)
+		rep.Drift = tally.Drift()
 		return rep, nil
 	}
 	if err != nil {
@@ -75,7 +66,7 @@ func verifySearch(ctx context.Context, q *catalogdb.Queries, es *elasticFlags, s
 		deleted, _ := doc[elastic.FieldDeleted].(bool)
 		rep.Rows++
 		if deleted {
-			rep.Deleted++
+			rep.Tombstones++
 		}
 		u, perr := uuid.Parse(id)
 		v, ok := videos[u]
@@ -108,7 +99,7 @@ func verifySearch(ctx context.Context, q *catalogdb.Queries, es *elasticFlags, s
 			add(kind, id.String(), v.version, 0)
 		}
 	}
-	rep.Drift = sortedKinds(byKind)
+	rep.Drift = tally.Drift()
 	return rep, nil
 }
 

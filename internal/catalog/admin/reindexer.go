@@ -1,4 +1,4 @@
-package relayctl
+package admin
 
 import (
 	"context"
@@ -14,12 +14,28 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
 	proj "github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
 // reindexPage is how many projection rows go into one bulk request.
 const reindexPage = 500
 
-// reindexSearch rebuilds the search index from video_projection: a new
+// Reindexer rebuilds the search index from video_projection.
+type Reindexer struct{}
+
+// Flags implements hook.Flagger: the search index's URL and alias.
+func (Reindexer) Flags() []hook.Flag { return elasticFlags() }
+
+// Plan implements hook.Reindexer.
+func (Reindexer) Plan(env hook.Env) (string, error) {
+	es := searchFrom(env)
+	if err := es.check(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("rebuild the index behind alias %s from video_projection, then swap the alias", es.alias), nil
+}
+
+// Reindex implements hook.Reindexer: a new
 // index from the search projection's mapping, filled with the documents
 // the search projection would write for each row's state (tombstones for
 // deleted videos) at the row's version, then the alias is swapped
@@ -27,13 +43,14 @@ const reindexPage = 500
 // the running projector that reach the old index during the fill are
 // repeated by a second pass against the alias (external versions make it
 // idempotent).
-func reindexSearch(ctx context.Context, c *cli, pool *pgxpool.Pool, es *elasticFlags) error {
+func (Reindexer) Reindex(ctx context.Context, pool *pgxpool.Pool, env hook.Env) error {
+	es := searchFrom(env)
 	client, err := es.client(ctx)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	fmt.Fprintf(c.stderr, "rebuild --reindex: new index for alias %s from video_projection, then an atomic alias swap\n", es.alias)
+	fmt.Fprintf(env.Stderr, "rebuild --reindex: new index for alias %s from video_projection, then an atomic alias swap\n", es.alias)
 	var filled int
 	name, err := client.Reindex(ctx, es.alias, catproj.IndexBody, func(ctx context.Context, target string) error {
 		n, err := fillSearch(ctx, pool, client, target)
@@ -46,7 +63,7 @@ func reindexSearch(ctx context.Context, c *cli, pool *pgxpool.Pool, es *elasticF
 	if _, err := fillSearch(ctx, pool, client, es.alias); err != nil {
 		return fmt.Errorf("second pass over alias %s (now on %s): %w", es.alias, name, err)
 	}
-	fmt.Fprintf(c.stdout, "reindexed %d document(s) into %s; alias %s now points to it\n", filled, name, es.alias)
+	fmt.Fprintf(env.Stdout, "reindexed %d document(s) into %s; alias %s now points to it\n", filled, name, es.alias)
 	return nil
 }
 

@@ -1,0 +1,36 @@
+// Package relayctl is eventrelay's admin command set as a library, so a
+// service ships its own relayctl binary with its own hooks: outbox status,
+// failed rows and replays, dead-letter triage (`dlq show` decodes any
+// protobuf envelope given a descriptor set), Pub/Sub seeks, snapshots and
+// resource setup, guarded migrations, and the service-specific commands
+// `rebuild`, `rebuild --reindex` and `verify`, which call the service's
+// hooks (package relayctl/hook).
+//
+// A service's main is a few lines:
+//
+//	func main() {
+//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//		code := relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, relayctl.Hooks{
+//			Rebuilder: ordersadmin.Rebuilder{}, // orders rows -> restatement events
+//			Verifier:  ordersadmin.Verifier{},  // orders vs order_summaries
+//		})
+//		stop()
+//		os.Exit(code)
+//	}
+//
+// A hook left nil makes its command answer, with exit code 2, that this
+// binary has no such hook for the service. The shipped cmd/relayctl is
+// this main with the catalog's hooks (internal/catalog/admin).
+//
+// Exit codes (stable, for scripts):
+//
+//	0  success
+//	1  a problem was found (drift, failed rows, messages in a DLQ when asked to
+//	   check) — the command itself worked
+//	2  usage or configuration error (bad flag, missing --by/--why, guard
+//	   mismatch, no hook for the command); nothing was changed
+//	3  runtime failure (database or Pub/Sub unreachable, a query failed)
+//
+// Mutating commands print what they will do before doing it and are audited:
+// replays in outbox_replays, everything else in admin_audit.
+package relayctl

@@ -1,0 +1,29 @@
+package relayctl
+
+import (
+	"context"
+	"io"
+
+	irelayctl "github.com/eventrelay/eventrelay/internal/relayctl"
+	"github.com/eventrelay/eventrelay/relayctl/hook"
+)
+
+// Hooks are the service-specific parts of the command set; see package
+// relayctl/hook for each interface. Every field is optional.
+type Hooks = hook.Hooks
+
+// Exit codes returned by Main.
+const (
+	ExitOK      = irelayctl.ExitOK      // success
+	ExitProblem = irelayctl.ExitProblem // the command worked and found a problem (drift, failures)
+	ExitUsage   = irelayctl.ExitUsage   // bad input or configuration; nothing was changed
+	ExitRuntime = irelayctl.ExitRuntime // a store could not be reached or a query failed
+)
+
+// Main runs one relayctl command: args are the command line without the
+// program name (os.Args[1:]), the environment is the process's
+// (DATABASE_URL, PUBSUB_EMULATOR_HOST, ...). It returns the exit code and
+// never calls os.Exit; ctx cancels the command (wire it to SIGINT/SIGTERM).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, hooks Hooks) int {
+	return irelayctl.Run(ctx, args, stdout, stderr, hooks)
+}
