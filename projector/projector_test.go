@@ -220,14 +220,19 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- p.Run(ctx) }()
 
-	// One at a time, so that v1 is not skipped as stale behind v2.
+	// One at a time, so that v1 is not skipped as stale behind v2. Each is
+	// waited for until both inboxes recorded it too: the Batch sink records
+	// its inbox rows after the sink returned, and a redelivery arriving in
+	// between is not known as a duplicate yet (it meets the version guard
+	// instead), which made the duplicate count below flaky under load.
 	v1, v2 := setEvent(t, "c1", 1, 10), setEvent(t, "c1", 2, 20)
 	for _, ev := range []event{v1, v2} {
 		publish(t, ps, "counters", ev)
-		eventually(t, fmt.Sprintf("c1 at v%d in both read models", ev.version), func() bool {
-			var version int64
-			err := db.Pool.QueryRow(t.Context(), `SELECT version FROM order_totals WHERE order_id = 'c1'`).Scan(&version)
-			return err == nil && version == ev.version && idx.doc("c1")[1] == ev.version
+		eventually(t, fmt.Sprintf("c1 at v%d in both read models and both inboxes", ev.version), func() bool {
+			var version, recorded int64
+			err := db.Pool.QueryRow(t.Context(), `SELECT (SELECT version FROM order_totals WHERE order_id = 'c1'),
+				(SELECT count(*) FROM inbox_events WHERE event_id = $1)`, ev.id).Scan(&version, &recorded)
+			return err == nil && version == ev.version && idx.doc("c1")[1] == ev.version && recorded == 2
 		})
 	}
 
