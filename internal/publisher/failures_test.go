@@ -3,6 +3,7 @@ package publisher_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -142,15 +143,18 @@ func TestTransientFailuresBackOffThenPublish(t *testing.T) {
 			t.Fatalf("row behind the flaky head = %+v, want untouched", later)
 		}
 	}
-	if got := publishedVersions(t, ps, healthy); len(got) != 3 {
-		t.Fatalf("healthy key published %v while another key was failing, want [1 2 3]", got)
+	// First-seen versions: with a 300 ms publish timeout a loaded machine
+	// times a healthy publish out too, and its retry may publish it again
+	// (at least once; [1 2 3 3] was seen).
+	if got := firstSeen(publishedVersions(t, ps, healthy)); !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Fatalf("healthy key published %v (first seen) while another key was failing, want [1 2 3]", got)
 	}
 
 	pt.WaitFor(t, 30*time.Second, "flaky key published after recovery", func() bool {
-		return len(publishedVersions(t, ps, flaky)) == 3
+		return len(firstSeen(publishedVersions(t, ps, flaky))) == 3
 	})
-	if got := publishedVersions(t, ps, flaky); got[0] != 1 || got[1] != 2 || got[2] != 3 {
-		t.Fatalf("flaky key published %v, want [1 2 3]", got)
+	if got := firstSeen(publishedVersions(t, ps, flaky)); !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Fatalf("flaky key published %v (first seen), want [1 2 3]", got)
 	}
 
 	pt.WaitFor(t, 30*time.Second, "doomed head failed", func() bool { return rowsOf(t, db, doomed)[0].Status == "failed" })
@@ -316,4 +320,18 @@ func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 	if n := opstest.Metric(t, r.Registry, "outbox_released_total", nil); n != 2 {
 		t.Fatalf("outbox_released_total = %v, want 2", n)
 	}
+}
+
+// firstSeen drops the versions already seen earlier in vs (duplicate
+// publishes), keeping the order of first appearance.
+func firstSeen(vs []int64) []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, v := range vs {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
