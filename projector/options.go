@@ -45,6 +45,33 @@ type Options struct {
 	// TracerProvider records a consumer span per message, child of the
 	// producer's trace context (default: the global provider).
 	TracerProvider trace.TracerProvider
+	// InboxRetentionInterval is the pause between the inbox retention
+	// rounds of every projection with a Projection.InboxRetention
+	// (default 1m).
+	InboxRetentionInterval time.Duration
+	// InboxRetentionBatchSize bounds each inbox retention DELETE
+	// (1..100000, default 5000); a round deletes batches until one comes
+	// back short.
+	InboxRetentionBatchSize int
+}
+
+// retention is the inbox retention of a projection keeping its rows for
+// age.
+func (o Options) retention(age time.Duration) engine.RetentionConfig {
+	return engine.RetentionConfig{Age: conf.Duration(age), Interval: conf.Duration(o.InboxRetentionInterval),
+		BatchSize: o.InboxRetentionBatchSize}
+}
+
+// retentionNamer names the fields of engine.RetentionConfig as the
+// options that set them.
+func retentionNamer(field string) string {
+	switch field {
+	case "Age":
+		return "Projection.InboxRetention"
+	case "Interval":
+		return "Options.InboxRetentionInterval"
+	}
+	return "Options.InboxRetentionBatchSize"
 }
 
 // ReceiveOptions are the subscriber's flow control. Zero values take the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/eventrelay/eventrelay/projection"
 )
@@ -57,6 +58,15 @@ type Projection struct {
 	// receive failure, the projection waits until inbox_events and these
 	// exist, so an unmigrated database does not dead-letter every message.
 	Tables []string
+	// InboxRetention deletes this projection's inbox rows once they are
+	// older than it, in bounded batches (Options.InboxRetentionInterval,
+	// Options.InboxRetentionBatchSize); 0 keeps them forever. An event
+	// redelivered after its row was deleted is no longer absorbed by the
+	// inbox: it reaches the handlers, whose version guard must skip it as
+	// stale. Keep it above how long Pub/Sub may redeliver (the
+	// subscription's message retention) unless the handlers are
+	// version-guarded.
+	InboxRetention time.Duration
 }
 
 // resourceID is a Pub/Sub topic or subscription id, or a full name.

@@ -40,6 +40,7 @@ type Projector struct {
 	subs      map[string]bool
 	receivers []*engine.Receiver
 	deadLet   []*engine.TopicDeadLetterer
+	retention []*engine.InboxRetention
 }
 
 // New checks o and returns a Projector with no projection. It contacts
@@ -63,6 +64,11 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Projector, erro
 	if err := rc.Check(fieldNamer("Options.Receive")); err != nil {
 		return nil, fmt.Errorf("projector: %w", err)
 	}
+	rtc := o.retention(0)
+	if err := rtc.Check(retentionNamer); err != nil {
+		return nil, fmt.Errorf("projector: %w", err)
+	}
+	o.InboxRetentionInterval, o.InboxRetentionBatchSize = rtc.Interval.D(), rtc.BatchSize
 	if o.DrainTimeout < 0 {
 		return nil, fmt.Errorf("projector: Options.DrainTimeout must be >= 0, got %s", o.DrainTimeout)
 	}
@@ -96,6 +102,10 @@ func (p *Projector) Register(pr Projection) error {
 	if err := bc.Check(fieldNamer("Projection.Batching")); err != nil {
 		return fmt.Errorf("projector: projection %s: %w", pr.Name, err)
 	}
+	rc := p.opts.retention(pr.InboxRetention)
+	if err := rc.Check(retentionNamer); err != nil {
+		return fmt.Errorf("projector: projection %s: %w", pr.Name, err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -120,6 +130,9 @@ func (p *Projector) Register(pr Projection) error {
 	p.names[pr.Name], p.subs[pr.Subscription] = true, true
 	p.receivers = append(p.receivers, r)
 	p.deadLet = append(p.deadLet, dl)
+	if rc.Age > 0 {
+		p.retention = append(p.retention, engine.NewInboxRetention(p.pool, pr.Name, pr.Consumer, rc, p.metrics, p.opts.Logger))
+	}
 	return nil
 }
 
@@ -141,7 +154,8 @@ func (p *Projector) engine(pr Projection, bc engine.BatchConfig, dl engine.DeadL
 }
 
 // Start receives every registered projection's subscription until Stop is
-// called, and then returns nil (transport.Server). A failing subscription
+// called, and then returns nil (transport.Server). Beside them it deletes
+// the inbox rows past each Projection.InboxRetention. A failing subscription
 // is retried with backoff without affecting the others (see
 // ReceiveOptions.RetryMin); it does not make Start return.
 func (p *Projector) Start(ctx context.Context) error {
@@ -158,8 +172,15 @@ func (p *Projector) Start(ctx context.Context) error {
 		return errors.New("projector: no projection registered")
 	}
 	p.started = true
-	rs := p.receivers
+	rs, rets := p.receivers, p.retention
 	p.mu.Unlock()
+	rctx, cancel := context.WithCancel(ctx)
+	var maint sync.WaitGroup
+	for _, r := range rets {
+		maint.Go(func() { r.Run(rctx) })
+	}
+	defer maint.Wait()
+	defer cancel()
 	var wg sync.WaitGroup
 	for _, r := range rs {
 		wg.Add(1)

@@ -32,8 +32,10 @@ func projectorOptions(cfg *pconf.Config, reg *prometheus.Registry, h *health.Hea
 			NumGoroutines: r.NumGoroutines, MaxExtension: r.MaxExtension.D(), AckDeadline: r.AckDeadline.D(),
 			RetryMin: r.RetryMin.D(), RetryMax: r.RetryMax.D(), ExactlyOnce: r.ExactlyOnce,
 		},
-		DrainTimeout: cfg.ShutdownTimeout.D(),
-		Logger:       logger, Registerer: reg, Health: h,
+		DrainTimeout:            cfg.ShutdownTimeout.D(),
+		InboxRetentionInterval:  cfg.InboxRetention.Interval.D(),
+		InboxRetentionBatchSize: cfg.InboxRetention.BatchSize,
+		Logger:                  logger, Registerer: reg, Health: h,
 	}
 }
 
@@ -56,6 +58,7 @@ func registerCatalog(cfg *pconf.Config, p *projector.Projector, videos *catproj.
 		if err := p.Register(projector.Projection{
 			Name: "videos", Consumer: catproj.VideosConsumer, Subscription: cfg.Videos.Subscription,
 			DeadLetterTopic: cfg.Videos.DeadLetterTopic, TxBatch: reg, Batching: batching, Tables: postgres.ProjectorTables,
+			InboxRetention: cfg.InboxRetention.Age.D(),
 		}); err != nil {
 			return catalogProjector{}, err
 		}
@@ -68,6 +71,7 @@ func registerCatalog(cfg *pconf.Config, p *projector.Projector, videos *catproj.
 		if err := p.Register(projector.Projection{
 			Name: "search", Consumer: catproj.SearchConsumer, Subscription: cfg.Search.Subscription,
 			DeadLetterTopic: cfg.Search.DeadLetterTopic, Batch: reg, Batching: batching, Tables: postgres.ProjectorTables,
+			InboxRetention: cfg.InboxRetention.Age.D(),
 		}); err != nil {
 			return catalogProjector{}, err
 		}

@@ -14,6 +14,8 @@ type Metrics struct {
 	deadLettered *prometheus.CounterVec
 	ackFailed    *prometheus.CounterVec
 	inboxFailed  *prometheus.CounterVec
+	inboxDeleted *prometheus.CounterVec
+	retFailed    *prometheus.CounterVec
 	inflight     *prometheus.GaugeVec
 	latency      *prometheus.HistogramVec
 	batchSize    *prometheus.HistogramVec
@@ -47,6 +49,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		inboxFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "projector_inbox_record_failed_total", Help: "Inbox rows a non-transactional sink could not record after the sink accepted the events.",
 		}, byProjection),
+		inboxDeleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_inbox_deleted_total", Help: "Inbox rows deleted after the inbox retention age.",
+		}, byProjection),
+		retFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_inbox_retention_failed_total", Help: "Inbox retention rounds that failed (retried at the next interval).",
+		}, byProjection),
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "projector_inflight", Help: "Messages being processed.",
 		}, byProjection),
@@ -68,7 +76,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, byProjection),
 	}
 	for _, c := range []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
-		m.ackFailed, m.inboxFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving} {
+		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -78,32 +86,36 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 
 // projectionMetrics are the series of one projection.
 type projectionMetrics struct {
-	m           *Metrics
-	name        string
-	applied     prometheus.Counter
-	duplicate   prometheus.Counter
-	stale       prometheus.Counter
-	ackFailed   prometheus.Counter
-	inboxFailed prometheus.Counter
-	inflight    prometheus.Gauge
-	latency     prometheus.Observer
-	batchSize   prometheus.Observer
-	receiving   prometheus.Gauge
+	m               *Metrics
+	name            string
+	applied         prometheus.Counter
+	duplicate       prometheus.Counter
+	stale           prometheus.Counter
+	ackFailed       prometheus.Counter
+	inboxFailed     prometheus.Counter
+	inboxDeleted    prometheus.Counter
+	retentionFailed prometheus.Counter
+	inflight        prometheus.Gauge
+	latency         prometheus.Observer
+	batchSize       prometheus.Observer
+	receiving       prometheus.Gauge
 }
 
 func (m *Metrics) forProjection(name string) *projectionMetrics {
 	l := prometheus.Labels{"projection": name}
 	return &projectionMetrics{
 		m: m, name: name,
-		applied:     m.applied.With(l),
-		duplicate:   m.duplicate.With(l),
-		stale:       m.stale.With(l),
-		ackFailed:   m.ackFailed.With(l),
-		inboxFailed: m.inboxFailed.With(l),
-		inflight:    m.inflight.With(l),
-		latency:     m.latency.With(l),
-		batchSize:   m.batchSize.With(l),
-		receiving:   m.receiving.With(l),
+		applied:         m.applied.With(l),
+		duplicate:       m.duplicate.With(l),
+		stale:           m.stale.With(l),
+		ackFailed:       m.ackFailed.With(l),
+		inboxFailed:     m.inboxFailed.With(l),
+		inboxDeleted:    m.inboxDeleted.With(l),
+		retentionFailed: m.retFailed.With(l),
+		inflight:        m.inflight.With(l),
+		latency:         m.latency.With(l),
+		batchSize:       m.batchSize.With(l),
+		receiving:       m.receiving.With(l),
 	}
 }
 

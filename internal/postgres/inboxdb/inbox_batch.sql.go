@@ -23,6 +23,38 @@ func (q *Queries) CountInboxEvents(ctx context.Context, consumer string) (int64,
 	return count, err
 }
 
+const deleteExpiredInboxEvents = `-- name: DeleteExpiredInboxEvents :execrows
+DELETE FROM inbox_events i
+WHERE i.consumer = $1::text AND i.event_id IN (
+    SELECT d.event_id
+    FROM inbox_events d
+    WHERE d.consumer = $1::text
+      AND d.processed_at < now() - make_interval(secs => $2::float8)
+    ORDER BY d.processed_at
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+`
+
+type DeleteExpiredInboxEventsParams struct {
+	Consumer         string
+	RetentionSeconds float64
+	BatchSize        int32
+}
+
+// DeleteExpiredInboxEvents removes up to batch_size inbox rows of the
+// consumer processed more than retention_seconds ago, oldest first, through
+// inbox_events_processed_idx (consumer, processed_at). A row without
+// processed_at is never deleted. Call it repeatedly until it returns less
+// than batch_size.
+func (q *Queries) DeleteExpiredInboxEvents(ctx context.Context, arg DeleteExpiredInboxEventsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteExpiredInboxEvents, arg.Consumer, arg.RetentionSeconds, arg.BatchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const insertInboxEvents = `-- name: InsertInboxEvents :many
 INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type, message_id, processed_at)
 SELECT $1::text, unnest($2::uuid[]), unnest($3::text[]), unnest($4::text[]),

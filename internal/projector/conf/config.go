@@ -20,8 +20,11 @@ type Config struct {
 	Elastic  elastic.Config          `yaml:"elastic"`
 	Receive  projector.ReceiveConfig `yaml:"receive"`
 	Batch    projector.BatchConfig   `yaml:"batch"`
-	Videos   Videos                  `yaml:"videos"`
-	Search   Search                  `yaml:"search"`
+	// InboxRetention deletes the inbox rows of both projections past an
+	// age (see projector.RetentionConfig).
+	InboxRetention projector.RetentionConfig `yaml:"inbox_retention"`
+	Videos         Videos                    `yaml:"videos"`
+	Search         Search                    `yaml:"search"`
 	// ShutdownTimeout bounds the drain on SIGTERM.
 	ShutdownTimeout conf.Duration `yaml:"shutdown_timeout" env:"PROJECTOR_SHUTDOWN_TIMEOUT"`
 	// LogLevel is debug, info, warn or error.
@@ -66,6 +69,10 @@ func Default() Config {
 		Elastic:  elastic.Config{RequestTimeout: conf.Duration(10 * time.Second)},
 		Receive:  projector.DefaultReceiveConfig(),
 		Batch:    projector.DefaultBatchConfig(),
+		// 7 days: see DefaultRetentionConfig. An older replay (relayctl
+		// replay --include-published) reaches the handlers and is skipped
+		// as stale by the read models' version guards.
+		InboxRetention: projector.DefaultRetentionConfig(),
 		Videos: Videos{Enabled: true, Subscription: "catalog.video.projection-pg",
 			DeadLetterTopic: "catalog.video.events.dlq-pg"},
 		Search: Search{Enabled: true, Subscription: "catalog.video.projection-es",
@@ -98,6 +105,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Batch.Validate("batch"); err != nil {
+		return err
+	}
+	if err := c.InboxRetention.Validate("inbox_retention"); err != nil {
 		return err
 	}
 	if !c.Videos.Enabled && !c.Search.Enabled {
