@@ -1,0 +1,196 @@
+package projector_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// deletes records the rows affected by each DeleteExpiredInboxEvents and
+// the statement with its arguments, for EXPLAIN.
+type deletes struct {
+	mu    sync.Mutex
+	query []any
+	rows  []int64
+}
+
+// deleteKey marks the context of a traced DeleteExpiredInboxEvents.
+type deleteKey struct{}
+
+func (d *deletes) TraceQueryStart(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(q.SQL, "-- name: DeleteExpiredInboxEvents") {
+		d.mu.Lock()
+		d.query = append([]any{q.SQL}, q.Args...)
+		d.mu.Unlock()
+		return context.WithValue(ctx, deleteKey{}, true)
+	}
+	return ctx
+}
+
+func (d *deletes) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, q pgx.TraceQueryEndData) {
+	if ctx.Value(deleteKey{}) == nil || q.Err != nil {
+		return
+	}
+	d.mu.Lock()
+	d.rows = append(d.rows, q.CommandTag.RowsAffected())
+	d.mu.Unlock()
+}
+
+// insertInbox adds n inbox rows of consumer processed age ago (NULL
+// processed_at when processed is false).
+func insertInbox(t *testing.T, pool *pgxpool.Pool, consumer string, n int, age time.Duration, processed bool) {
+	t.Helper()
+	_, err := pool.Exec(t.Context(), `
+		INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
+		                          received_at, processed_at)
+		SELECT $1, gen_random_uuid(), 'counter', 'c' || g, 1, 'counter.set',
+		       now() - make_interval(secs => $3), CASE WHEN $4 THEN now() - make_interval(secs => $3) END
+		FROM generate_series(1, $2) g`, consumer, n, age.Seconds(), processed)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func inboxCounts(t *testing.T, pool *pgxpool.Pool) map[string]int {
+	t.Helper()
+	rows, err := pool.Query(t.Context(), `
+		SELECT consumer || CASE WHEN processed_at IS NULL THEN '/unprocessed'
+		                        WHEN processed_at < now() - interval '1 hour' THEN '/old' ELSE '/recent' END, count(*)
+		FROM inbox_events GROUP BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches shows, on a real
+// Postgres, that a retention round deletes the consumer's rows processed
+// before the retention age in batches of BatchSize until one comes back
+// short, and keeps its recent rows, its rows without processed_at and
+// every row of other consumers; the DELETE walks
+// inbox_events_processed_idx, never the whole table.
+func TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	insertInbox(t, db.Pool, "a", 5, 2*time.Hour, true)
+	insertInbox(t, db.Pool, "a", 2, time.Minute, true)
+	insertInbox(t, db.Pool, "a", 1, 2*time.Hour, false)
+	insertInbox(t, db.Pool, "b", 3, 2*time.Hour, true)
+	// Other consumers' rows, so that the planner has a table to avoid.
+	insertInbox(t, db.Pool, "c", 20000, 2*time.Hour, true)
+	if _, err := db.Pool.Exec(t.Context(), `ANALYZE inbox_events`); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := pgxpool.ParseConfig(db.Pool.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams = db.Pool.Config().ConnConfig.RuntimeParams
+	rec := &deletes{}
+	cfg.ConnConfig.Tracer = rec
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+
+	reg := prometheus.NewRegistry()
+	m, err := projector.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := projector.RetentionConfig{Age: conf.Duration(time.Hour), BatchSize: 2}
+	if err := rc.Validate("inbox_retention"); err != nil {
+		t.Fatal(err)
+	}
+	r := projector.NewInboxRetention(pool, "proj-a", "a", rc, m, slog.Default())
+	if err := r.DeleteExpired(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	if got := rec.rows; len(got) != 3 || got[0] != 2 || got[1] != 2 || got[2] != 1 {
+		t.Errorf("rows deleted per DELETE = %v, want [2 2 1]", got)
+	}
+	want := map[string]int{"a/recent": 2, "a/unprocessed": 1, "b/old": 3, "c/old": 20000}
+	if got := inboxCounts(t, db.Pool); len(got) != len(want) || got["a/recent"] != 2 || got["a/unprocessed"] != 1 || got["b/old"] != 3 || got["c/old"] != 20000 {
+		t.Errorf("inbox rows after retention = %v, want %v", got, want)
+	}
+	if n := opstest.Metric(t, reg, "projector_inbox_deleted_total", map[string]string{"projection": "proj-a"}); n != 5 {
+		t.Errorf("projector_inbox_deleted_total{projection=proj-a} = %v, want 5", n)
+	}
+
+	// The plan of the last DELETE, on the remaining rows.
+	plan := explainPlan(t, db.Pool, rec.query)
+	t.Logf("plan of the retention DELETE:\n%s", plan)
+	if !strings.Contains(plan, "inbox_events_processed_idx") || strings.Contains(plan, "Seq Scan") {
+		t.Errorf("the retention DELETE does not walk inbox_events_processed_idx:\n%s", plan)
+	}
+}
+
+// explainPlan runs EXPLAIN ANALYZE of q (SQL then arguments) in a
+// rolled-back transaction.
+func explainPlan(t *testing.T, pool *pgxpool.Pool, q []any) string {
+	t.Helper()
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck
+	rows, err := tx.Query(t.Context(), "EXPLAIN (ANALYZE, COSTS OFF) "+q[0].(string), q[1:]...)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
+}
+
+// TestRetentionConfigNamesTheKey shows the daemon's validation errors.
+func TestRetentionConfigNamesTheKey(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  projector.RetentionConfig
+		want string
+	}{
+		{projector.RetentionConfig{Age: conf.Duration(-time.Second)}, "inbox_retention.age (PROJECTOR_INBOX_RETENTION) must be >= 0"},
+		{projector.RetentionConfig{Interval: conf.Duration(-time.Second)}, "inbox_retention.interval (PROJECTOR_INBOX_RETENTION_INTERVAL) must be > 0"},
+		{projector.RetentionConfig{BatchSize: 100001}, "inbox_retention.batch_size (PROJECTOR_INBOX_RETENTION_BATCH_SIZE) must be 1..100000"},
+	} {
+		if err := tc.cfg.Validate("inbox_retention"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%+v) = %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+}
