@@ -293,6 +293,10 @@ func TestInvalidInputNamesTheField(t *testing.T) {
 	if _, err := projector.New(db.Pool, ps.Client, projector.Options{Schema: "elsewhere"}); err == nil || !containsAll(err.Error(), "Options.Schema", "search_path") {
 		t.Errorf("schema not matching the pool: %v", err)
 	}
+	if _, err := projector.New(db.Pool, ps.Client, projector.Options{InboxRetentionBatchSize: -1}); err == nil ||
+		!containsAll(err.Error(), "Options.InboxRetentionBatchSize") {
+		t.Errorf("negative inbox retention batch size: %v", err)
+	}
 	p, err := projector.New(db.Pool, ps.Client, projector.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -314,6 +318,7 @@ func TestInvalidInputNamesTheField(t *testing.T) {
 		{func(pr *projector.Projection) { pr.Batch = projection.NewRegistry[projection.BatchHandler]() }, "exactly one"},
 		{func(pr *projector.Projection) { pr.Tx = projection.NewRegistry[projection.TxHandler]() }, "no event type"},
 		{func(pr *projector.Projection) { pr.Batching.Size = -1 }, "Projection.Batching.Size"},
+		{func(pr *projector.Projection) { pr.InboxRetention = -time.Hour }, "Projection.InboxRetention"},
 	}
 	for _, tc := range cases {
 		pr := good
