@@ -25,9 +25,10 @@ type RetentionConfig struct {
 	BatchSize int `yaml:"batch_size" env:"PROJECTOR_INBOX_RETENTION_BATCH_SIZE"`
 }
 
-// DefaultRetentionConfig is the daemon's default: rows kept 7 days
-// (Pub/Sub's default message retention of a subscription, the longest it
-// redelivers an unacked message), deleted every minute in batches of 5000.
+// DefaultRetentionConfig is the daemon's default: rows kept 7 days (the
+// subscriptions' message retention in configs/pubsub.yaml, so every
+// redelivery or seek Pub/Sub can still make is absorbed by the inbox),
+// deleted every minute in batches of 5000.
 func DefaultRetentionConfig() RetentionConfig {
 	c := RetentionConfig{Age: conf.Duration(7 * 24 * time.Hour)}
 	_ = c.Validate("inbox_retention") // the defaults are valid

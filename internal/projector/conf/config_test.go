@@ -145,3 +145,34 @@ func TestExplicitZeroIsRefused(t *testing.T) {
 		t.Fatalf("defaults: %+v %+v, %v", c.Batch, c.Receive, err)
 	}
 }
+
+// Inbox retention: 7 days shipped, PROJECTOR_INBOX_RETENTION=0 keeps rows
+// forever, an explicit 0 batch size and a negative age are refused naming
+// the key.
+func TestInboxRetentionKeys(t *testing.T) {
+	c, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
+	if err != nil || c.InboxRetention.Age.D() != 7*24*time.Hour || c.InboxRetention.Interval.D() != time.Minute || c.InboxRetention.BatchSize != 5000 {
+		t.Fatalf("shipped inbox retention: %+v, %v", c.InboxRetention, err)
+	}
+	c, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_INBOX_RETENTION": "0s",
+		"PROJECTOR_INBOX_RETENTION_INTERVAL": "10s", "PROJECTOR_INBOX_RETENTION_BATCH_SIZE": "100"})
+	if err != nil || c.InboxRetention.Age != 0 || c.InboxRetention.Interval.D() != 10*time.Second || c.InboxRetention.BatchSize != 100 {
+		t.Fatalf("inbox retention overrides: %+v, %v", c.InboxRetention, err)
+	}
+	for env, want := range map[string]string{
+		"PROJECTOR_INBOX_RETENTION":            "inbox_retention.age (PROJECTOR_INBOX_RETENTION) must be >= 0",
+		"PROJECTOR_INBOX_RETENTION_BATCH_SIZE": "inbox_retention.batch_size (PROJECTOR_INBOX_RETENTION_BATCH_SIZE) must be 1..100000",
+	} {
+		v := "-1"
+		if env == "PROJECTOR_INBOX_RETENTION" {
+			v = "-1h"
+		}
+		if _, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", env: v}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s=%s: %v, want %q", env, v, err, want)
+		}
+	}
+	if _, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_INBOX_RETENTION_BATCH_SIZE": "0"}); err == nil ||
+		!strings.Contains(err.Error(), "inbox_retention.batch_size (PROJECTOR_INBOX_RETENTION_BATCH_SIZE) is 0") {
+		t.Errorf("PROJECTOR_INBOX_RETENTION_BATCH_SIZE=0: %v", err)
+	}
+}
