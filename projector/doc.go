@@ -42,6 +42,9 @@
 //   - One failing subscription (missing, broken stream) is retried with
 //     backoff and reported by its readiness check, without stopping the
 //     other projections.
+//   - Inbox rows older than Projection.InboxRetention are deleted in
+//     bounded batches (default: kept forever); a replay of an older event
+//     then meets the handlers' version guard instead of the inbox.
 //
 // The projector needs eventrelay's inbox_events table in Options.Schema
 // (see the migrations package) and reaches it through the pool's

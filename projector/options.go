@@ -33,7 +33,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer receives the projector_* metrics (applied, duplicate,
 	// stale-skipped, failed and dead-lettered counters, apply latency,
-	// batch sizes, receive errors), labelled by projection. Default: a
+	// batch sizes, receive errors, inbox rows deleted by retention),
+	// labelled by projection. Default: a
 	// private registry nobody scrapes. One Registerer holds the metrics
 	// of one Projector.
 	Registerer prometheus.Registerer
