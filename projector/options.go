@@ -34,9 +34,8 @@ type Options struct {
 	// Registerer receives the projector_* metrics (applied, duplicate,
 	// stale-skipped, failed and dead-lettered counters, apply latency,
 	// batch sizes, receive errors, inbox rows deleted by retention),
-	// labelled by projection. Default: a
-	// private registry nobody scrapes. One Registerer holds the metrics
-	// of one Projector.
+	// labelled by projection. Default: a private registry nobody scrapes.
+	// One Registerer holds the metrics of one Projector.
 	Registerer prometheus.Registerer
 	// Health, when set, gets for every projection a loop
 	// "receiver/<name>" that ticks while it receives and a readiness
