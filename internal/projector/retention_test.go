@@ -170,3 +170,42 @@ func TestRetentionConfigNamesTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestInboxRetentionCountsFailedRounds shows a failing round (the table is
+// gone) counted in projector_inbox_retention_failed_total and retried at
+// the next interval rather than ending the loop.
+func TestInboxRetentionCountsFailedRounds(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	if _, err := db.Pool.Exec(t.Context(), `DROP TABLE inbox_events`); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m, err := projector.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := projector.RetentionConfig{Age: conf.Duration(time.Hour), Interval: conf.Duration(10 * time.Millisecond)}
+	if err := rc.Validate("inbox_retention"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		projector.NewInboxRetention(db.Pool, "proj-a", "a", rc, m, slog.Default()).Run(ctx)
+	}()
+	label := map[string]string{"projection": "proj-a"}
+	give := time.After(time.Minute) // a bound against hangs, not a speed check
+	for opstest.Metric(t, reg, "projector_inbox_retention_failed_total", label) < 2 {
+		select {
+		case <-give:
+			t.Fatal("still fewer than 2 failed retention rounds after a minute")
+		case <-done:
+			t.Fatal("Run returned after a failed round")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
+}
