@@ -143,48 +143,28 @@ func NewWriter(cfg Config) (*Writer, error) {
 	return &Writer{cfg: cfg}, nil
 }
 
-// InsertTx appends events in tx, in order. It returns the stored metadata,
-// one entry per event. On error the caller must roll tx back.
+// InsertTx appends events in tx, in order: their outbox ids ascend in the
+// order of events, which is the order publishers deliver the events of one
+// ordering key in. Every event is validated and encoded before anything is
+// written, so an invalid event writes nothing; several events are written
+// in one statement. It returns the stored metadata, one entry per event.
+// On error the caller must roll tx back.
 func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Written, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
-	q := outboxdb.New(tx)
-	out := make([]Written, 0, len(events))
+	out := make([]Written, len(events))
+	rows := make(rows, len(events))
 	for i := range events {
-		meta, err := w.metadata(ctx, &events[i])
+		meta, row, err := w.row(ctx, &events[i])
 		if err != nil {
 			return nil, fmt.Errorf("outbox event %d: %w", i, err)
 		}
-		body, err := w.cfg.Encoder(meta, events[i].Payload)
-		if err != nil {
-			return nil, fmt.Errorf("outbox event %d: encoding envelope: %w: %w", i, ErrInvalidEvent, err)
-		}
-		if w.cfg.MaxPayloadBytes > 0 && len(body) > w.cfg.MaxPayloadBytes {
-			return nil, fmt.Errorf("outbox event %d: %w: envelope is %d bytes, limit %d", i, ErrInvalidEvent, len(body), w.cfg.MaxPayloadBytes)
-		}
-		headers, err := json.Marshal(meta.Headers)
-		if err != nil {
-			return nil, fmt.Errorf("outbox event %d: encoding headers: %w", i, err)
-		}
-		row, err := q.InsertOutboxEvent(ctx, outboxdb.InsertOutboxEventParams{
-			EventID:          meta.EventID,
-			AggregateType:    meta.AggregateType,
-			AggregateID:      meta.AggregateID,
-			AggregateVersion: meta.AggregateVersion,
-			EventType:        meta.EventType,
-			SchemaVersion:    meta.SchemaVersion,
-			OrderingKey:      meta.OrderingKey,
-			Topic:            meta.Topic,
-			Headers:          headers,
-			Payload:          body,
-			OccurredAt:       meta.OccurredAt,
-			Origin:           origin(events[i].Restatement),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("inserting outbox event %s: %w", meta.EventID, err)
-		}
-		out = append(out, Written{Metadata: meta, ID: row.ID, CreatedAt: row.CreatedAt})
+		out[i].Metadata, rows[i] = meta, row
+	}
+	q := outboxdb.New(tx)
+	if err := rows.insert(ctx, q, out); err != nil {
+		return nil, err
 	}
 	if w.cfg.Notify {
 		if err := q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{Channel: w.cfg.NotifyChannel, Payload: ""}); err != nil {
@@ -192,6 +172,39 @@ func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Wr
 		}
 	}
 	return out, nil
+}
+
+// row validates e, fills its defaults and encodes its envelope.
+func (w *Writer) row(ctx context.Context, e *Event) (Metadata, outboxdb.InsertOutboxEventParams, error) {
+	meta, err := w.metadata(ctx, e)
+	if err != nil {
+		return Metadata{}, outboxdb.InsertOutboxEventParams{}, err
+	}
+	body, err := w.cfg.Encoder(meta, e.Payload)
+	if err != nil {
+		return Metadata{}, outboxdb.InsertOutboxEventParams{}, fmt.Errorf("encoding envelope: %w: %w", ErrInvalidEvent, err)
+	}
+	if w.cfg.MaxPayloadBytes > 0 && len(body) > w.cfg.MaxPayloadBytes {
+		return Metadata{}, outboxdb.InsertOutboxEventParams{}, fmt.Errorf("%w: envelope is %d bytes, limit %d", ErrInvalidEvent, len(body), w.cfg.MaxPayloadBytes)
+	}
+	headers, err := json.Marshal(meta.Headers)
+	if err != nil {
+		return Metadata{}, outboxdb.InsertOutboxEventParams{}, fmt.Errorf("encoding headers: %w", err)
+	}
+	return meta, outboxdb.InsertOutboxEventParams{
+		EventID:          meta.EventID,
+		AggregateType:    meta.AggregateType,
+		AggregateID:      meta.AggregateID,
+		AggregateVersion: meta.AggregateVersion,
+		EventType:        meta.EventType,
+		SchemaVersion:    meta.SchemaVersion,
+		OrderingKey:      meta.OrderingKey,
+		Topic:            meta.Topic,
+		Headers:          headers,
+		Payload:          body,
+		OccurredAt:       meta.OccurredAt,
+		Origin:           origin(e.Restatement),
+	}, nil
 }
 
 func origin(restatement bool) string {

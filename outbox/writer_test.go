@@ -19,7 +19,7 @@ import (
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
-func newWriter(t *testing.T, cfg outbox.Config) *outbox.Writer {
+func newWriter(t testing.TB, cfg outbox.Config) *outbox.Writer {
 	t.Helper()
 	if cfg.Encoder == nil {
 		cfg.Encoder = events.Encode
@@ -96,17 +96,131 @@ func TestInsertTxFailureMidBatchLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	id := uuid.NewString()
 
-	// The first event is inserted, the second (same version) violates the
-	// one-event-per-version rule; the caller rolls back.
+	// The second event (same version) violates the one-event-per-version
+	// rule; the caller rolls back.
 	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		_, err := w.InsertTx(ctx, tx, created(id, 1), created(id, 1))
 		return err
 	})
-	if err == nil || !strings.Contains(err.Error(), "outbox_events_aggregate_version_key") {
-		t.Errorf("duplicate version: %v, want a unique violation", err)
+	if err == nil || !strings.Contains(err.Error(), "outbox_events_aggregate_version_key") || !strings.Contains(err.Error(), id+", 1) already exists") {
+		t.Errorf("duplicate version: %v, want a unique violation naming the key", err)
 	}
 	if n := count(t, db); n != 0 {
 		t.Errorf("%d rows after a failed batch, want 0", n)
+	}
+}
+
+// TestInsertTxWritesSeveralEventsInInputOrder writes the interleaved
+// versions of three aggregates (and a restatement) in one call: the rows
+// get ids ascending by input position, so each aggregate's versions are in
+// order for the publishers, and Written[i] describes input i.
+func TestInsertTxWritesSeveralEventsInInputOrder(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	w := newWriter(t, outbox.Config{Notify: true})
+	ctx := context.Background()
+	a, b, c := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	restated := created(c, 1)
+	restated.Restatement = true
+	in := []outbox.Event{created(a, 1), created(b, 1), created(a, 2), created(c, 1), created(b, 2), restated, created(a, 3), created(b, 3)}
+	in[3].Headers = map[string]string{"x-tenant": "t1"}
+
+	var written []outbox.Written
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		var err error
+		written, err = w.InsertTx(ctx, tx, in...)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != len(in) {
+		t.Fatalf("%d Written for %d events", len(written), len(in))
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT id, event_id, aggregate_id, aggregate_version, origin, headers, created_at
+		FROM outbox_events ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		ID        int64
+		EventID   uuid.UUID
+		AggID     string
+		Version   int64
+		Origin    string
+		Headers   map[string]string
+		CreatedAt time.Time
+	}
+	stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != len(in) {
+		t.Fatalf("%d rows stored for %d events", len(stored), len(in))
+	}
+	for i, r := range stored { // by id: the input order
+		wr := written[i]
+		wantOrigin := "write"
+		if in[i].Restatement {
+			wantOrigin = "rebuild"
+		}
+		if r.ID != wr.ID || r.EventID != wr.EventID || !r.CreatedAt.Equal(wr.CreatedAt) ||
+			r.AggID != in[i].AggregateID || r.Version != in[i].AggregateVersion || r.Origin != wantOrigin ||
+			wr.AggregateID != in[i].AggregateID || wr.AggregateVersion != in[i].AggregateVersion {
+			t.Errorf("row %d by id: %+v; Written %d: id %d %s %s v%d; input %s v%d", i, r, i, wr.ID, wr.EventID,
+				wr.AggregateID, wr.AggregateVersion, in[i].AggregateID, in[i].AggregateVersion)
+		}
+		if i > 0 && wr.ID <= written[i-1].ID {
+			t.Errorf("Written %d has id %d, not above %d of the event before it", i, wr.ID, written[i-1].ID)
+		}
+		if !wr.CreatedAt.Equal(written[0].CreatedAt) {
+			t.Errorf("Written %d created at %v, want the transaction's %v", i, wr.CreatedAt, written[0].CreatedAt)
+		}
+	}
+	if stored[3].Headers["x-tenant"] != "t1" || written[3].Headers["x-tenant"] != "t1" || len(stored[2].Headers) != 0 {
+		t.Errorf("headers: row 3 %v, Written 3 %v, row 2 %v", stored[3].Headers, written[3].Headers, stored[2].Headers)
+	}
+
+	// A rollback writes none of them.
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.InsertTx(ctx, tx, created(a, 4), created(b, 4), created(c, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db); n != len(in) {
+		t.Errorf("%d rows after a rolled-back call of 3 events, want %d", n, len(in))
+	}
+}
+
+// TestInsertTxValidatesEveryEventFirst: an invalid event among valid ones
+// fails the call before anything is written, so even a caller that commits
+// anyway stores none of them; the error names the event's index and field.
+func TestInsertTxValidatesEveryEventFirst(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	w := newWriter(t, outbox.Config{})
+	ctx := context.Background()
+	bad := created(uuid.NewString(), 1)
+	bad.EventType = ""
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below; a no-op then
+	_, err = w.InsertTx(ctx, tx, created(uuid.NewString(), 1), created(uuid.NewString(), 1), bad, created(uuid.NewString(), 1))
+	if !errors.Is(err, outbox.ErrInvalidEvent) || !strings.Contains(err.Error(), "outbox event 2:") || !strings.Contains(err.Error(), "EventType is empty") {
+		t.Errorf("InsertTx: %v, want ErrInvalidEvent naming event 2 and EventType", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db); n != 0 {
+		t.Errorf("%d rows committed after a call with an invalid event, want 0", n)
 	}
 }
 
@@ -221,23 +335,30 @@ func TestInsertTxCarriesTraceContext(t *testing.T) {
 	var written []outbox.Written
 	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		var err error
-		written, err = w.InsertTx(ctx, tx, created(uuid.NewString(), 1))
+		written, err = w.InsertTx(ctx, tx, created(uuid.NewString(), 1)) // single-row INSERT
+		if err != nil {
+			return err
+		}
+		two, err := w.InsertTx(ctx, tx, created(uuid.NewString(), 1), created(uuid.NewString(), 1)) // one statement
+		written = append(written, two...)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const want = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	var raw []byte
-	if err := db.Pool.QueryRow(ctx, "SELECT headers FROM outbox_events WHERE event_id = $1", written[0].EventID).Scan(&raw); err != nil {
-		t.Fatal(err)
-	}
-	var headers map[string]string
-	if err := json.Unmarshal(raw, &headers); err != nil {
-		t.Fatal(err)
-	}
-	if written[0].Headers["traceparent"] != want || headers["traceparent"] != want {
-		t.Errorf("traceparent: metadata %q, row %q, want %q", written[0].Headers["traceparent"], headers["traceparent"], want)
+	for _, wr := range written {
+		var raw []byte
+		if err := db.Pool.QueryRow(ctx, "SELECT headers FROM outbox_events WHERE event_id = $1", wr.EventID).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var headers map[string]string
+		if err := json.Unmarshal(raw, &headers); err != nil {
+			t.Fatal(err)
+		}
+		if wr.Headers["traceparent"] != want || headers["traceparent"] != want {
+			t.Errorf("traceparent of %s: metadata %q, row %q, want %q", wr.EventID, wr.Headers["traceparent"], headers["traceparent"], want)
+		}
 	}
 }
 

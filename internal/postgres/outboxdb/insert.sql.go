@@ -64,6 +64,91 @@ func (q *Queries) InsertOutboxEvent(ctx context.Context, arg InsertOutboxEventPa
 	return i, err
 }
 
+const insertOutboxEvents = `-- name: InsertOutboxEvents :many
+INSERT INTO outbox_events (
+    event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
+    schema_version, ordering_key, topic, headers, payload, occurred_at, origin
+)
+SELECT e.event_id, e.aggregate_type, e.aggregate_id, e.aggregate_version, e.event_type,
+       e.schema_version, e.ordering_key, e.topic, e.headers, e.payload, e.occurred_at, e.origin
+FROM (
+    SELECT generate_subscripts($1::uuid[], 1) AS position,
+           unnest($1::uuid[]) AS event_id,
+           unnest($2::text[]) AS aggregate_type,
+           unnest($3::text[]) AS aggregate_id,
+           unnest($4::bigint[]) AS aggregate_version,
+           unnest($5::text[]) AS event_type,
+           unnest($6::integer[]) AS schema_version,
+           unnest($7::text[]) AS ordering_key,
+           unnest($8::text[]) AS topic,
+           unnest($9::jsonb[]) AS headers,
+           unnest($10::bytea[]) AS payload,
+           unnest($11::timestamptz[]) AS occurred_at,
+           unnest($12::text[]) AS origin
+) AS e
+ORDER BY e.position
+RETURNING id, event_id, created_at
+`
+
+type InsertOutboxEventsParams struct {
+	EventIds          []uuid.UUID
+	AggregateTypes    []string
+	AggregateIds      []string
+	AggregateVersions []int64
+	EventTypes        []string
+	SchemaVersions    []int32
+	OrderingKeys      []string
+	Topics            []string
+	Headers           []json.RawMessage
+	Payloads          [][]byte
+	OccurredAts       []time.Time
+	Origins           []string
+}
+
+type InsertOutboxEventsRow struct {
+	ID        int64
+	EventID   uuid.UUID
+	CreatedAt time.Time
+}
+
+// InsertOutboxEvents appends several events in one statement: element i of
+// every array is event i (set-returning functions in one select list run
+// in lockstep). Rows are inserted in input order, so ids ascend by input
+// position; the caller matches the returned rows by event_id and checks
+// that order.
+func (q *Queries) InsertOutboxEvents(ctx context.Context, arg InsertOutboxEventsParams) ([]InsertOutboxEventsRow, error) {
+	rows, err := q.db.Query(ctx, insertOutboxEvents,
+		arg.EventIds,
+		arg.AggregateTypes,
+		arg.AggregateIds,
+		arg.AggregateVersions,
+		arg.EventTypes,
+		arg.SchemaVersions,
+		arg.OrderingKeys,
+		arg.Topics,
+		arg.Headers,
+		arg.Payloads,
+		arg.OccurredAts,
+		arg.Origins,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []InsertOutboxEventsRow
+	for rows.Next() {
+		var i InsertOutboxEventsRow
+		if err := rows.Scan(&i.ID, &i.EventID, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const notifyOutbox = `-- name: NotifyOutbox :exec
 SELECT pg_notify(
     CASE
