@@ -19,10 +19,42 @@ import (
 // order of its events.
 type rows []outboxdb.InsertOutboxEventParams
 
-// insert writes rs in one statement and records each row's id and insert
-// time in out[i]. A single row takes the single-row INSERT: one round trip
-// either way, and it is the cheaper statement (BenchmarkInsertTx).
-func (rs rows) insert(ctx context.Context, q *outboxdb.Queries, out []Written) error {
+// statementBytes caps the payload and header bytes InsertTx sends in one
+// statement: Postgres refuses a protocol message over 1 GB, and pgx builds
+// each message in memory. Any cap of a few hundred kB already saves the
+// round trips.
+const statementBytes = 16 << 20
+
+// insert writes rs, as few statements as limit bytes allow, in order, and
+// records each row's id and insert time in out[i].
+func (rs rows) insert(ctx context.Context, q *outboxdb.Queries, out []Written, limit int) error {
+	for len(rs) > 0 {
+		n := rs.fit(limit)
+		if err := rs[:n].statement(ctx, q, out[:n]); err != nil {
+			return err
+		}
+		rs, out = rs[n:], out[n:]
+	}
+	return nil
+}
+
+// fit is how many leading rows of rs go into one statement: as many as
+// fit in limit bytes, and at least one.
+func (rs rows) fit(limit int) int {
+	size := 0
+	for i, r := range rs {
+		size += len(r.Payload) + len(r.Headers)
+		if i > 0 && size > limit {
+			return i
+		}
+	}
+	return len(rs)
+}
+
+// statement writes rs in one statement. A single row takes the single-row
+// INSERT: one round trip either way, and the cheaper statement
+// (BenchmarkInsertTx).
+func (rs rows) statement(ctx context.Context, q *outboxdb.Queries, out []Written) error {
 	if len(rs) == 1 {
 		row, err := q.InsertOutboxEvent(ctx, rs[0])
 		if err != nil {

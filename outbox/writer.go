@@ -108,7 +108,8 @@ type Config struct {
 
 // Writer appends events to the outbox. It is safe for concurrent use.
 type Writer struct {
-	cfg Config
+	cfg            Config
+	statementBytes int
 }
 
 var topicName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$`)
@@ -140,14 +141,15 @@ func NewWriter(cfg Config) (*Writer, error) {
 	if cfg.MaxPayloadBytes < 0 {
 		return nil, errors.New("outbox: Config.MaxPayloadBytes must be >= 0")
 	}
-	return &Writer{cfg: cfg}, nil
+	return &Writer{cfg: cfg, statementBytes: statementBytes}, nil
 }
 
 // InsertTx appends events in tx, in order: their outbox ids ascend in the
 // order of events, which is the order publishers deliver the events of one
 // ordering key in. Every event is validated and encoded before anything is
 // written, so an invalid event writes nothing; several events are written
-// in one statement. It returns the stored metadata, one entry per event.
+// in one statement (several for more than 16 MB of payloads). It returns
+// the stored metadata, one entry per event.
 // On error the caller must roll tx back.
 func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Written, error) {
 	if len(events) == 0 {
@@ -163,7 +165,7 @@ func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Wr
 		out[i].Metadata, rows[i] = meta, row
 	}
 	q := outboxdb.New(tx)
-	if err := rows.insert(ctx, q, out); err != nil {
+	if err := rows.insert(ctx, q, out, w.statementBytes); err != nil {
 		return nil, err
 	}
 	if w.cfg.Notify {

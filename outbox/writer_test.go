@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -124,61 +125,9 @@ func TestInsertTxWritesSeveralEventsInInputOrder(t *testing.T) {
 	restated.Restatement = true
 	in := []outbox.Event{created(a, 1), created(b, 1), created(a, 2), created(c, 1), created(b, 2), restated, created(a, 3), created(b, 3)}
 	in[3].Headers = map[string]string{"x-tenant": "t1"}
-
-	var written []outbox.Written
-	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		var err error
-		written, err = w.InsertTx(ctx, tx, in...)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(written) != len(in) {
-		t.Fatalf("%d Written for %d events", len(written), len(in))
-	}
-	rows, err := db.Pool.Query(ctx, `SELECT id, event_id, aggregate_id, aggregate_version, origin, headers, created_at
-		FROM outbox_events ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type row struct {
-		ID        int64
-		EventID   uuid.UUID
-		AggID     string
-		Version   int64
-		Origin    string
-		Headers   map[string]string
-		CreatedAt time.Time
-	}
-	stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(stored) != len(in) {
-		t.Fatalf("%d rows stored for %d events", len(stored), len(in))
-	}
-	for i, r := range stored { // by id: the input order
-		wr := written[i]
-		wantOrigin := "write"
-		if in[i].Restatement {
-			wantOrigin = "rebuild"
-		}
-		if r.ID != wr.ID || r.EventID != wr.EventID || !r.CreatedAt.Equal(wr.CreatedAt) ||
-			r.AggID != in[i].AggregateID || r.Version != in[i].AggregateVersion || r.Origin != wantOrigin ||
-			wr.AggregateID != in[i].AggregateID || wr.AggregateVersion != in[i].AggregateVersion {
-			t.Errorf("row %d by id: %+v; Written %d: id %d %s %s v%d; input %s v%d", i, r, i, wr.ID, wr.EventID,
-				wr.AggregateID, wr.AggregateVersion, in[i].AggregateID, in[i].AggregateVersion)
-		}
-		if i > 0 && wr.ID <= written[i-1].ID {
-			t.Errorf("Written %d has id %d, not above %d of the event before it", i, wr.ID, written[i-1].ID)
-		}
-		if !wr.CreatedAt.Equal(written[0].CreatedAt) {
-			t.Errorf("Written %d created at %v, want the transaction's %v", i, wr.CreatedAt, written[0].CreatedAt)
-		}
-	}
-	if stored[3].Headers["x-tenant"] != "t1" || written[3].Headers["x-tenant"] != "t1" || len(stored[2].Headers) != 0 {
-		t.Errorf("headers: row 3 %v, Written 3 %v, row 2 %v", stored[3].Headers, written[3].Headers, stored[2].Headers)
+	stored := insertAndRead(t, db, w, in)
+	if stored[3].Headers["x-tenant"] != "t1" || len(stored[2].Headers) != 0 {
+		t.Errorf("headers: row 3 %v, row 2 %v", stored[3].Headers, stored[2].Headers)
 	}
 
 	// A rollback writes none of them.
@@ -195,6 +144,92 @@ func TestInsertTxWritesSeveralEventsInInputOrder(t *testing.T) {
 	if n := count(t, db); n != len(in) {
 		t.Errorf("%d rows after a rolled-back call of 3 events, want %d", n, len(in))
 	}
+}
+
+// TestInsertTxSplitsLargeCallsInOrder: a call larger than one statement's
+// byte budget is written in several statements (one of them a single
+// oversize row), still in input order.
+func TestInsertTxSplitsLargeCallsInOrder(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	w := newWriter(t, outbox.Config{})
+	outbox.SetStatementBytes(w, 1000)
+	id := uuid.NewString()
+	var in []outbox.Event
+	for v, padding := range []int{500, 200, 200, 1200, 0, 0, 0, 300} {
+		e := created(id, int64(v+1))
+		e.Payload.(*catalogv1.VideoCreated).Video.Description = strings.Repeat("x", padding)
+		in = append(in, e)
+	}
+	insertAndRead(t, db, w, in)
+}
+
+// storedRow is an outbox_events row as insertAndRead reads it back.
+type storedRow struct {
+	ID        int64
+	EventID   uuid.UUID
+	AggID     string
+	Version   int64
+	Origin    string
+	Headers   map[string]string
+	Payload   []byte
+	CreatedAt time.Time
+}
+
+// insertAndRead commits in with one InsertTx call into an empty outbox and
+// checks that the rows, read back by id, are the events in input order,
+// each matching its Written entry.
+func insertAndRead(t *testing.T, db *relaytest.DB, w *outbox.Writer, in []outbox.Event) []storedRow {
+	t.Helper()
+	ctx := context.Background()
+	var written []outbox.Written
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		var err error
+		written, err = w.InsertTx(ctx, tx, in...)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT id, event_id, aggregate_id, aggregate_version, origin, headers, payload, created_at
+		FROM outbox_events ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[storedRow])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != len(in) || len(written) != len(in) {
+		t.Fatalf("%d rows stored and %d Written for %d events", len(stored), len(written), len(in))
+	}
+	for i, r := range stored { // by id: must be the input order
+		wr := written[i]
+		wantOrigin := "write"
+		if in[i].Restatement {
+			wantOrigin = "rebuild"
+		}
+		if r.ID != wr.ID || r.EventID != wr.EventID || !r.CreatedAt.Equal(wr.CreatedAt) || !maps.Equal(r.Headers, wr.Headers) ||
+			r.AggID != in[i].AggregateID || r.Version != in[i].AggregateVersion || r.Origin != wantOrigin ||
+			wr.AggregateID != in[i].AggregateID || wr.AggregateVersion != in[i].AggregateVersion {
+			t.Errorf("row %d by id: id %d %s %s v%d %s; Written %d: id %d %s %s v%d; input %s v%d", i, r.ID, r.EventID, r.AggID, r.Version, r.Origin,
+				i, wr.ID, wr.EventID, wr.AggregateID, wr.AggregateVersion, in[i].AggregateID, in[i].AggregateVersion)
+		}
+		ev, err := events.Decode(r.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetEventId() != wr.EventID.String() || !proto.Equal(ev.GetVideoCreated(), in[i].Payload) {
+			t.Errorf("row %d: envelope %v, want event %s with payload %v", i, ev, wr.EventID, in[i].Payload)
+		}
+		if i > 0 && wr.ID <= written[i-1].ID {
+			t.Errorf("Written %d has id %d, not above %d of the event before it", i, wr.ID, written[i-1].ID)
+		}
+		if !wr.CreatedAt.Equal(written[0].CreatedAt) {
+			t.Errorf("Written %d created at %v, want the transaction's %v", i, wr.CreatedAt, written[0].CreatedAt)
+		}
+	}
+	return stored
 }
 
 // TestInsertTxValidatesEveryEventFirst: an invalid event among valid ones
