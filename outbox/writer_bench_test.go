@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -14,10 +15,12 @@ import (
 
 // BenchmarkInsertTx commits transactions of 1, 10 and 100 events. "call"
 // appends them with one InsertTx call (one statement); "per-event" calls
-// InsertTx once per event in the same transaction, which is one INSERT
-// per event, as InsertTx did for every event before it wrote several in
-// one statement. An op is one committed transaction; events/s counts
-// events.
+// InsertTx once per event in the same transaction: one INSERT per event,
+// as InsertTx did before it wrote several in one statement (with one
+// event both are the same single-row INSERT). An op is one committed
+// transaction; insert-ns/op is the part of it spent in InsertTx (without
+// BEGIN and COMMIT, whose fsync dominates small transactions); events/s
+// counts events.
 //
 //	go test -run XXX -bench BenchmarkInsertTx -benchtime 3s ./outbox/
 func BenchmarkInsertTx(b *testing.B) {
@@ -26,10 +29,14 @@ func BenchmarkInsertTx(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range []int{1, 10, 100} {
 		for _, mode := range []string{"per-event", "call"} {
+			if n == 1 && mode == "per-event" {
+				continue
+			}
 			b.Run(fmt.Sprintf("events=%d/%s", n, mode), func(b *testing.B) {
 				id := uuid.NewString()
 				evs := make([]outbox.Event, n)
 				version := int64(0)
+				var inserting time.Duration
 				b.ResetTimer()
 				for range b.N {
 					for j := range evs {
@@ -37,6 +44,8 @@ func BenchmarkInsertTx(b *testing.B) {
 						evs[j] = created(id, version)
 					}
 					err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+						start := time.Now()
+						defer func() { inserting += time.Since(start) }()
 						if mode == "call" {
 							_, err := w.InsertTx(ctx, tx, evs...)
 							return err
@@ -52,6 +61,7 @@ func BenchmarkInsertTx(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric(float64(inserting.Nanoseconds())/float64(b.N), "insert-ns/op")
 				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
 			})
 		}
