@@ -9,6 +9,12 @@
 //
 //   - InsertTx writes one outbox_events row per event inside tx. Nothing is
 //     visible to publishers before tx commits; a rollback leaves no row.
+//   - One call validates and encodes all its events before writing any (an
+//     invalid event writes nothing; the error names its index and field),
+//     then writes them with one statement (one per 16 MB of payloads).
+//     Their ids ascend in the order of the events, the order publishers
+//     deliver one ordering key in. Append the events of one transaction
+//     with one call: it saves a round trip per event.
 //   - Event ids are UUIDv7 (time-ordered) unless the caller sets one.
 //   - The ordering key defaults to the aggregate id: publishers deliver the
 //     events of one aggregate to Pub/Sub in aggregate_version order.
