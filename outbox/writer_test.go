@@ -65,7 +65,7 @@ func TestInsertTxIsVisibleOnlyOnCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.InsertTx(ctx, tx, created(uuid.NewString(), 1)); err != nil {
+	if _, err := w.InsertTx(ctx, tx, created(uuid.NewString(), 1), created(uuid.NewString(), 1), created(uuid.NewString(), 1)); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, db); n != 0 {
@@ -119,7 +119,6 @@ func TestInsertTxWritesSeveralEventsInInputOrder(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t)
 	w := newWriter(t, outbox.Config{Notify: true})
-	ctx := context.Background()
 	a, b, c := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	restated := created(c, 1)
 	restated.Restatement = true
@@ -128,21 +127,6 @@ func TestInsertTxWritesSeveralEventsInInputOrder(t *testing.T) {
 	stored := insertAndRead(t, db, w, in)
 	if stored[3].Headers["x-tenant"] != "t1" || len(stored[2].Headers) != 0 {
 		t.Errorf("headers: row 3 %v, row 2 %v", stored[3].Headers, stored[2].Headers)
-	}
-
-	// A rollback writes none of them.
-	tx, err := db.Pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.InsertTx(ctx, tx, created(a, 4), created(b, 4), created(c, 2)); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, db); n != len(in) {
-		t.Errorf("%d rows after a rolled-back call of 3 events, want %d", n, len(in))
 	}
 }
 
