@@ -82,13 +82,11 @@ func (r *Relay) refreshIndexGauges(ctx context.Context) ([]IndexStat, error) {
 	return stats, nil
 }
 
-// maintainIndexes rebuilds the bloated outbox indexes (one replica at a
-// time). It runs after each retention round.
+// maintainIndexes refreshes outbox_index_bytes and rebuilds the bloated
+// outbox indexes (one replica at a time). It runs after each retention
+// round.
 func (r *Relay) maintainIndexes(ctx context.Context) {
 	u := IndexUpkeep{BloatFactor: r.cfg.ReindexBloatFactor, MinBytes: r.cfg.ReindexMinBytes}
-	if u.BloatFactor <= 0 {
-		return
-	}
 	stats, err := r.refreshIndexGauges(ctx)
 	if err != nil {
 		if ctx.Err() == nil {

@@ -116,21 +116,14 @@ func (r *Relay) statsLoop(ctx context.Context) {
 		r.m.OldestAge.Set(s.OldestPendingAge.Seconds())
 		r.m.Stuck.Set(float64(s.Stuck))
 		r.m.FailedRows.Set(float64(s.Failed))
-		if _, err := r.refreshIndexGauges(cctx); err != nil && ctx.Err() == nil {
-			r.m.StoreErrors.WithLabelValues("stats").Inc()
-			r.log.Warn("reading outbox index sizes", "error", err)
-		}
 	})
 }
 
-// retentionLoop deletes published rows older than the retention, in
-// bounded batches, until a batch comes back short; then it rebuilds the
-// outbox indexes that bloated (maintainIndexes). Each runs only when
-// enabled.
+// retentionLoop deletes published rows older than the retention (when
+// enabled), in bounded batches, until a batch comes back short; then it
+// reads the outbox's index sizes and rebuilds those that bloated
+// (maintainIndexes).
 func (r *Relay) retentionLoop(ctx context.Context) {
-	if r.cfg.Retention.D() <= 0 && r.cfg.ReindexBloatFactor <= 0 {
-		return
-	}
 	every(ctx, r.cfg.RetentionInterval.D(), func(ctx context.Context) {
 		if r.cfg.Retention.D() > 0 {
 			r.deletePublished(ctx)

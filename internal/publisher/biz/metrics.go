@@ -73,7 +73,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		RetentionDeleted: prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_retention_deleted_total",
 			Help: "Published rows deleted after the retention period."}),
 		IndexBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "outbox_index_bytes",
-			Help: "Size on disk of each outbox index (refreshed every stats interval). " + globalGauge}, []string{"index"}),
+			Help: "Size on disk of each outbox index (refreshed every retention interval). " + globalGauge}, []string{"index"}),
 		Reindexed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_reindex_total",
 			Help: "Bloated outbox indexes rebuilt (REINDEX CONCURRENTLY) by this replica."}, []string{"index"}),
 		ReindexFailed: prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_reindex_failed_total",
