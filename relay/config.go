@@ -56,6 +56,8 @@ func (o *Options) engineConfig() (engineConfig, error) {
 		Retention:          orDuration(o.Retention, d.Retention),
 		RetentionInterval:  orDuration(o.RetentionInterval, d.RetentionInterval),
 		RetentionBatchSize: orInt(o.RetentionBatchSize, d.RetentionBatchSize),
+		ReindexBloatFactor: or(o.ReindexBloatFactor, d.ReindexBloatFactor),
+		ReindexMinBytes:    or(o.ReindexMinBytes, d.ReindexMinBytes),
 	}
 	if ob.Jitter == "" {
 		ob.Jitter = d.Jitter
@@ -65,6 +67,12 @@ func (o *Options) engineConfig() (engineConfig, error) {
 	}
 	if o.FetchCooldown < 0 {
 		ob.FetchCooldown = 0 // claim on every wake-up
+	}
+	if o.ReindexBloatFactor < 0 {
+		ob.ReindexBloatFactor = 0 // the engine's "never rebuild"
+	}
+	if o.ReindexMinBytes < 0 {
+		ob.ReindexMinBytes = 0 // the engine's "no minimum"
 	}
 	if err := ob.Check(fieldNamer("Options.")); err != nil {
 		return engineConfig{}, fmt.Errorf("relay: %w", err)
@@ -95,8 +103,12 @@ func fieldNamer(prefix string) config.Namer {
 	return func(field string) string { return prefix + field }
 }
 
-func orInt(v, def int) int {
-	if v == 0 {
+func orInt(v, def int) int { return or(v, def) }
+
+// or is v, or def when v is zero.
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
 		return def
 	}
 	return v

@@ -82,6 +82,14 @@ type Options struct {
 	RetentionInterval time.Duration
 	// RetentionBatchSize bounds each DELETE (default 5000).
 	RetentionBatchSize int
+	// ReindexBloatFactor: every RetentionInterval, an outbox index whose
+	// size at its last VACUUM/ANALYZE is more than this many times what
+	// its live entries need is rebuilt (REINDEX CONCURRENTLY), by one
+	// replica at a time (default 4, at least 2; negative: never rebuild).
+	ReindexBloatFactor float64
+	// ReindexMinBytes: smaller indexes are never rebuilt (default 8 MiB;
+	// negative: no minimum).
+	ReindexMinBytes int64
 
 	// Publish configures the Pub/Sub side.
 	Publish PublishOptions

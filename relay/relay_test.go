@@ -240,6 +240,7 @@ func TestNewNamesTheField(t *testing.T) {
 		{billing, relay.Options{Schema: "billing", PollInterval: -time.Second}, []string{"Options.PollInterval"}},
 		{billing, relay.Options{Schema: "billing", FetchCooldown: 5 * time.Second}, []string{"Options.FetchCooldown", "below Options.PollInterval"}},
 		{billing, relay.Options{Schema: "billing", NotifyChannel: strings.Repeat("c", 64)}, []string{"Options.NotifyChannel", "63"}},
+		{billing, relay.Options{Schema: "billing", ReindexBloatFactor: 1.2}, []string{"Options.ReindexBloatFactor", ">= 2"}},
 		{billing, relay.Options{Schema: "billing", Publish: relay.PublishOptions{CountThreshold: 5000}}, []string{"Options.Publish.CountThreshold"}},
 		{billing, relay.Options{Schema: "billing", Publish: relay.PublishOptions{MaxMessageBytes: 20_000_000}}, []string{"Options.Publish.MaxMessageBytes"}},
 		{billing, relay.Options{Schema: "billing", Registerer: taken}, []string{"Options.Registerer", "duplicate"}},

@@ -33,6 +33,13 @@ func relayOptions(cfg config.Config, logger *slog.Logger, h *health.Health, reg 
 	if retention == 0 {
 		retention = -1 // the daemon's 0 disables deletion
 	}
+	factor, minBytes := o.ReindexBloatFactor, o.ReindexMinBytes
+	if factor == 0 {
+		factor = -1 // the daemon's 0 disables rebuilds
+	}
+	if minBytes == 0 {
+		minBytes = -1 // the daemon's 0 is no minimum
+	}
 	delay := p.DelayThreshold.D()
 	if delay == 0 {
 		delay = -1 // the daemon's 0 is no bundling delay
@@ -56,6 +63,8 @@ func relayOptions(cfg config.Config, logger *slog.Logger, h *health.Health, reg 
 		Retention:          retention,
 		RetentionInterval:  o.RetentionInterval.D(),
 		RetentionBatchSize: o.RetentionBatchSize,
+		ReindexBloatFactor: factor,
+		ReindexMinBytes:    minBytes,
 		Publish: relay.PublishOptions{
 			Topics:              p.Topics,
 			MaxMessageBytes:     p.MaxMessageBytes,

@@ -2,16 +2,23 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/publisher/biz"
+	"github.com/eventrelay/eventrelay/internal/publisher/config"
+	"github.com/eventrelay/eventrelay/internal/publisher/data"
 )
 
-// runScale measures claim latency against the number of pending rows, then
-// pushes every row through publishing and retention and measures again.
+// runScale pushes a wave through the outbox and measures claim latency
+// and the table's and indexes' sizes at each phase: before the wave (the
+// smallest pending count), while it grows to the largest (its peak), after
+// it was published, after retention deleted it, after VACUUM, and after the
+// publisher's index upkeep (maintainOutboxIndexes) ran.
 func runScale(ctx context.Context, r *Runner) error {
 	cfg := r.cfg
 	cl := publisherClaimer{db: r.db}
@@ -20,7 +27,7 @@ func runScale(ctx context.Context, r *Runner) error {
 	}
 	fx := NewFixture(cfg.Aggregates)
 	pending := 0
-	for _, size := range cfg.ScaleSizes {
+	for i, size := range cfg.ScaleSizes {
 		r.logf("  seeding to %d pending rows", size)
 		if err := fx.Seed(ctx, r.db, size-pending); err != nil {
 			return err
@@ -30,6 +37,16 @@ func runScale(ctx context.Context, r *Runner) error {
 			return err
 		}
 		if err := r.claimLatency(ctx, cl, fx, size, strconv.Itoa(size)+" pending", "n"+strconv.Itoa(size)); err != nil {
+			return err
+		}
+		label, id := fmt.Sprintf("wave at %d pending", size), "n"+strconv.Itoa(size)
+		switch i {
+		case 0:
+			label, id = fmt.Sprintf("before the wave (%d pending)", size), "before"
+		case len(cfg.ScaleSizes) - 1:
+			label, id = fmt.Sprintf("peak of the wave (%d pending)", size), "peak"
+		}
+		if err := r.tableSizes(ctx, label, id); err != nil {
 			return err
 		}
 	}
@@ -50,7 +67,7 @@ func runScale(ctx context.Context, r *Runner) error {
 	}
 	r.addRun(Measurement{ID: "scale.drain", Scenario: "scale", Name: fmt.Sprintf("claim+mark (bulk %d) drain of a %d-row table", bulk, total),
 		Backend: "postgres", Unit: "events/s"}, rate(n, d))
-	if err := r.tableSizes(ctx, "published, before retention", "before"); err != nil {
+	if err := r.tableSizes(ctx, "wave published, before retention", "published"); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -65,8 +82,8 @@ func runScale(ctx context.Context, r *Runner) error {
 	if err := r.tableSizes(ctx, "after retention (no vacuum yet)", "after-retention"); err != nil {
 		return err
 	}
-	if _, err := r.db.Pool.Exec(ctx, "VACUUM (ANALYZE) outbox_events"); err != nil {
-		return fmt.Errorf("vacuum: %w", postgres.Classify(err))
+	if err := vacuum(ctx, r.db); err != nil {
+		return err
 	}
 	if err := r.tableSizes(ctx, "after retention + VACUUM", "after-vacuum"); err != nil {
 		return err
@@ -78,8 +95,72 @@ func runScale(ctx context.Context, r *Runner) error {
 	if err := analyze(ctx, r.db); err != nil {
 		return err
 	}
+	if err := r.claimLatency(ctx, cl, fx, small,
+		fmt.Sprintf("%d pending after %d rows passed through retention", small, deleted), "after-retention"); err != nil {
+		return err
+	}
+	if err := r.maintainOutboxIndexes(ctx); err != nil {
+		return err
+	}
+	if err := r.tableSizes(ctx, fmt.Sprintf("after the index upkeep (%d pending, as before the wave)", small), "after-maintenance"); err != nil {
+		return err
+	}
 	return r.claimLatency(ctx, cl, fx, small,
-		fmt.Sprintf("%d pending after %d rows passed through retention", small, deleted), "after-retention")
+		fmt.Sprintf("%d pending after the index upkeep", small), "after-maintenance")
+}
+
+// maintainOutboxIndexes runs the publisher's index upkeep as a retention
+// round does (after VACUUM, as autovacuum would have run by then), with
+// the shipped defaults, and records how long it took and what it rebuilt.
+func (r *Runner) maintainOutboxIndexes(ctx context.Context) error {
+	if err := vacuum(ctx, r.db); err != nil {
+		return err
+	}
+	upkeep := biz.IndexUpkeep{BloatFactor: config.DefaultReindexBloatFactor, MinBytes: config.DefaultReindexMinBytes}
+	if r.cfg.Smoke {
+		upkeep.MinBytes = 0 // smoke indexes are all under the minimum: rebuild anyway so the path runs
+	}
+	store := data.NewStore(r.db.Pool)
+	start := time.Now()
+	stats, err := store.OutboxIndexes(ctx)
+	if err != nil {
+		return err
+	}
+	var names, parts []string
+	for _, s := range upkeep.Bloated(stats) {
+		names = append(names, s.Name)
+	}
+	if len(names) > 0 {
+		locked, done, err := store.RebuildIndexes(ctx, names)
+		if err == nil && !locked {
+			err = errors.New("the outbox maintenance lock is taken")
+		}
+		if err != nil {
+			return fmt.Errorf("index upkeep: %w", err)
+		}
+		for _, d := range done {
+			if d.Err != nil {
+				return fmt.Errorf("index upkeep: %w", d.Err)
+			}
+			parts = append(parts, fmt.Sprintf("%s %.1f -> %.1f MB in %s", d.Name, float64(d.Before)/(1<<20), float64(d.After)/(1<<20),
+				d.Took.Round(time.Millisecond)))
+		}
+	}
+	took := time.Since(start)
+	r.addRun(Measurement{ID: "scale.maintenance", Scenario: "scale", Backend: "postgres", Unit: "s",
+		Name: fmt.Sprintf("index upkeep after the wave (bloat factor %v, min %d MiB): %d indexes rebuilt",
+			upkeep.BloatFactor, upkeep.MinBytes>>20, len(names)),
+		Note: strings.Join(parts, "; ")}, took.Seconds())
+	r.logf("  index upkeep rebuilt %d indexes in %s: %s", len(names), took.Round(time.Millisecond), strings.Join(parts, "; "))
+	return nil
+}
+
+// vacuum runs VACUUM (ANALYZE) on the outbox.
+func vacuum(ctx context.Context, db *DB) error {
+	if _, err := db.Pool.Exec(ctx, "VACUUM (ANALYZE) outbox_events"); err != nil {
+		return fmt.Errorf("vacuum: %w", postgres.Classify(err))
+	}
+	return nil
 }
 
 // claimLatency times ClaimSamples claims (each followed by its mark and a
@@ -92,8 +173,8 @@ func (r *Runner) claimLatency(ctx context.Context, cl claimer, fx *Fixture, size
 		// Every run starts from the state autovacuum would leave: the
 		// dead versions of earlier claims would otherwise pile up at the
 		// head of the pending index and make small tables look slow.
-		if _, err := r.db.Pool.Exec(ctx, "VACUUM (ANALYZE) outbox_events"); err != nil {
-			return fmt.Errorf("vacuum: %w", postgres.Classify(err))
+		if err := vacuum(ctx, r.db); err != nil {
+			return err
 		}
 		claims := make([]time.Duration, 0, cfg.ClaimSamples)
 		marks := make([]time.Duration, 0, cfg.ClaimSamples)

@@ -134,6 +134,8 @@ func targets(r *Report, cfg Config) []Target {
 		}
 	}
 
+	ts = append(ts, waveTargets(med, check)...)
+
 	for _, m := range r.Measurements {
 		if m.Scenario == "memory" {
 			ts = append(ts, check(Target{Name: "peak RSS, " + m.Name, Op: "<=", Threshold: 150, Figure: m.Max, Unit: " MB",
@@ -144,6 +146,22 @@ func targets(r *Report, cfg Config) []Target {
 }
 
 func first(v float64, _ bool) float64 { return v }
+
+// waveTargets is issue 13's target of the scale scenario: the outbox's
+// indexes, after a wave was published, deleted by retention and the index
+// upkeep ran, are at most twice their size before it (same pending count).
+func waveTargets(med func(string) (float64, bool), check func(Target) Target) []Target {
+	before, ok1 := med("scale.size.index.before")
+	after, ok2 := med("scale.size.index.after-maintenance")
+	peak, _ := med("scale.size.index.peak")
+	vacuumed, _ := med("scale.size.index.after-vacuum")
+	if !ok1 || !ok2 || before <= 0 {
+		return nil
+	}
+	return []Target{check(Target{Name: "outbox index size after the wave, retention and index upkeep vs before it", Op: "<=",
+		Threshold: 2, Figure: after / before, Unit: "x", from: "scale.size.index.after-maintenance",
+		Detail: fmt.Sprintf("%.1f MB / %.1f MB (peak %.1f MB, after retention + VACUUM %.1f MB)", after, before, peak, vacuumed)})}
+}
 
 // backendNames are the Backend names a run with cfg produces.
 func backendNames(cfg Config) []string {

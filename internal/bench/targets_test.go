@@ -65,3 +65,27 @@ func TestTargets(t *testing.T) {
 		}
 	}
 }
+
+func TestWaveTarget(t *testing.T) {
+	cfg := Config{Bulk: 500, ScaleSizes: []int{10_000, 1_000_000}}
+	for _, c := range []struct {
+		after float64
+		want  string
+	}{{30, "PASS"}, {41, "MISS"}} {
+		r := &Report{}
+		put := func(id string, v float64) { r.add(Measurement{ID: id, Runs: []float64{v}}) }
+		put("scale.size.index.before", 20)
+		put("scale.size.index.peak", 600)
+		put("scale.size.index.after-vacuum", 600)
+		put("scale.size.index.after-maintenance", c.after)
+		var got []Target
+		for _, tg := range targets(r, cfg) {
+			if tg.from == "scale.size.index.after-maintenance" {
+				got = append(got, tg)
+			}
+		}
+		if len(got) != 1 || got[0].Status != c.want {
+			t.Errorf("index size %v MB after vs 20 before: %+v, want one target %s", c.after, got, c.want)
+		}
+	}
+}

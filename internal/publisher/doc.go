@@ -189,4 +189,16 @@
 // Published rows older than retention are deleted every
 // retention_interval in batches of retention_batch_size (repeated while
 // batches come back full), oldest first, through outbox_events_published_idx.
+//
+// # Index upkeep
+//
+// A btree keeps the pages of the largest backlog it held, and every status
+// change leaves entries behind in the partial indexes. After each retention
+// round the relay compares each of eventrelay's outbox indexes, as of its
+// last VACUUM/ANALYZE (pg_class), with an estimate of what its entries need
+// (pg_stats widths); one over reindex_min_bytes and more than
+// reindex_bloat_factor times the estimate is rebuilt with REINDEX INDEX
+// CONCURRENTLY on a session holding the schema's maintenance advisory lock
+// (other replicas skip the round), after dropping invalid leftovers
+// (<index>_ccnew, _ccold) of an interrupted rebuild.
 package publisher

@@ -141,6 +141,7 @@ type Store interface {
 	Stats(ctx context.Context, maxProcessing time.Duration) (Stats, error)
 	// DeletePublished deletes up to limit published rows older than age.
 	DeletePublished(ctx context.Context, age time.Duration, limit int) (int64, error)
+	IndexStore
 }
 
 // ErrAbandoned is returned by PublishResult.Get when the caller stopped

@@ -119,28 +119,35 @@ func (r *Relay) statsLoop(ctx context.Context) {
 	})
 }
 
-// retentionLoop deletes published rows older than the retention, in
-// bounded batches, until a batch comes back short.
+// retentionLoop deletes published rows older than the retention (when
+// enabled), in bounded batches, until a batch comes back short; then it
+// reads the outbox's index sizes and rebuilds those that bloated
+// (maintainIndexes).
 func (r *Relay) retentionLoop(ctx context.Context) {
-	if r.cfg.Retention.D() <= 0 {
-		return
-	}
 	every(ctx, r.cfg.RetentionInterval.D(), func(ctx context.Context) {
-		for ctx.Err() == nil {
-			cctx, cancel := context.WithTimeout(ctx, time.Minute)
-			n, err := r.store.DeletePublished(cctx, r.cfg.Retention.D(), r.cfg.RetentionBatchSize)
-			cancel()
-			if err != nil {
-				if ctx.Err() == nil {
-					r.m.StoreErrors.WithLabelValues("retention").Inc()
-					r.log.Warn("deleting published rows past retention", "error", err)
-				}
-				return
-			}
-			r.m.RetentionDeleted.Add(float64(n))
-			if n < int64(r.cfg.RetentionBatchSize) {
-				return
-			}
+		if r.cfg.Retention.D() > 0 {
+			r.deletePublished(ctx)
 		}
+		r.maintainIndexes(ctx)
 	})
+}
+
+// deletePublished is one retention round.
+func (r *Relay) deletePublished(ctx context.Context) {
+	for ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		n, err := r.store.DeletePublished(cctx, r.cfg.Retention.D(), r.cfg.RetentionBatchSize)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				r.m.StoreErrors.WithLabelValues("retention").Inc()
+				r.log.Warn("deleting published rows past retention", "error", err)
+			}
+			return
+		}
+		r.m.RetentionDeleted.Add(float64(n))
+		if n < int64(r.cfg.RetentionBatchSize) {
+			return
+		}
+	}
 }

@@ -25,6 +25,9 @@ type Metrics struct {
 	Fenced           prometheus.Counter
 	Takeovers        prometheus.Counter
 	RetentionDeleted prometheus.Counter
+	IndexBytes       *prometheus.GaugeVec
+	Reindexed        *prometheus.CounterVec
+	ReindexFailed    prometheus.Counter
 	StoreErrors      *prometheus.CounterVec
 	Latency          prometheus.Histogram
 	ClaimBatchSize   prometheus.Histogram
@@ -32,6 +35,9 @@ type Metrics struct {
 	EmptyClaims      prometheus.Counter
 	WakeupArmed      prometheus.Gauge
 }
+
+// storeOps are the op labels of outbox_store_errors_total.
+var storeOps = []string{"claim", "complete", "release", "extend_lease", "reclaim", "stats", "retention", "wakeup"}
 
 // globalGauge ends the help of the gauges read from the whole outbox table:
 // every replica reports the same value, so sum() over replicas multiplies
@@ -68,6 +74,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Rows with an expired claim reclaimed by this replica."}),
 		RetentionDeleted: prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_retention_deleted_total",
 			Help: "Published rows deleted after the retention period."}),
+		IndexBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "outbox_index_bytes",
+			Help: "Size on disk of each outbox index (refreshed every retention interval). " + globalGauge}, []string{"index"}),
+		Reindexed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_reindex_total",
+			Help: "Bloated outbox indexes rebuilt (REINDEX CONCURRENTLY) by this replica."}, []string{"index"}),
+		ReindexFailed: prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_reindex_failed_total",
+			Help: "Failed outbox index checks or rebuilds of this replica (logged; tried again after the next retention round)."}),
 		StoreErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_store_errors_total",
 			Help: "Failed outbox database operations by operation."}, []string{"op"}),
 		Latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "outbox_publish_latency_seconds",
@@ -86,12 +98,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
-		m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed} {
+		m.IndexBytes, m.Reindexed, m.ReindexFailed, m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering the relay's metrics: %w", err)
 		}
 	}
-	// Export every reason from the start so dashboards and alerts see zeros.
+	// Export every reason and operation from the start so dashboards and
+	// alerts see zeros.
+	for _, op := range storeOps {
+		m.StoreErrors.WithLabelValues(op)
+	}
 	for _, r := range errclass.All {
 		m.Failed.WithLabelValues(string(r))
 		if !r.Transient() {

@@ -76,6 +76,9 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{map[string]string{"OUTBOX_HTTP_PORT": "70000"}, []string{"http.port", "OUTBOX_HTTP_PORT"}},
 		{map[string]string{"OUTBOX_MAX_MESSAGE_BYTES": "20000000"}, []string{"publish.max_message_bytes", "OUTBOX_MAX_MESSAGE_BYTES"}},
 		{map[string]string{"OUTBOX_RETENTION_SECONDS": "-3"}, []string{"outbox.retention", "OUTBOX_RETENTION_SECONDS"}},
+		{map[string]string{"OUTBOX_REINDEX_BLOAT_FACTOR": "1.5"}, []string{"outbox.reindex_bloat_factor", "OUTBOX_REINDEX_BLOAT_FACTOR", ">= 2"}},
+		{map[string]string{"OUTBOX_REINDEX_BLOAT_FACTOR": "-4"}, []string{"outbox.reindex_bloat_factor", "OUTBOX_REINDEX_BLOAT_FACTOR"}},
+		{map[string]string{"OUTBOX_REINDEX_MIN_BYTES": "-1"}, []string{"outbox.reindex_min_bytes", "OUTBOX_REINDEX_MIN_BYTES"}},
 		{map[string]string{"OUTBOX_GRACE_PERIOD_SECONDS": "0"}, []string{"outbox.grace_period", "OUTBOX_GRACE_PERIOD_SECONDS"}},
 		{map[string]string{"OUTBOX_FETCH_COOLDOWN_SECONDS": "-1"}, []string{"outbox.fetch_cooldown", "OUTBOX_FETCH_COOLDOWN_SECONDS"}},
 		{map[string]string{"OUTBOX_FETCH_COOLDOWN_SECONDS": "2"}, []string{"outbox.fetch_cooldown", "below outbox.poll_interval"}},
@@ -102,14 +105,18 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 }
 
 // 0 is a value of its own for the keys that say so (retention 0 disables
-// deletion, a bundle delay of 0 sends at once), not a default to refuse.
+// deletion, a bundle delay of 0 sends at once, a bloat factor of 0 turns
+// index rebuilds off, min bytes 0 is no minimum), not a default to refuse.
 func TestZeroWhereZeroMeansSomething(t *testing.T) {
 	env := baseEnv()
 	env["OUTBOX_RETENTION_SECONDS"] = "0"
 	env["OUTBOX_PUBLISH_DELAY_THRESHOLD"] = "0"
 	env["OUTBOX_FETCH_COOLDOWN_SECONDS"] = "0"
+	env["OUTBOX_REINDEX_BLOAT_FACTOR"] = "0"
+	env["OUTBOX_REINDEX_MIN_BYTES"] = "0"
 	c, err := load(t, "../../../configs/publisher.yaml", env)
-	if err != nil || c.Outbox.Retention != 0 || c.Publish.DelayThreshold != 0 || c.Outbox.FetchCooldown != 0 {
-		t.Fatalf("retention %s, delay threshold %s, fetch cooldown %s, %v", c.Outbox.Retention, c.Publish.DelayThreshold, c.Outbox.FetchCooldown, err)
+	if err != nil || c.Outbox.Retention != 0 || c.Publish.DelayThreshold != 0 || c.Outbox.FetchCooldown != 0 || c.Outbox.ReindexBloatFactor != 0 || c.Outbox.ReindexMinBytes != 0 {
+		t.Fatalf("retention %s, delay threshold %s, fetch cooldown %s, reindex factor %v, min bytes %d, %v", c.Outbox.Retention, c.Publish.DelayThreshold,
+			c.Outbox.FetchCooldown, c.Outbox.ReindexBloatFactor, c.Outbox.ReindexMinBytes, err)
 	}
 }
