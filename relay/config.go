@@ -45,6 +45,7 @@ func (o *Options) engineConfig() (engineConfig, error) {
 		PollInterval:       orDuration(o.PollInterval, d.PollInterval),
 		Listen:             !o.ListenOff,
 		Lease:              orDuration(o.Lease, d.Lease),
+		PartitionHeartbeat: conf.Duration(o.PartitionHeartbeat),
 		ReclaimInterval:    orDuration(o.ReclaimInterval, d.ReclaimInterval),
 		MaxProcessing:      orDuration(o.MaxProcessing, d.MaxProcessing),
 		BaseBackoff:        orDuration(o.BaseBackoff, d.BaseBackoff),

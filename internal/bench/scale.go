@@ -14,7 +14,10 @@ import (
 // pushes every row through publishing and retention and measures again.
 func runScale(ctx context.Context, r *Runner) error {
 	cfg := r.cfg
-	cl := publisherClaimer{db: r.db}
+	cl, err := newPublisherClaimer(ctx, r.db)
+	if err != nil {
+		return err
+	}
 	if err := r.db.reset(ctx); err != nil {
 		return err
 	}

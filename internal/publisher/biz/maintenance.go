@@ -76,7 +76,13 @@ func (r *Relay) reclaimLoop(ctx context.Context) {
 		// stuck; a lease is how long a takeover may reasonably wait.
 		cctx, cancel := context.WithTimeout(ctx, max(r.cfg.ReclaimInterval.D(), r.cfg.Lease.D()))
 		defer cancel()
-		taken, err := r.store.Reclaim(cctx, r.cfg.MaxProcessing.D())
+		// Only the replica's own partitions: each partition's owner takes
+		// over its expired claims, under the same partition locks as claims.
+		parts := r.own.Partitions()
+		if len(parts) == 0 {
+			return
+		}
+		taken, err := r.store.Reclaim(cctx, r.cfg.MaxProcessing.D(), parts)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.m.StoreErrors.WithLabelValues("reclaim").Inc()

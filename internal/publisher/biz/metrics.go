@@ -29,6 +29,8 @@ type Metrics struct {
 	Latency          prometheus.Histogram
 	ClaimBatchSize   prometheus.Histogram
 	ClaimDuration    prometheus.Histogram
+	PartitionsOwned  prometheus.Gauge
+	PartitionMoves   *prometheus.CounterVec
 }
 
 // globalGauge ends the help of the gauges read from the whole outbox table:
@@ -77,15 +79,23 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		ClaimDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "outbox_claim_duration_seconds",
 			Help:    "Duration of claim transactions (serialized across replicas).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
+		PartitionsOwned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_partitions_owned",
+			Help: "Outbox partitions this replica owns (claims from); the replicas' sum is the partition count when balanced."}),
+		PartitionMoves: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_partition_moves_total",
+			Help: "Outbox partition ownership changes of this replica: acquired, released (above its fair share or at shutdown), lost (lease ended, taken over)."},
+			[]string{"reason"}),
 	}
 	for _, c := range []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
-		m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration} {
+		m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.PartitionsOwned, m.PartitionMoves} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering the relay's metrics: %w", err)
 		}
 	}
 	// Export every reason from the start so dashboards and alerts see zeros.
+	for _, r := range []string{"acquired", "released", "lost"} {
+		m.PartitionMoves.WithLabelValues(r)
+	}
 	for _, r := range errclass.All {
 		m.Failed.WithLabelValues(string(r))
 		if !r.Transient() {

@@ -71,6 +71,10 @@ type Outbox struct {
 	Listen bool `yaml:"listen" env:"OUTBOX_LISTEN"`
 	// Lease is how long a claim is valid without extension.
 	Lease conf.Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
+	// PartitionHeartbeat is how often a replica renews its membership and
+	// its outbox partitions' leases (which last lease - heartbeat) and
+	// rebalances them (0: lease/4; at most lease/3).
+	PartitionHeartbeat conf.Duration `yaml:"partition_heartbeat" env:"OUTBOX_PARTITION_HEARTBEAT_SECONDS" zero:"allowed"`
 	// ReclaimInterval is how often expired claims are taken over.
 	ReclaimInterval conf.Duration `yaml:"reclaim_interval" env:"OUTBOX_RECLAIM_INTERVAL_SECONDS"`
 	// MaxProcessing bounds a claim even when its lease keeps being extended.
@@ -307,6 +311,12 @@ func (o *Outbox) Check(name Namer) error {
 		return fmt.Errorf("%s %s must be >= %s %s", name("MaxBackoff"), o.MaxBackoff, name("BaseBackoff"), o.BaseBackoff)
 	case o.Retention.D() < 0:
 		return fmt.Errorf("%s must be >= 0 (0 disables), got %s", name("Retention"), o.Retention)
+	case o.PartitionHeartbeat.D() < 0 || o.PartitionHeartbeat.D() > o.Lease.D()/3:
+		return fmt.Errorf("%s must be in 0..%s (a third of %s; 0 means a quarter), got %s",
+			name("PartitionHeartbeat"), conf.Duration(o.Lease.D()/3), name("Lease"), o.PartitionHeartbeat)
+	}
+	if o.PartitionHeartbeat == 0 {
+		o.PartitionHeartbeat = conf.Duration(o.Lease.D() / 4)
 	}
 	switch o.Jitter {
 	case "equal", "full":

@@ -135,3 +135,18 @@ func CountStatus(t testing.TB, pool *pgxpool.Pool, status string) int {
 	}
 	return n
 }
+
+// AllPartitions lists every outbox partition, for claims and reclaims made
+// directly through the store (a replica that owns them all).
+func AllPartitions(t testing.TB, s *data.Store) []int32 {
+	t.Helper()
+	owners, err := s.Partitions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := make([]int32, len(owners))
+	for i, o := range owners {
+		parts[i] = o.Partition
+	}
+	return parts
+}
