@@ -45,6 +45,9 @@ func Config(worker string, ps gpubsub.Config) config.Config {
 	o.PollInterval = conf.Duration(100 * time.Millisecond)
 	o.Lease = conf.Duration(10 * time.Second) // no takeover under a loaded test machine
 	o.ReclaimInterval = conf.Duration(500 * time.Millisecond)
+	// Replicas started together share the partitions within a few
+	// heartbeats (the daemon's default is lease/4).
+	o.PartitionHeartbeat = conf.Duration(200 * time.Millisecond)
 	o.MaxProcessing = conf.Duration(time.Minute)
 	o.BaseBackoff = conf.Duration(50 * time.Millisecond)
 	o.MaxBackoff = conf.Duration(time.Second)
