@@ -19,9 +19,9 @@ const (
 	// between runs of the replicas scenario (epochs keep counting).
 	sqlResetPartitions = `UPDATE outbox_partitions SET owner = NULL, lease_until = NULL`
 	sqlResetPublishers = `DELETE FROM outbox_publishers`
-	sqlCountInbox     = `SELECT count(*) FROM inbox_events`
-	sqlCountFailed    = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
-	sqlCountConsumer  = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
+	sqlCountInbox      = `SELECT count(*) FROM inbox_events`
+	sqlCountFailed     = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
+	sqlCountConsumer   = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
 
 	// sqlEventTimes lists every outbox event with its publish time and the
 	// time consumer $1 applied it.

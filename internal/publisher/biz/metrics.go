@@ -77,7 +77,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Rows per non-empty claim.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14)}),
 		ClaimDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "outbox_claim_duration_seconds",
-			Help:    "Duration of claim transactions (serialized across replicas).",
+			Help:    "Duration of claim transactions (serialized per outbox partition).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
 		PartitionsOwned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_partitions_owned",
 			Help: "Outbox partitions this replica owns (claims from); the replicas' sum is the partition count when balanced."}),

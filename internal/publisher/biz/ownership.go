@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/eventrelay/eventrelay/internal/errclass"
 )
 
 // OwnedPartition is an outbox partition a replica owns, with the epoch it
@@ -131,9 +133,10 @@ func (o *Ownership) Beat(ctx context.Context) (acquired bool, err error) {
 }
 
 // Run beats every heartbeat interval until ctx ends, calling acquired
-// after a heartbeat that took partitions.
+// after a heartbeat that took partitions. A failed heartbeat is retried
+// after at most a second (a replica without partitions claims nothing).
 func (o *Ownership) Run(ctx context.Context, acquired func()) {
-	t := time.NewTicker(o.every)
+	t := time.NewTimer(o.every)
 	defer t.Stop()
 	for {
 		select {
@@ -141,14 +144,26 @@ func (o *Ownership) Run(ctx context.Context, acquired func()) {
 			return
 		case <-t.C:
 		}
-		got, err := o.Beat(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			o.log.Error("outbox partition heartbeat", "error", err)
-		case got:
+		start := time.Now()
+		got, ok := o.beat(ctx)
+		if got {
 			acquired()
 		}
+		if ok {
+			t.Reset(max(0, o.every-time.Since(start)))
+		} else {
+			t.Reset(min(o.every, time.Second))
+		}
 	}
+}
+
+// beat runs one heartbeat and logs its failure.
+func (o *Ownership) beat(ctx context.Context) (acquired, ok bool) {
+	got, err := o.Beat(ctx)
+	if err != nil && ctx.Err() == nil {
+		o.log.Error("outbox partition heartbeat failed: claims wait for partitions", "error", err, "error_reason", errclass.Of(err))
+	}
+	return got, err == nil
 }
 
 // Leave releases the owned partitions and the membership (graceful stop),

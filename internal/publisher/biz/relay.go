@@ -95,9 +95,7 @@ func (r *Relay) Run(ctx context.Context) error {
 
 	// Acquire this replica's partitions before the first claim (a failure
 	// is retried by the heartbeat loop; claims find nothing meanwhile).
-	if _, err := r.own.Beat(ctx); err != nil {
-		r.log.Error("outbox partition heartbeat", "error", err)
-	}
+	r.own.beat(ctx)
 	bg, stopBG := context.WithCancel(ctx)
 	var bgWG sync.WaitGroup
 	for _, loop := range []func(context.Context){

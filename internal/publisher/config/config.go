@@ -45,8 +45,9 @@ type Database = postgres.Settings
 
 // ClaimSessionIdleLimit ends a publisher session that stays idle inside a
 // transaction this long. Claim transactions last milliseconds; a replica
-// frozen mid-claim (SIGSTOP, a stalled VM) would otherwise hold the claim
-// lock, and so stop every replica, for as long as it is frozen.
+// frozen mid-claim (SIGSTOP, a stalled VM) would otherwise hold its
+// partitions' claim locks, and so stop every replica that takes them over,
+// for as long as it is frozen.
 const ClaimSessionIdleLimit = 10 * time.Second
 
 // PoolConfig returns the publisher's connection settings: the database
