@@ -141,12 +141,10 @@ func (r *Runner) replicaDrain(ctx context.Context, bin string, b *Backend, n, ru
 	if err != nil {
 		return err
 	}
-	var count int
-	var span float64
-	if err := r.db.Pool.QueryRow(ctx, sqlDrainSpan).Scan(&count, &span); err != nil {
-		return fmt.Errorf("drain span: %w", postgres.Classify(err))
+	ev, err := r.db.drainRate(ctx)
+	if err != nil {
+		return err
 	}
-	ev := float64(count) / span
 	r.addRun(Measurement{ID: fmt.Sprintf("replicas.i%d", n), Scenario: "replicas",
 		Name: fmt.Sprintf("publisher drain of %d rows over %d aggregates, %d replica(s) of concurrency %d, bulk %d, at %s round trip (%s)",
 			total, r.cfg.Aggregates, n, replicaConcurrency, replicaBulk, replicaRTT, b.Name),
