@@ -54,7 +54,7 @@ func TestUpKeepsEachSetInItsOwnVersionTable(t *testing.T) {
 		t.Fatalf("a set with goose's default version table next to eventrelay's: %v", err)
 	}
 	want := []string{"admin_audit", "customers", "eventrelay_goose_db_version", "goose_db_version", "inbox_events", "order_lines", "orders",
-		"orders_goose_db_version", "outbox_events", "outbox_replays"}
+		"orders_goose_db_version", "outbox_events", "outbox_partitions", "outbox_publishers", "outbox_replays"}
 	if got := relations(t, db, "orders"); !slices.Equal(got, want) {
 		t.Fatalf("tables of schema orders: %v, want %v", got, want)
 	}
@@ -70,7 +70,7 @@ func TestUpKeepsEachSetInItsOwnVersionTable(t *testing.T) {
 		applied = append(applied, m.Set+"/"+m.File)
 	}
 	wantApplied := []string{"eventrelay/00001_eventrelay.sql", "eventrelay/00002_outbox_resolved.sql", "eventrelay/00003_outbox_pending_key_idx.sql",
-		"orders/00001_orders.sql", "orders/00002_order_lines.sql", "own/00001_customers.sql"}
+		"eventrelay/00004_outbox_partitions.sql", "orders/00001_orders.sql", "orders/00002_order_lines.sql", "own/00001_customers.sql"}
 	if !slices.Equal(applied, wantApplied) {
 		t.Errorf("status: %v, want %v", applied, wantApplied)
 	}
@@ -88,7 +88,7 @@ func TestDownThenUpAgain(t *testing.T) {
 	if _, err := migrations.Down(ctx, db.Pool, "orders", orders, 0); err != nil {
 		t.Fatal(err)
 	}
-	if res, err = migrations.Down(ctx, db.Pool, "orders", migrations.Eventrelay, 0); err != nil || len(res) != 3 {
+	if res, err = migrations.Down(ctx, db.Pool, "orders", migrations.Eventrelay, 0); err != nil || len(res) != 4 {
 		t.Fatalf("down eventrelay to 0: %+v, %v", res, err)
 	}
 	want := []string{"eventrelay_goose_db_version", "orders_goose_db_version"}
@@ -100,8 +100,8 @@ func TestDownThenUpAgain(t *testing.T) {
 	}
 
 	res, err = migrations.Up(ctx, db.Pool, "orders", migrations.Eventrelay, orders)
-	if err != nil || len(res) != 5 {
-		t.Fatalf("up again: %d applied, %v; want 5", len(res), err)
+	if err != nil || len(res) != 6 {
+		t.Fatalf("up again: %d applied, %v; want 6", len(res), err)
 	}
 	if res, err = migrations.Up(ctx, db.Pool, "orders", migrations.Eventrelay, orders); err != nil || len(res) != 0 {
 		t.Fatalf("second up: %d applied, %v; want a no-op", len(res), err)
@@ -172,7 +172,7 @@ func TestConcurrentUpAppliesOnce(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if total != 5 {
-		t.Errorf("%d migrations applied in all, want 5 (each once)", total)
+	if total != 6 {
+		t.Errorf("%d migrations applied in all, want 6 (each once)", total)
 	}
 }

@@ -113,11 +113,11 @@ func TestMigrateDownPerSet(t *testing.T) {
 		t.Fatalf("down: exit %d, stdout %q", r.code, r.stdout)
 	}
 	r = relayctl(t, env, append([]string{"migrate", "down", "--set", "eventrelay"}, guard...)...)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back eventrelay/00003_outbox_pending_key_idx.sql") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back eventrelay/00004_outbox_partitions.sql") {
 		t.Fatalf("down --set eventrelay: exit %d, stdout %q", r.code, r.stdout)
 	}
 	r = relayctl(t, env, "migrate", "status")
-	for _, want := range []string{"eventrelay  2        00002_outbox_resolved.sql         applied", "eventrelay  3        00003_outbox_pending_key_idx.sql  pending", "catalog     1        00001_catalog.sql                 pending"} {
+	for _, want := range []string{"eventrelay  3        00003_outbox_pending_key_idx.sql  applied", "eventrelay  4        00004_outbox_partitions.sql       pending", "catalog     1        00001_catalog.sql                 pending"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("status lacks %q:\n%s", want, r.stdout)
 		}
@@ -127,7 +127,7 @@ func TestMigrateDownPerSet(t *testing.T) {
 		t.Fatalf("videos after the catalog set's down: %v, %v", videos, err)
 	}
 	r = relayctl(t, env, "migrate", "up", "--set", "eventrelay")
-	if r.code != ExitOK || !strings.Contains(r.stdout, "applied eventrelay/00003_outbox_pending_key_idx.sql") || strings.Contains(r.stdout, "catalog/") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "applied eventrelay/00004_outbox_partitions.sql") || strings.Contains(r.stdout, "catalog/") {
 		t.Fatalf("up --set eventrelay: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
