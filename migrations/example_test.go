@@ -57,6 +57,9 @@ func ExampleSQL() {
 	// CREATE TABLE inbox_events (
 	// -- ==== 00002_outbox_resolved.sql (goose runs this file outside a transaction, statement by statement)
 	// -- ==== 00003_outbox_pending_key_idx.sql (goose runs this file outside a transaction, statement by statement)
+	// -- ==== 00004_outbox_partitions.sql (goose runs this file in one transaction)
+	// CREATE TABLE outbox_partitions (
+	// CREATE TABLE outbox_publishers (
 	// -- ==== 00005_outbox_wakeups.sql (goose runs this file in one transaction)
 	// CREATE TABLE outbox_wakeups (
 }

@@ -46,6 +46,7 @@ func (o *Options) engineConfig() (engineConfig, error) {
 		Listen:             !o.ListenOff,
 		FetchCooldown:      orDuration(o.FetchCooldown, d.FetchCooldown),
 		Lease:              orDuration(o.Lease, d.Lease),
+		PartitionHeartbeat: conf.Duration(o.PartitionHeartbeat),
 		ReclaimInterval:    orDuration(o.ReclaimInterval, d.ReclaimInterval),
 		MaxProcessing:      orDuration(o.MaxProcessing, d.MaxProcessing),
 		BaseBackoff:        orDuration(o.BaseBackoff, d.BaseBackoff),

@@ -22,7 +22,11 @@
 //     the event_id attribute.
 //   - Per-aggregate order: for one ordering key, rows reach Pub/Sub in
 //     outbox id order, across replicas, retries and a failed head of
-//     line. Several relays (replicas, processes) may share one outbox.
+//     line. Several relays (replicas, processes) may share one outbox:
+//     they divide its 64 key-hash partitions (outbox_partitions, Eventrelay
+//     migration 00004) under leases renewed every PartitionHeartbeat and
+//     publish disjoint keys in parallel; a stopped relay's partitions move
+//     at the others' next heartbeat, a crashed one's within one Lease.
 //   - Every message carries the attributes projection.AttrEventID,
 //     AttrAggregateType, AttrAggregateID, AttrEventType, AttrVersion,
 //     AttrSchemaVersion and AttrOccurredAt plus the row's headers (W3C

@@ -54,6 +54,11 @@ type Options struct {
 	// Lease is how long a claim is valid without extension (default 30s,
 	// at least 500ms).
 	Lease time.Duration
+	// PartitionHeartbeat is how often the replica renews its membership
+	// and its outbox partitions' leases and rebalances them (default
+	// Lease/4, at most Lease/3). A crashed replica's partitions move to
+	// the others within one Lease.
+	PartitionHeartbeat time.Duration
 	// ReclaimInterval is how often expired claims are taken over (default
 	// 10s).
 	ReclaimInterval time.Duration

@@ -236,6 +236,7 @@ func TestNewNamesTheField(t *testing.T) {
 		{billing, relay.Options{Schema: "billing", Lease: 100 * time.Millisecond}, []string{"Options.Lease", ">= 500ms"}},
 		{billing, relay.Options{Schema: "billing", Lease: 10 * time.Minute}, []string{"Options.MaxProcessing", "Options.Lease"}},
 		{billing, relay.Options{Schema: "billing", Concurrency: -1}, []string{"Options.Concurrency"}},
+		{billing, relay.Options{Schema: "billing", PartitionHeartbeat: 15 * time.Second}, []string{"Options.PartitionHeartbeat", "10s", "Options.Lease"}},
 		{billing, relay.Options{Schema: "billing", Jitter: "half"}, []string{"Options.Jitter"}},
 		{billing, relay.Options{Schema: "billing", PollInterval: -time.Second}, []string{"Options.PollInterval"}},
 		{billing, relay.Options{Schema: "billing", FetchCooldown: 5 * time.Second}, []string{"Options.FetchCooldown", "below Options.PollInterval"}},

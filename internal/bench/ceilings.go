@@ -10,7 +10,10 @@ import (
 // claim+mark in Postgres, publish to Pub/Sub, project into Postgres.
 func runCeilings(ctx context.Context, r *Runner) error {
 	cfg := r.cfg
-	cl := publisherClaimer{db: r.db}
+	cl, err := newPublisherClaimer(ctx, r.db)
+	if err != nil {
+		return err
+	}
 	r.report.note("Claim ceiling SQL: %s.", cl.Describe())
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, w := range []int{1, 2} {

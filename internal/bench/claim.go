@@ -29,12 +29,35 @@ type claimer interface {
 
 // publisherClaimer runs the publisher's own generated queries
 // (internal/postgres/outboxdb, sqlc/queries/outbox/publisher.sql): the
-// claim transaction is LockClaims + ClaimOutboxEvents, exactly as the
-// publisher's store issues it, and the mark is MarkOutboxPublished.
-type publisherClaimer struct{ db *DB }
+// claim transaction is LockClaimPartitions + ClaimOutboxEvents of every
+// partition (one replica owning them all), exactly as the publisher's
+// store issues it, and the mark is MarkOutboxPublished.
+type publisherClaimer struct {
+	db    *DB
+	parts []int32
+}
+
+// newPublisherClaimer reads the partitions of the outbox (all of them).
+func newPublisherClaimer(ctx context.Context, db *DB) (publisherClaimer, error) {
+	parts, err := allPartitions(ctx, db)
+	return publisherClaimer{db: db, parts: parts}, err
+}
+
+// allPartitions lists every outbox partition.
+func allPartitions(ctx context.Context, db *DB) ([]int32, error) {
+	rows, err := outboxdb.New(db.Pool).ListOutboxPartitions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing outbox partitions: %w", postgres.Classify(err))
+	}
+	parts := make([]int32, len(rows))
+	for i, r := range rows {
+		parts[i] = r.Partition
+	}
+	return parts, nil
+}
 
 func (c publisherClaimer) Describe() string {
-	return "the publisher's queries (outboxdb.LockClaims + ClaimOutboxEvents in one transaction, MarkOutboxPublished)"
+	return "the publisher's queries (outboxdb.LockClaimPartitions + ClaimOutboxEvents of all partitions in one transaction, MarkOutboxPublished)"
 }
 
 func (c publisherClaimer) Claim(ctx context.Context, worker string, bulk int) ([]int64, uuid.UUID, error) {
@@ -42,11 +65,11 @@ func (c publisherClaimer) Claim(ctx context.Context, worker string, bulk int) ([
 	var ids []int64
 	err := pgx.BeginFunc(ctx, c.db.Pool, func(tx pgx.Tx) error {
 		q := outboxdb.New(tx)
-		if err := q.LockClaims(ctx); err != nil {
+		if err := q.LockClaimPartitions(ctx, c.parts); err != nil {
 			return err
 		}
 		rows, err := q.ClaimOutboxEvents(ctx, outboxdb.ClaimOutboxEventsParams{
-			WorkerID: worker, LockToken: token, LeaseSeconds: 30, BatchSize: int32(bulk),
+			WorkerID: worker, LockToken: token, LeaseSeconds: 30, BatchSize: int32(bulk), Partitions: c.parts,
 		})
 		if err != nil {
 			return err

@@ -107,12 +107,10 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 	if err != nil {
 		return err
 	}
-	var n int
-	var span float64
-	if err := r.db.Pool.QueryRow(ctx, sqlDrainSpan).Scan(&n, &span); err != nil {
-		return fmt.Errorf("drain span: %w", postgres.Classify(err))
+	ev, err := r.db.drainRate(ctx)
+	if err != nil {
+		return err
 	}
-	ev := float64(n) / span
 	r.addRun(Measurement{ID: fmt.Sprintf("drain.%s.i%d", b.Name, instances), Scenario: "drain",
 		Name:    fmt.Sprintf("publisher drain of %d rows over %d aggregates, %d instance(s), bulk %d", cfg.Events, cfg.Aggregates, instances, cfg.Bulk),
 		Backend: b.Name, Unit: "events/s", Note: use.String(), Profile: profile}, ev)
@@ -120,6 +118,17 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 		Name: "publisher (" + b.Name + ", drain)", Backend: b.Name, Unit: "MB"}, peak)
 	r.logf("  run %d: drain %s x%d: %.0f events/s, peak RSS %.0f MB; %s", run, b.Name, instances, ev, peak, use)
 	return nil
+}
+
+// drainRate is published rows per second from the first claim to the last
+// publish.
+func (d *DB) drainRate(ctx context.Context) (float64, error) {
+	var n int
+	var span float64
+	if err := d.Pool.QueryRow(ctx, sqlDrainSpan).Scan(&n, &span); err != nil {
+		return 0, fmt.Errorf("drain span: %w", postgres.Classify(err))
+	}
+	return float64(n) / span, nil
 }
 
 // publisherEnv configures one publisher instance for the bench.

@@ -63,12 +63,16 @@ func (r *Runner) explainClaim(ctx context.Context, name string) (string, string,
 		return "", "", fmt.Errorf("explaining the claim: %w", postgres.Classify(err))
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // the claim must not stick
+	parts, err := allPartitions(ctx, r.db)
+	if err != nil {
+		return "", "", fmt.Errorf("explaining the claim: %w", err)
+	}
 	q := outboxdb.New(explainer{tx: tx, plan: &plan})
-	if err := q.LockClaims(ctx); err != nil {
+	if err := q.LockClaimPartitions(ctx, parts); err != nil {
 		return "", "", fmt.Errorf("explaining the claim: %w", postgres.Classify(err))
 	}
 	_, err = q.ClaimOutboxEvents(ctx, outboxdb.ClaimOutboxEventsParams{
-		WorkerID: "bench-explain", LockToken: [16]byte{1}, LeaseSeconds: 30, BatchSize: int32(r.cfg.Bulk),
+		WorkerID: "bench-explain", LockToken: [16]byte{1}, LeaseSeconds: 30, BatchSize: int32(r.cfg.Bulk), Partitions: parts,
 	})
 	if !errors.Is(err, errExplained) {
 		return "", "", fmt.Errorf("explaining the claim: %w", postgres.Classify(err))

@@ -25,6 +25,7 @@ var scenarios = []scenario{
 	{"ceilings", runCeilings},
 	{"scale", runScale},
 	{"drain", runDrain},
+	{"replicas", runReplicas},
 	{"apply", runApply},
 	{"latency", runLatency},
 }

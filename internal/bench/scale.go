@@ -21,7 +21,10 @@ import (
 // publisher's index upkeep (maintainOutboxIndexes) ran.
 func runScale(ctx context.Context, r *Runner) error {
 	cfg := r.cfg
-	cl := publisherClaimer{db: r.db}
+	cl, err := newPublisherClaimer(ctx, r.db)
+	if err != nil {
+		return err
+	}
 	if err := r.db.reset(ctx); err != nil {
 		return err
 	}

@@ -14,9 +14,14 @@ const (
      + (SELECT count(*) FROM outbox_events WHERE status = 'publishing')
      + (SELECT count(*) FROM outbox_events WHERE status = 'failed')`
 	sqlCountPublished = `SELECT count(*) FROM outbox_events WHERE status = 'published'`
-	sqlCountInbox     = `SELECT count(*) FROM inbox_events`
-	sqlCountFailed    = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
-	sqlCountConsumer  = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
+
+	// sqlResetPartitions and sqlResetPublishers clear partition ownership
+	// between runs of the replicas scenario (epochs keep counting).
+	sqlResetPartitions = `UPDATE outbox_partitions SET owner = NULL, lease_until = NULL`
+	sqlResetPublishers = `DELETE FROM outbox_publishers`
+	sqlCountInbox      = `SELECT count(*) FROM inbox_events`
+	sqlCountFailed     = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
+	sqlCountConsumer   = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
 
 	// sqlEventTimes lists every outbox event with its publish time and the
 	// time consumer $1 applied it.

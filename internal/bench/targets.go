@@ -135,6 +135,7 @@ func targets(r *Report, cfg Config) []Target {
 	}
 
 	ts = append(ts, waveTargets(med, check)...)
+	ts = append(ts, replicaTargets(med, check)...)
 
 	for _, m := range r.Measurements {
 		if m.Scenario == "memory" {
@@ -172,4 +173,24 @@ func backendNames(cfg Config) []string {
 		}
 	}
 	return names
+}
+
+// replicaTargets are issue 13's replica targets (the replicas scenario): 2
+// replicas drain at least 1.6x what one drains when the replica is the
+// bottleneck, and a killed replica's partitions move within one lease.
+func replicaTargets(med func(string) (float64, bool), check func(Target) Target) []Target {
+	var ts []Target
+	d1, ok1 := med("replicas.i1")
+	d2, ok2 := med("replicas.i2")
+	if ok1 && ok2 && d1 > 0 {
+		ts = append(ts, check(Target{Name: fmt.Sprintf("2 publisher replicas vs 1 at %s round trip (replica-bound: concurrency %d, bulk %d)", replicaRTT, replicaConcurrency, replicaBulk),
+			Op: ">=", Threshold: 1.6, Figure: d2 / d1, Unit: "x", from: "replicas.i2",
+			Detail: fmt.Sprintf("%.0f / %.0f events/s", d2, d1)}))
+	}
+	if v, ok := med("replicas.kill-moved"); ok {
+		ts = append(ts, check(Target{Name: "killed replica's partitions moved within one lease", Op: "<=",
+			Threshold: replicaLease.Seconds(), Figure: v, Unit: " s", from: "replicas.kill-moved",
+			Detail: fmt.Sprintf("kill -9 of 1 of 2 replicas until the survivor owned all partitions; lease %s", replicaLease)}))
+	}
+	return ts
 }

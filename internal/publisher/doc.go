@@ -19,11 +19,14 @@
 //
 // # Claiming and order
 //
-// A claim is one short transaction whose first statement is
-// pg_advisory_xact_lock(hash of the schema): claims (and reclaims) of all
-// replicas are serialized. Under READ COMMITTED the claim statement takes
-// its snapshot after the lock is granted, so it sees every earlier claim.
-// The claim takes, in id order, up to bulk_size rows that are pending and
+// A claim is one short transaction whose first statement takes the
+// advisory transaction locks of the partitions it claims from (see
+// Partitions below; one statement, in ascending partition order): claims
+// (and reclaims) of one partition, by any replica, are serialized, and
+// claims of disjoint partitions run in parallel. Under READ COMMITTED the
+// claim statement takes its snapshot after the locks are granted, so it
+// sees every earlier claim of its partitions. The claim takes, in id
+// order, up to bulk_size rows of its partitions that are pending and
 // ready (next_attempt_at <= now()) and whose (topic, ordering_key) has no
 // earlier row that is blocking: publishing, failed, or pending with
 // next_attempt_at in the future (waiting for a retry).
@@ -41,8 +44,9 @@
 // lock_token (one per batch), lease_until = now + lease and claimed_at.
 //
 // FOR UPDATE SKIP LOCKED passes over rows another transaction holds
-// locked. Another claim never does (claims are serialized), but a fenced
-// late write does: a publisher that lost its lease and records its outcome
+// locked. Another claim of the same partition never does (claims of a
+// partition are serialized, and a key lives in one partition), but a
+// fenced late write does: a publisher that lost its lease and records its outcome
 // while the takeover commits waits for the takeover's row lock, then keeps
 // a lock on the new row version (Postgres takes it to re-check the WHERE
 // clause, which fails) until its transaction ends; an operator's UPDATE can
@@ -70,10 +74,15 @@
 //     aggregate's events in the transaction that holds the aggregate's row
 //     lock, so version n+1 is inserted after version n committed.
 //
-// Cost: claim transactions are serialized (a few milliseconds each: the
-// UPDATE of bulk_size rows dominates); publishing, the expensive part, runs
-// in parallel on all replicas (concurrency batches per replica). The claim
-// reads outbox_events_pending_idx in id order and, per candidate, probes
+// Cost: claim transactions of one partition are serialized (a few
+// milliseconds each: the UPDATE of bulk_size rows dominates); replicas
+// owning disjoint partitions claim in parallel, and publishing, the
+// expensive part, runs in parallel on all replicas (concurrency batches per
+// replica). The claim reads outbox_events_pending_idx in id order, passes
+// over rows of partitions it does not own (the partition is computed from
+// the index's ordering_key, no heap access: with N balanced replicas a
+// claim examines about N times the rows it takes), and, per candidate,
+// probes
 // outbox_events_blocking_idx (topic, ordering_key, id) (a correlated
 // subplan, forced with OFFSET 0), so a claim costs O(rows examined), not
 // O(table): with a million pending rows it stays in the milliseconds.
@@ -86,9 +95,67 @@
 // wake-up (NOTIFY, a finished batch, a takeover), right after a full batch,
 // and on the poll tick only when no claim ran during the last interval.
 // Alternatives weighed: a key-level hashed NOT IN (cheaper per skipped row,
-// but the planner then walks the primary key past every published row)
-// and key-hash partitions with leased owners (no serialized claim, but a
-// hot partition stalls its other keys and rebalancing needs epochs).
+// but the planner then walks the primary key past every published row).
+//
+// # Partitions and ownership
+//
+// A row's partition is outbox_partition_of(ordering_key) = (hashtext(key) &
+// 2147483647) % 64, a function of migration 00004 (the one place that says
+// so); all versions of a key share it. outbox_partitions holds one row per
+// partition (owner, epoch, lease_until), outbox_publishers the live
+// replicas (worker_id, alive_until). Every partition_heartbeat (default
+// lease/4) a replica, in one transaction: renews its membership; renews
+// the leases of its partitions fenced by (owner, epoch), and counts those
+// not renewed as lost; computes its fair share ceil(partitions / live
+// members); releases the partitions above it; acquires unowned or expired
+// ones up to it (FOR UPDATE SKIP LOCKED, epoch + 1, never waiting, so
+// heartbeats cannot deadlock). It acquires once before its first claim,
+// and on a graceful stop releases its partitions and deletes its
+// membership, so the others take them at their next heartbeat (a publish
+// gap of at most one heartbeat for those keys). Claims and reclaims use
+// only the partitions owned while their leases last by the local clock.
+//
+// Leases and membership last lease - heartbeat. A replica killed at t
+// renewed last at some t0 <= t, so its partitions and membership expire at
+// t0 + lease - heartbeat, and each survivor's next heartbeat, at most one
+// heartbeat later, sees fewer members, a larger share and free
+// partitions: they move by t + lease. Its claimed rows are taken over by
+// the partitions' new owners when their own lease expires (reclaim covers
+// only the replica's partitions, under the same partition locks).
+// Metrics: outbox_partitions_owned, outbox_partition_moves_total{reason=
+// acquired|released|lost}.
+//
+// Ownership only divides the work; per-key order and exclusive claims do
+// not depend on it. Two replicas can believe they own one partition for a
+// while: the old owner's lease ended (a pause, a slow heartbeat) and a
+// survivor acquired it before the old owner's next heartbeat finds its
+// renewal refused (epoch changed) and drops it. Meanwhile both claim from
+// it, and:
+//
+//   - their claims of that partition take its advisory lock, so they are
+//     serialized exactly as all claims were before partitions: the later
+//     one's snapshot sees the earlier one's rows as publishing, which block
+//     their keys (head-of-line rule);
+//   - even without that lock (e.g. during a rolling upgrade: replicas of the
+//     previous release take the old schema lock exclusively, new ones take
+//     it shared, so old and new still serialize) the row-level rules hold:
+//     FOR UPDATE gives a row to one transaction only and re-checks
+//     status = 'pending' on the version it locks, so no row is claimed
+//     twice; a claim that skipped or lost a locked earlier row of a key
+//     does not take the key's later rows (the "ordered" count); and the
+//     next rows of a key are claimable only after the batch holding the
+//     earlier ones recorded its outcome;
+//   - every write of a claim's outcome is fenced by its lock_token, which
+//     ownership never changes: losing a partition does not revoke a batch
+//     in flight, which completes (or is taken over after its row lease) as
+//     before.
+//
+// So a handover can cost a duplicate claim attempt, never an order
+// violation or a double claim (TestOverlappingOwnersNeitherReorderNorDoubleClaim
+// forces overlapping owners). A hot partition holds other keys too, but
+// only as a hot key does: a claim takes other keys' rows around it, the
+// partition being claimed by one replica at a time only limits that
+// partition to one replica's publishing concurrency.
 //
 // # Fencing, leases and takeover
 //
@@ -98,7 +165,8 @@
 // its claim changes nothing (outbox_fenced_writes_total counts refused
 // rows). Outcomes of a batch are written in one transaction. A batch
 // extends its lease every lease/3 while it publishes. Every
-// reclaim_interval each replica, under the same advisory lock, returns rows
+// reclaim_interval each replica, under the same partition locks and for its
+// own partitions only, returns rows
 // whose lease expired or that were claimed more than max_processing ago to
 // pending (lock cleared, last_error and error_history record the takeover)
 // and counts them (outbox_takeovers_total); outbox_stuck_processing_events

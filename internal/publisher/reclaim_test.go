@@ -32,7 +32,9 @@ func TestReclaimIsNotStarvedBySlowClaims(t *testing.T) {
 	pt.Insert(t, db.Pool, pt.Writer(t, false), pt.VideoEvent(pt.AggregateID(1), 1, 0))
 	ctx := context.Background()
 	// A replica that claimed the row and died: its lease runs out.
-	if _, err := data.NewStore(db.Pool).Claim(ctx, biz.ClaimRequest{Worker: "dead", Token: uuid.New(), Limit: 10, Lease: 100 * time.Millisecond}); err != nil {
+	s := data.NewStore(db.Pool)
+	all := pt.AllPartitions(t, s)
+	if _, err := s.Claim(ctx, biz.ClaimRequest{Worker: "dead", Token: uuid.New(), Limit: 10, Lease: 100 * time.Millisecond, Partitions: all}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -47,7 +49,7 @@ func TestReclaimIsNotStarvedBySlowClaims(t *testing.T) {
 			defer hogs.Done()
 			for hogCtx.Err() == nil {
 				_ = pgx.BeginFunc(hogCtx, db.Pool, func(tx pgx.Tx) error {
-					if err := outboxdb.New(tx).LockClaims(hogCtx); err != nil {
+					if err := outboxdb.New(tx).LockClaimPartitions(hogCtx, all); err != nil {
 						return err
 					}
 					time.Sleep(400 * time.Millisecond)

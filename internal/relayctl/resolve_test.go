@@ -28,10 +28,18 @@ func TestFailedResolve(t *testing.T) {
 	// The next version of the failed row's aggregate waits behind it.
 	exec(t, db, `UPDATE outbox_events o SET aggregate_id = f.aggregate_id, ordering_key = f.ordering_key, aggregate_version = 2
 		FROM outbox_events f WHERE f.id = $1 AND o.id = $2`, failed.ID, behind.ID)
+	partitions, err := outboxdb.New(db.Pool).ListOutboxPartitions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []int32 // a claim of one replica owning every partition
+	for _, p := range partitions {
+		all = append(all, p.Partition)
+	}
 	claim := func() []int64 {
 		t.Helper()
 		got, err := outboxdb.New(db.Pool).ClaimOutboxEvents(context.Background(), outboxdb.ClaimOutboxEventsParams{
-			WorkerID: "test", LockToken: uuid.New(), LeaseSeconds: 30, BatchSize: 10,
+			WorkerID: "test", LockToken: uuid.New(), LeaseSeconds: 30, BatchSize: 10, Partitions: all,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -97,7 +105,7 @@ func TestFailedResolve(t *testing.T) {
 	var status, reason, command, by, why string
 	var details []byte
 	var resolvedAt bool
-	err := db.Pool.QueryRow(context.Background(), `SELECT o.status, o.error_reason, o.resolved_at IS NOT NULL, a.command, a.requested_by, a.reason, a.details
+	err = db.Pool.QueryRow(context.Background(), `SELECT o.status, o.error_reason, o.resolved_at IS NOT NULL, a.command, a.requested_by, a.reason, a.details
 		FROM outbox_events o JOIN admin_audit a ON a.id = o.resolve_audit_id WHERE o.id = $1`, failed.ID).
 		Scan(&status, &reason, &resolvedAt, &command, &by, &why, &details)
 	if err != nil {

@@ -68,6 +68,18 @@ type OutboxEvent struct {
 	ResolveAuditID   pgtype.Int8
 }
 
+type OutboxPartition struct {
+	Partition  int32
+	Owner      pgtype.Text
+	Epoch      int64
+	LeaseUntil pgtype.Timestamptz
+}
+
+type OutboxPublisher struct {
+	WorkerID   string
+	AliveUntil time.Time
+}
+
 type OutboxReplay struct {
 	ID          int64
 	RequestedBy string

@@ -50,6 +50,9 @@ type ClaimRequest struct {
 	Token  uuid.UUID
 	Limit  int
 	Lease  time.Duration
+	// Partitions are the outbox partitions to claim from (the replica's
+	// own); rows of other partitions are not claimed.
+	Partitions []int32
 }
 
 // Published is a row Pub/Sub accepted.
@@ -135,8 +138,14 @@ type Store interface {
 	Release(ctx context.Context, token uuid.UUID, ids []int64) (int64, error)
 	// ExtendLease pushes the lease of claimed rows to now + lease.
 	ExtendLease(ctx context.Context, token uuid.UUID, ids []int64, lease time.Duration) (int64, error)
-	// Reclaim returns expired claims to pending.
-	Reclaim(ctx context.Context, maxProcessing time.Duration) ([]Takeover, error)
+	// Reclaim returns expired claims of the given partitions to pending.
+	Reclaim(ctx context.Context, maxProcessing time.Duration, partitions []int32) ([]Takeover, error)
+	// Heartbeat renews the replica's membership and partition leases and
+	// balances its partitions toward FairShare, in one transaction.
+	Heartbeat(ctx context.Context, req HeartbeatRequest) (Heartbeat, error)
+	// Leave releases the owned partitions and removes the membership; it
+	// returns how many partitions were released.
+	Leave(ctx context.Context, worker string, owned []OwnedPartition) (int64, error)
 	// Stats reads the gauges.
 	Stats(ctx context.Context, maxProcessing time.Duration) (Stats, error)
 	// DeletePublished deletes up to limit published rows older than age.

@@ -70,13 +70,19 @@ func every(ctx context.Context, d time.Duration, f func(context.Context)) {
 // reclaimLoop returns expired claims to pending every reclaim interval.
 func (r *Relay) reclaimLoop(ctx context.Context) {
 	every(ctx, r.cfg.ReclaimInterval.D(), func(ctx context.Context) {
-		// The reclaim queues for the claim lock behind other replicas'
-		// claims. Bounded by the interval alone, it gave up every tick while
+		// The reclaim queues for its partitions' claim locks behind claims
+		// of them (other replicas' during a handover). Bounded by the interval alone, it gave up every tick while
 		// slow claims held the lock in turn, and expired claims stayed
 		// stuck; a lease is how long a takeover may reasonably wait.
 		cctx, cancel := context.WithTimeout(ctx, max(r.cfg.ReclaimInterval.D(), r.cfg.Lease.D()))
 		defer cancel()
-		taken, err := r.store.Reclaim(cctx, r.cfg.MaxProcessing.D())
+		// Only the replica's own partitions: each partition's owner takes
+		// over its expired claims, under the same partition locks as claims.
+		parts := r.own.Partitions()
+		if len(parts) == 0 {
+			return
+		}
+		taken, err := r.store.Reclaim(cctx, r.cfg.MaxProcessing.D(), parts)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.m.StoreErrors.WithLabelValues("reclaim").Inc()

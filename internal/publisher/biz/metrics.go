@@ -34,10 +34,12 @@ type Metrics struct {
 	ClaimDuration    prometheus.Histogram
 	EmptyClaims      prometheus.Counter
 	WakeupArmed      prometheus.Gauge
+	PartitionsOwned  prometheus.Gauge
+	PartitionMoves   *prometheus.CounterVec
 }
 
 // storeOps are the op labels of outbox_store_errors_total.
-var storeOps = []string{"claim", "complete", "release", "extend_lease", "reclaim", "stats", "retention", "wakeup"}
+var storeOps = []string{"claim", "complete", "release", "extend_lease", "reclaim", "stats", "retention", "wakeup", "partition_heartbeat", "partition_leave"}
 
 // globalGauge ends the help of the gauges read from the whole outbox table:
 // every replica reports the same value, so sum() over replicas multiplies
@@ -89,16 +91,22 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Rows per non-empty claim.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14)}),
 		ClaimDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "outbox_claim_duration_seconds",
-			Help:    "Duration of claim transactions (serialized across replicas).",
+			Help:    "Duration of claim transactions (serialized per outbox partition).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
 		EmptyClaims: prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_empty_claims_total",
 			Help: "Claims that found no ready row (idle polls, confirmations before waiting for a NOTIFY)."}),
 		WakeupArmed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_wakeup_armed",
 			Help: "1 while this replica is idle and has asked writers to NOTIFY; 0 while it claims after each fetch cooldown by itself."}),
+		PartitionsOwned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_partitions_owned",
+			Help: "Outbox partitions this replica owns (claims from); the replicas' sum is the partition count when balanced."}),
+		PartitionMoves: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_partition_moves_total",
+			Help: "Outbox partition ownership changes of this replica: acquired, released (above its fair share or at shutdown), lost (lease ended, taken over)."},
+			[]string{"reason"}),
 	}
 	for _, c := range []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
-		m.IndexBytes, m.Reindexed, m.ReindexFailed, m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed} {
+		m.IndexBytes, m.Reindexed, m.ReindexFailed, m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed,
+		m.PartitionsOwned, m.PartitionMoves} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering the relay's metrics: %w", err)
 		}
@@ -107,6 +115,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	// alerts see zeros.
 	for _, op := range storeOps {
 		m.StoreErrors.WithLabelValues(op)
+	}
+	for _, r := range []string{"acquired", "released", "lost"} {
+		m.PartitionMoves.WithLabelValues(r)
 	}
 	for _, r := range errclass.All {
 		m.Failed.WithLabelValues(string(r))

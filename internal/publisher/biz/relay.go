@@ -37,6 +37,7 @@ type Relay struct {
 	m       *Metrics
 	log     *slog.Logger
 	backoff Backoff
+	own     *Ownership // the partitions this replica claims from
 
 	wake         chan struct{} // capacity 1: coalesced wake-ups
 	stopClaiming chan struct{} // closed by Drain
@@ -60,6 +61,7 @@ func NewRelay(cfg config.Outbox, store Store, sink Sink, wakeup Wakeup, live Liv
 		cfg: cfg, store: store, sink: sink, wakeup: wakeup, live: live, m: m,
 		log:          log.With("worker", cfg.WorkerID),
 		backoff:      Backoff{Base: cfg.BaseBackoff.D(), Max: cfg.MaxBackoff.D(), Full: cfg.Jitter == "full"},
+		own:          NewOwnership(store, cfg.WorkerID, cfg.Lease.D(), cfg.PartitionHeartbeat.D(), m, log.With("worker", cfg.WorkerID)),
 		wake:         make(chan struct{}, 1),
 		stopClaiming: make(chan struct{}),
 		work:         work,
@@ -91,10 +93,14 @@ func (r *Relay) Run(ctx context.Context) error {
 	stopAbandon := context.AfterFunc(ctx, r.abandon)
 	defer stopAbandon()
 
+	// Acquire this replica's partitions before the first claim (a failure
+	// is retried by the heartbeat loop; claims find nothing meanwhile).
+	r.own.beat(ctx)
 	bg, stopBG := context.WithCancel(ctx)
 	var bgWG sync.WaitGroup
 	for _, loop := range []func(context.Context){
 		func(ctx context.Context) { r.wakeup.Listen(ctx, r.signal) },
+		func(ctx context.Context) { r.own.Run(ctx, r.signal) },
 		r.reclaimLoop,
 		r.statsLoop,
 		r.retentionLoop,
@@ -110,6 +116,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	r.workers.Wait()
 	stopBG()
 	bgWG.Wait()
+	r.leave()
 	r.log.Info("outbox relay stopped")
 	return nil
 }
@@ -280,9 +287,13 @@ func (r *Relay) claim(ctx context.Context) (Batch, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.Lease.D())
 	defer cancel()
+	parts := r.own.Partitions()
+	if len(parts) == 0 {
+		return Batch{Token: token}, nil // owns no partition (yet)
+	}
 	start := time.Now()
 	events, err := r.store.Claim(cctx, ClaimRequest{
-		Worker: r.cfg.WorkerID, Token: token, Limit: r.cfg.BulkSize, Lease: r.cfg.Lease.D(),
+		Worker: r.cfg.WorkerID, Token: token, Limit: r.cfg.BulkSize, Lease: r.cfg.Lease.D(), Partitions: parts,
 	})
 	r.m.ClaimDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
@@ -292,6 +303,16 @@ func (r *Relay) claim(ctx context.Context) (Batch, error) {
 		r.m.ClaimBatchSize.Observe(float64(len(events)))
 	}
 	return Batch{Token: token, Events: events}, nil
+}
+
+// leave hands the partitions over at the end of Run (drained, or ctx
+// ended), with a detached context.
+func (r *Relay) leave() {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := r.own.Leave(ctx); err != nil {
+		r.log.Error("outbox partitions return after their lease", "error", err)
+	}
 }
 
 // release hands rows back to pending with a detached context.

@@ -45,8 +45,9 @@ type Database = postgres.Settings
 
 // ClaimSessionIdleLimit ends a publisher session that stays idle inside a
 // transaction this long. Claim transactions last milliseconds; a replica
-// frozen mid-claim (SIGSTOP, a stalled VM) would otherwise hold the claim
-// lock, and so stop every replica, for as long as it is frozen.
+// frozen mid-claim (SIGSTOP, a stalled VM) would otherwise hold its
+// partitions' claim locks, and so stop every replica that takes them over,
+// for as long as it is frozen.
 const ClaimSessionIdleLimit = 10 * time.Second
 
 // PoolConfig returns the publisher's connection settings: the database
@@ -77,6 +78,10 @@ type Outbox struct {
 	FetchCooldown conf.Duration `yaml:"fetch_cooldown" env:"OUTBOX_FETCH_COOLDOWN_SECONDS" zero:"allowed"`
 	// Lease is how long a claim is valid without extension.
 	Lease conf.Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
+	// PartitionHeartbeat is how often a replica renews its membership and
+	// its outbox partitions' leases (which last lease - heartbeat) and
+	// rebalances them (0: lease/4; at most lease/3).
+	PartitionHeartbeat conf.Duration `yaml:"partition_heartbeat" env:"OUTBOX_PARTITION_HEARTBEAT_SECONDS" zero:"allowed"`
 	// ReclaimInterval is how often expired claims are taken over.
 	ReclaimInterval conf.Duration `yaml:"reclaim_interval" env:"OUTBOX_RECLAIM_INTERVAL_SECONDS"`
 	// MaxProcessing bounds a claim even when its lease keeps being extended.
@@ -353,6 +358,12 @@ func (o *Outbox) Check(name Namer) error {
 		return fmt.Errorf("%s must be >= %d (or rebuilds disabled), got %v", name("ReindexBloatFactor"), MinReindexBloatFactor, o.ReindexBloatFactor)
 	case o.ReindexMinBytes < 0:
 		return fmt.Errorf("%s must be >= 0, got %d", name("ReindexMinBytes"), o.ReindexMinBytes)
+	case o.PartitionHeartbeat.D() < 0 || o.PartitionHeartbeat.D() > o.Lease.D()/3:
+		return fmt.Errorf("%s must be in 0..%s (a third of %s; 0 means a quarter), got %s",
+			name("PartitionHeartbeat"), conf.Duration(o.Lease.D()/3), name("Lease"), o.PartitionHeartbeat)
+	}
+	if o.PartitionHeartbeat == 0 {
+		o.PartitionHeartbeat = conf.Duration(o.Lease.D() / 4)
 	}
 	switch o.Jitter {
 	case "equal", "full":

@@ -37,7 +37,8 @@ func TestShippedConfigLoads(t *testing.T) {
 	}
 	if c.Outbox.Concurrency != 8 || c.Outbox.Lease.D() != 45*time.Second || c.Outbox.PollInterval.D() != 250*time.Millisecond ||
 		c.HTTP.Addr() != ":9100" || c.Outbox.WorkerID != "replica-a" || c.Database.MaxConns != 12 ||
-		c.Publish.ReadyTopic != "catalog.video.events" || c.Database.Schema != "catalog" {
+		c.Publish.ReadyTopic != "catalog.video.events" || c.Database.Schema != "catalog" ||
+		c.Outbox.PartitionHeartbeat.D() != 45*time.Second/4 {
 		t.Fatalf("loaded %+v", c)
 	}
 }
@@ -67,6 +68,8 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{map[string]string{"OUTBOX_POLL_INTERVAL_SECONDS": "0"}, []string{"outbox.poll_interval", "OUTBOX_POLL_INTERVAL_SECONDS"}},
 		{map[string]string{"OUTBOX_LEASE_SECONDS": "soon"}, []string{"outbox.lease", "OUTBOX_LEASE_SECONDS"}},
 		{map[string]string{"OUTBOX_LEASE_SECONDS": "0.1"}, []string{"outbox.lease", "OUTBOX_LEASE_SECONDS"}},
+		{map[string]string{"OUTBOX_PARTITION_HEARTBEAT_SECONDS": "11"}, []string{"outbox.partition_heartbeat", "OUTBOX_PARTITION_HEARTBEAT_SECONDS", "10s", "outbox.lease"}},
+		{map[string]string{"OUTBOX_PARTITION_HEARTBEAT_SECONDS": "-1"}, []string{"outbox.partition_heartbeat", "OUTBOX_PARTITION_HEARTBEAT_SECONDS"}},
 		{map[string]string{"OUTBOX_RECLAIM_INTERVAL_SECONDS": "-1"}, []string{"outbox.reclaim_interval", "OUTBOX_RECLAIM_INTERVAL_SECONDS"}},
 		{map[string]string{"OUTBOX_MAX_PROCESSING_SECONDS": "10"}, []string{"outbox.max_processing", "OUTBOX_MAX_PROCESSING_SECONDS"}},
 		{map[string]string{"OUTBOX_MAX_ATTEMPTS": "0"}, []string{"outbox.max_attempts", "OUTBOX_MAX_ATTEMPTS"}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 	"github.com/eventrelay/eventrelay/internal/publisher/data"
+	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -37,7 +38,8 @@ func BenchmarkClaimWithBacklog(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := data.NewStore(db.Pool)
-	if _, err := s.Claim(ctx, biz.ClaimRequest{Worker: "in-flight", Token: uuid.New(), Limit: 2000, Lease: time.Hour}); err != nil {
+	all := pt.AllPartitions(b, s)
+	if _, err := s.Claim(ctx, biz.ClaimRequest{Worker: "in-flight", Token: uuid.New(), Limit: 2000, Lease: time.Hour, Partitions: all}); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := db.Pool.Exec(ctx, `VACUUM ANALYZE outbox_events`); err != nil {
@@ -46,7 +48,7 @@ func BenchmarkClaimWithBacklog(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		token := uuid.New()
-		evs, err := s.Claim(ctx, biz.ClaimRequest{Worker: "bench", Token: token, Limit: 500, Lease: time.Minute})
+		evs, err := s.Claim(ctx, biz.ClaimRequest{Worker: "bench", Token: token, Limit: 500, Lease: time.Minute, Partitions: all})
 		if err != nil || len(evs) != 500 {
 			b.Fatalf("claim: %d rows, %v", len(evs), err)
 		}

@@ -51,7 +51,7 @@ func TestClaimWithAnOlderNowKeepsKeyOrder(t *testing.T) {
 
 			switch how {
 			case "reclaim":
-				if tk, err := s.Reclaim(ctx, time.Hour); err != nil || len(tk) != 1 {
+				if tk, err := s.Reclaim(ctx, time.Hour, pt.AllPartitions(t, s)); err != nil || len(tk) != 1 {
 					t.Fatalf("reclaim = %v, %v", tk, err)
 				}
 			case "replay":
@@ -64,11 +64,11 @@ func TestClaimWithAnOlderNowKeepsKeyOrder(t *testing.T) {
 			}
 
 			q := outboxdb.New(tx)
-			if err := q.LockClaims(ctx); err != nil {
+			if err := q.LockClaimPartitions(ctx, pt.AllPartitions(t, s)); err != nil {
 				t.Fatal(err)
 			}
 			rows, err := q.ClaimOutboxEvents(ctx, outboxdb.ClaimOutboxEventsParams{
-				WorkerID: "late", LockToken: uuid.New(), LeaseSeconds: 60, BatchSize: 10,
+				WorkerID: "late", LockToken: uuid.New(), LeaseSeconds: 60, BatchSize: 10, Partitions: pt.AllPartitions(t, s),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -120,10 +120,10 @@ func TestClaimDoesNotSkipAHeadRowLockedByAFencedWrite(t *testing.T) {
 	}
 	defer reclaim.Rollback(ctx) //nolint:errcheck
 	rq := outboxdb.New(reclaim)
-	if err := rq.LockClaims(ctx); err != nil {
+	if err := rq.LockClaimPartitions(ctx, pt.AllPartitions(t, s)); err != nil {
 		t.Fatal(err)
 	}
-	if tk, err := rq.ReclaimOutboxEvents(ctx, time.Hour.Seconds()); err != nil || len(tk) != 1 {
+	if tk, err := rq.ReclaimOutboxEvents(ctx, outboxdb.ReclaimOutboxEventsParams{MaxProcessingSeconds: time.Hour.Seconds(), Partitions: pt.AllPartitions(t, s)}); err != nil || len(tk) != 1 {
 		t.Fatalf("reclaim = %v, %v", tk, err)
 	}
 	zombie, err := db.Pool.Begin(ctx)

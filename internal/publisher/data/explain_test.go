@@ -14,6 +14,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 	"github.com/eventrelay/eventrelay/internal/publisher/data"
+	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -66,7 +67,9 @@ func explain(t *testing.T, pool *pgxpool.Pool, q []any) string {
 // published rows and some blocked keys, that the candidate scan walks
 // outbox_events_pending_idx in id order and the head-of-line NOT EXISTS
 // probes outbox_events_blocking_idx, so a claim costs about the batch size,
-// not the table size.
+// not the table size. The claim is one replica's of two (half of the
+// partitions): the partition filter is evaluated on the index's
+// ordering_key and passes the other half over.
 func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t)
@@ -106,7 +109,13 @@ func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 	defer traced.Close()
 	s := data.NewStore(traced)
 	start := time.Now()
-	evs, err := s.Claim(ctx, biz.ClaimRequest{Worker: "explain", Token: uuid.New(), Limit: 500, Lease: time.Minute})
+	var half []int32
+	for _, p := range pt.AllPartitions(t, s) {
+		if p%2 == 0 {
+			half = append(half, p)
+		}
+	}
+	evs, err := s.Claim(ctx, biz.ClaimRequest{Worker: "explain", Token: uuid.New(), Limit: 500, Lease: time.Minute, Partitions: half})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +130,13 @@ func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 		}
 	}
 	for _, e := range evs {
+		var p int32
+		if err := db.Pool.QueryRow(ctx, `SELECT outbox_partition_of($1)`, e.OrderingKey).Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		if p%2 != 0 {
+			t.Fatalf("claimed %s of partition %d, not among the claim's", e.OrderingKey, p)
+		}
 		if blocked[e.OrderingKey] {
 			t.Fatalf("claimed %s v%d behind a failed or retry-waiting head", e.OrderingKey, e.AggregateVersion)
 		}
@@ -128,7 +144,7 @@ func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 
 	plan := explain(t, db.Pool, rec.queries["ClaimOutboxEvents"])
 	t.Logf("claim plan:\n%s", plan)
-	for _, want := range []string{"outbox_events_pending_idx", "outbox_events_blocking_idx", "outbox_events_pending_key_idx"} {
+	for _, want := range []string{"outbox_events_pending_idx", "outbox_events_blocking_idx", "outbox_events_pending_key_idx", "hashtext(ordering_key)"} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("claim plan does not use %s", want)
 		}

@@ -43,13 +43,14 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 	return postgres.CheckSchema(ctx, s.pool, postgres.PublisherTables)
 }
 
-// inLockedTx runs f in a transaction whose first statement takes the claim
-// lock, so claims and reclaims of all replicas are serialized.
-func (s *Store) inLockedTx(ctx context.Context, f func(q *outboxdb.Queries) error) error {
+// inLockedTx runs f in a transaction whose first statement takes the
+// claim locks of partitions, so claims and reclaims of one partition (by
+// any replica) are serialized.
+func (s *Store) inLockedTx(ctx context.Context, partitions []int32, f func(q *outboxdb.Queries) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := outboxdb.New(tx)
-		if err := q.LockClaims(ctx); err != nil {
-			return fmt.Errorf("taking the claim lock: %w", err)
+		if err := q.LockClaimPartitions(ctx, partitions); err != nil {
+			return fmt.Errorf("taking the partitions' claim locks: %w", err)
 		}
 		return f(q)
 	})
@@ -58,13 +59,14 @@ func (s *Store) inLockedTx(ctx context.Context, f func(q *outboxdb.Queries) erro
 // Claim implements biz.Store.
 func (s *Store) Claim(ctx context.Context, req biz.ClaimRequest) ([]biz.Event, error) {
 	var rows []outboxdb.ClaimOutboxEventsRow
-	err := s.inLockedTx(ctx, func(q *outboxdb.Queries) error {
+	err := s.inLockedTx(ctx, req.Partitions, func(q *outboxdb.Queries) error {
 		var err error
 		rows, err = q.ClaimOutboxEvents(ctx, outboxdb.ClaimOutboxEventsParams{
 			WorkerID:     req.Worker,
 			LockToken:    req.Token,
 			LeaseSeconds: req.Lease.Seconds(),
 			BatchSize:    int32(req.Limit),
+			Partitions:   req.Partitions,
 		})
 		return err
 	})
@@ -189,11 +191,13 @@ func (s *Store) ExtendLease(ctx context.Context, token uuid.UUID, ids []int64, l
 }
 
 // Reclaim implements biz.Store.
-func (s *Store) Reclaim(ctx context.Context, maxProcessing time.Duration) ([]biz.Takeover, error) {
+func (s *Store) Reclaim(ctx context.Context, maxProcessing time.Duration, partitions []int32) ([]biz.Takeover, error) {
 	var rows []outboxdb.ReclaimOutboxEventsRow
-	err := s.inLockedTx(ctx, func(q *outboxdb.Queries) error {
+	err := s.inLockedTx(ctx, partitions, func(q *outboxdb.Queries) error {
 		var err error
-		rows, err = q.ReclaimOutboxEvents(ctx, maxProcessing.Seconds())
+		rows, err = q.ReclaimOutboxEvents(ctx, outboxdb.ReclaimOutboxEventsParams{
+			MaxProcessingSeconds: maxProcessing.Seconds(), Partitions: partitions,
+		})
 		return err
 	})
 	if err != nil {

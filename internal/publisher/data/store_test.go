@@ -26,7 +26,7 @@ func ctxT(t *testing.T) context.Context {
 func claim(t *testing.T, s *data.Store, limit int, lease time.Duration) (uuid.UUID, []biz.Event) {
 	t.Helper()
 	token := uuid.New()
-	evs, err := s.Claim(ctxT(t), biz.ClaimRequest{Worker: "w-" + token.String()[:8], Token: token, Limit: limit, Lease: lease})
+	evs, err := s.Claim(ctxT(t), biz.ClaimRequest{Worker: "w-" + token.String()[:8], Token: token, Limit: limit, Lease: lease, Partitions: pt.AllPartitions(t, s)})
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
@@ -161,7 +161,7 @@ func TestFencedWritesAndReclaim(t *testing.T) {
 		t.Fatalf("claimed %d rows, want 2", len(evs))
 	}
 	// Not expired yet: nothing to reclaim.
-	if taken, err := s.Reclaim(ctxT(t), time.Hour); err != nil || len(taken) != 0 {
+	if taken, err := s.Reclaim(ctxT(t), time.Hour, pt.AllPartitions(t, s)); err != nil || len(taken) != 0 {
 		t.Fatalf("reclaim before expiry = %v, %v", taken, err)
 	}
 	// The lease runs out (set, not slept: a loaded machine took longer than
@@ -169,7 +169,7 @@ func TestFencedWritesAndReclaim(t *testing.T) {
 	if _, err := db.Pool.Exec(ctxT(t), `UPDATE outbox_events SET lease_until = now() - interval '1 second' WHERE lock_token = $1`, stale); err != nil {
 		t.Fatal(err)
 	}
-	taken, err := s.Reclaim(ctxT(t), time.Hour)
+	taken, err := s.Reclaim(ctxT(t), time.Hour, pt.AllPartitions(t, s))
 	if err != nil || len(taken) != 2 || taken[0].PreviousWorker != "w-"+stale.String()[:8] {
 		t.Fatalf("reclaim = %+v, %v", taken, err)
 	}
@@ -217,7 +217,7 @@ func TestFencedWritesAndReclaim(t *testing.T) {
 	if err != nil || st.Stuck != 1 || st.Publishing != 1 {
 		t.Fatalf("stats with an over-long claim = %+v, %v", st, err)
 	}
-	if taken, err := s.Reclaim(ctxT(t), 5*time.Minute); err != nil || len(taken) != 1 {
+	if taken, err := s.Reclaim(ctxT(t), 5*time.Minute, pt.AllPartitions(t, s)); err != nil || len(taken) != 1 {
 		t.Fatalf("reclaim over max_processing = %+v, %v", taken, err)
 	}
 	var hist []map[string]any

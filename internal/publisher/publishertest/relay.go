@@ -45,6 +45,9 @@ func Config(worker string, ps gpubsub.Config) config.Config {
 	o.PollInterval = conf.Duration(100 * time.Millisecond)
 	o.Lease = conf.Duration(10 * time.Second) // no takeover under a loaded test machine
 	o.ReclaimInterval = conf.Duration(500 * time.Millisecond)
+	// Replicas started together share the partitions within a few
+	// heartbeats (the daemon's default is lease/4).
+	o.PartitionHeartbeat = conf.Duration(200 * time.Millisecond)
 	o.MaxProcessing = conf.Duration(time.Minute)
 	o.BaseBackoff = conf.Duration(50 * time.Millisecond)
 	o.MaxBackoff = conf.Duration(time.Second)
@@ -134,4 +137,19 @@ func CountStatus(t testing.TB, pool *pgxpool.Pool, status string) int {
 		t.Fatalf("counting %s rows: %v", status, err)
 	}
 	return n
+}
+
+// AllPartitions lists every outbox partition, for claims and reclaims made
+// directly through the store (a replica that owns them all).
+func AllPartitions(t testing.TB, s *data.Store) []int32 {
+	t.Helper()
+	owners, err := s.Partitions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := make([]int32, len(owners))
+	for i, o := range owners {
+		parts[i] = o.Partition
+	}
+	return parts
 }

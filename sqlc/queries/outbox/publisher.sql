@@ -3,17 +3,25 @@
 -- fenced by (lock_token, status = 'publishing'): a worker that lost its
 -- lease changes nothing.
 
--- LockClaims serializes claim and reclaim transactions of all replicas on
--- one schema's outbox. It must be the first statement of the transaction;
--- the lock is released at commit or rollback.
--- name: LockClaims :exec
-SELECT pg_advisory_xact_lock(hashtextextended('eventrelay.outbox.claim.' || current_schema(), 0));
+-- LockClaimPartitions serializes the claim and reclaim transactions that
+-- work on one partition (outbox_partitions): it takes the transaction-level
+-- advisory lock of each partition in @partitions, in ascending order (two
+-- replicas whose sets overlap during a handover cannot deadlock), and the
+-- schema's old claim lock in shared mode, so replicas of the previous
+-- release (which take it exclusively) still serialize with these during a
+-- rolling upgrade. It must be the first statement of the transaction; the
+-- locks are released at commit or rollback.
+-- name: LockClaimPartitions :exec
+SELECT pg_advisory_xact_lock_shared(hashtextextended('eventrelay.outbox.claim.' || current_schema(), 0)),
+       count(pg_advisory_xact_lock(hashtext('eventrelay.outbox.claim.' || current_schema()), s.partition))
+FROM (SELECT DISTINCT unnest(@partitions::int[]) AS partition ORDER BY 1) AS s;
 
--- ClaimOutboxEvents claims up to batch_size ready rows, oldest first. A row
--- is claimable only when no earlier row of its (topic, ordering_key) is in
+-- ClaimOutboxEvents claims up to batch_size ready rows of the given
+-- partitions (outbox_partition_of(ordering_key)), oldest first. A row is
+-- claimable only when no earlier row of its (topic, ordering_key) is in
 -- flight, failed, or waiting for a retry, and every earlier pending row of
--- its key is claimed with it (head-of-line rule). Run it after LockClaims
--- in the same transaction.
+-- its key is claimed with it (head-of-line rule). Run it after
+-- LockClaimPartitions of the same partitions in the same transaction.
 --
 -- "Ready" (candidate) and "waiting for a retry" (blocking) are evaluated
 -- with the same now(), and a pending row is one or the other: fresh,
@@ -25,15 +33,18 @@ SELECT pg_advisory_xact_lock(hashtextextended('eventrelay.outbox.claim.' || curr
 -- then the later rows of its key must wait too: "ordered" counts, per
 -- locked row, the pending rows of its key before it and keeps the row only
 -- when all of them were locked by this claim (the skipped ones are
--- missing). Claims are serialized by the claim lock, so such a lock is
--- never another claim's: it is a fenced late write of a publisher that
--- lost its lease, racing the takeover (Postgres keeps the lock it took to
--- re-check the row until that transaction ends), or an operator's UPDATE.
+-- missing). Claims of one partition are serialized by its lock (and a
+-- key lives in one partition), so such a lock is normally not another
+-- claim's: it is a fenced late write of a publisher that lost its lease,
+-- racing the takeover (Postgres keeps the lock it took to re-check the row
+-- until that transaction ends), or an operator's UPDATE. The rule holds
+-- whoever holds the lock, so it does not depend on the partition locks.
 -- Rows dropped there stay locked by this transaction until it commits and
 -- are claimed by a later claim, in order.
 --
--- Plan: the candidates come from outbox_events_pending_idx in id order; for
--- each, the NOT EXISTS probes outbox_events_blocking_idx on (topic,
+-- Plan: the candidates come from outbox_events_pending_idx in id order
+-- (the partition is computed from the index's ordering_key, rows of other
+-- partitions are passed over); for each, the NOT EXISTS probes outbox_events_blocking_idx on (topic,
 -- ordering_key, id < c.id), and "ordered" counts on
 -- outbox_events_pending_key_idx. "OFFSET 0" keeps the NOT EXISTS a
 -- correlated subplan: without it the planner may turn it into an anti join
@@ -45,6 +56,7 @@ WITH locked AS (
     FROM outbox_events c
     WHERE c.status = 'pending'
       AND c.next_attempt_at <= now()
+      AND outbox_partition_of(c.ordering_key) = ANY(@partitions::int[])
       AND NOT EXISTS (
           SELECT 1
           FROM outbox_events b
@@ -172,15 +184,17 @@ WHERE id = ANY(@ids::bigint[])
   AND lock_token = @lock_token::uuid
   AND status = 'publishing';
 
--- ReclaimOutboxEvents returns rows whose lease expired, or that were
--- claimed longer than max_processing ago, to pending (takeover). Run it
--- after LockClaims in the same transaction. Returns the previous holder.
+-- ReclaimOutboxEvents returns rows of the given partitions whose lease
+-- expired, or that were claimed longer than max_processing ago, to pending
+-- (takeover). Run it after LockClaimPartitions of the same partitions in
+-- the same transaction. Returns the previous holder.
 -- name: ReclaimOutboxEvents :many
 WITH expired AS (
     SELECT id, locked_by, claimed_at
     FROM outbox_events
     WHERE status = 'publishing'
       AND (lease_until < now() OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8))
+      AND outbox_partition_of(ordering_key) = ANY(@partitions::int[])
     FOR UPDATE SKIP LOCKED
 )
 UPDATE outbox_events o
