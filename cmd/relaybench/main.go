@@ -41,8 +41,9 @@ func run() error {
 	bulk := flag.Int("bulk", 0, "claim batch / projector batch size (default 500)")
 	scale := flag.String("scale", "", "pending-row counts of the claim-latency scenario, comma separated (default 10000,100000,1000000)")
 	rates := flag.String("rates", "", "offered loads of the latency scenario, events/s, comma separated (default 200,1000 + the highest sustainable)")
-	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step (default 10s; smoke 1s)")
-	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,scale,drain,apply,latency)")
+	costRates := flag.String("cost-rates", "", "offered commit rates of the cost scenario, commits/s, comma separated (default 500,1000,2000; smoke 500)")
+	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step of latency and cost (default 10s; smoke 1s)")
+	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,scale,drain,apply,latency,cost)")
 	emulator := flag.String("emulator", "", "auto|on|off: use the real Pub/Sub emulator (default auto; smoke off)")
 	rtts := flag.String("rtts", "", "round trips of the strict Pub/Sub double in front of every server, comma separated (default 0,15ms)")
 	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 28185)")
@@ -92,6 +93,9 @@ func run() error {
 			return err
 		}
 		cfg.LatencyMax = false
+	}
+	if cfg.CostRates, err = ints(*costRates, cfg.CostRates, "-cost-rates"); err != nil {
+		return err
 	}
 	if *latencyEach != 0 {
 		cfg.LatencyEach = *latencyEach

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,5 +65,55 @@ func TestTargets(t *testing.T) {
 		if tg.Name == "publisher drain, 2 instances vs 1 (pstest)" && tg.Status != "N/A" {
 			t.Errorf("2 instances with no headroom: %s, want N/A", tg.Status)
 		}
+	}
+}
+
+func TestCostTargets(t *testing.T) {
+	cfg := Config{CostRates: []int{500, 1000, 2000}}
+	r := &Report{}
+	put := func(id string, v float64) { r.add(Measurement{ID: id, Runs: []float64{v}}) }
+	if ts := costTargets(r, cfg); len(ts) != 0 {
+		t.Fatalf("no cost measurements: want no cost targets, got %v", ts)
+	}
+	put("cost.off.r500.commit-p99", 10)
+	put("cost.off.r1000.commit-p99", 10)
+	put("cost.off.r2000.commit-p99", 10)
+	put("cost.pstest.coalesced.r500.commit-p99", 12)               // 1.2x: PASS
+	put("cost.pstest.coalesced.r1000.commit-p99", 20)              // 2x: MISS
+	put("cost.pstest.coalesced.r500.events-per-claim", 3)          // < 20: MISS
+	put("cost.pstest.coalesced.r500.published-p99", 30)            // <= 50 ms: PASS
+	put("cost.pstest.notify.r2000.commit-p99", 11)                 // not the coalesced mode: 2000 stays N/A
+	put("cost.pstest-rtt15ms.coalesced.r500.events-per-claim", 40) // not round trip 0: ignored
+
+	got := map[string]Target{}
+	r.Targets = targets(r, cfg)
+	for _, tg := range r.Targets {
+		got[tg.Name] = tg
+	}
+	want := map[string]string{
+		"events per claim at 500 commits/s, coalesced (pstest, round trip 0)":      "MISS",
+		"commit->published p99 at 500 commits/s, coalesced (pstest, round trip 0)": "PASS",
+		"writer commit p99 at 500 commits/s, relay running (coalesced) vs not":     "PASS",
+		"writer commit p99 at 1000 commits/s, relay running (coalesced) vs not":    "MISS",
+		"writer commit p99 at 2000 commits/s, relay running (coalesced) vs not":    "N/A",
+	}
+	for name, status := range want {
+		if got[name].Status != status {
+			t.Errorf("%s: %s (%v), want %s", name, got[name].Status, got[name].Figure, status)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d targets, want %d: %v", len(got), len(want), got)
+	}
+	if f := got["writer commit p99 at 1000 commits/s, relay running (coalesced) vs not"].Figure; f != 2 {
+		t.Errorf("ratio at 1000/s: %v, want 2", f)
+	}
+	// The N/A row has no figure: the JSON result says null (JSON has no NaN).
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatalf("encoding a report with an N/A target: %v", err)
+	}
+	if !strings.Contains(string(b), `"figure":null`) {
+		t.Errorf("N/A target's figure not null in %s", b)
 	}
 }

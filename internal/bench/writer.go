@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
@@ -29,8 +30,7 @@ type written struct {
 // as a catalog write does) at perSecond events/s and returns the commit times
 // and the achieved rate (perSecond is the offered rate).
 func writeLoad(ctx context.Context, db *DB, evs []Event, perSecond int, notify bool) ([]written, float64, error) {
-	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Encode, DefaultTopic: events.Topic, Notify: notify,
-		Producer: outbox.Producer{Service: "catalog", Instance: "relaybench", Version: "bench"}})
+	w, err := newLoadWriter(outbox.Config{Notify: notify})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -47,14 +47,8 @@ func writeLoad(ctx context.Context, db *DB, evs []Event, perSecond int, notify b
 				if errs[i] != nil {
 					continue
 				}
-				ev := e.Outbox()
-				ev.OccurredAt = time.Now()
-				err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-					_, err := w.InsertTx(ctx, tx, ev)
-					return err
-				})
-				if err != nil {
-					errs[i] = fmt.Errorf("writing event: %w", postgres.Classify(err))
+				if err := commitEvent(ctx, db.Pool, w, e); err != nil {
+					errs[i] = err
 					continue
 				}
 				results[i] = append(results[i], written{id: e.Meta.EventID, commitAt: time.Now()})
@@ -84,6 +78,87 @@ func writeLoad(ctx context.Context, db *DB, evs []Event, perSecond int, notify b
 			if x.commitAt.After(last) {
 				last = x.commitAt
 			}
+		}
+	}
+	return out, rate(len(out), last.Sub(start)), nil
+}
+
+// newLoadWriter is the outbox.Writer of the load generators: the catalog's
+// encoder, topic and producer, with wake-ups as set in c.
+func newLoadWriter(c outbox.Config) (*outbox.Writer, error) {
+	c.Encoder, c.DefaultTopic = events.Encode, events.Topic
+	c.Producer = outbox.Producer{Service: "catalog", Instance: "relaybench", Version: "bench"}
+	return outbox.NewWriter(c)
+}
+
+// commitEvent writes e through w in a transaction of its own, as a catalog
+// write does.
+func commitEvent(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, e Event) error {
+	ev := e.Outbox()
+	ev.OccurredAt = time.Now()
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := w.InsertTx(ctx, tx, ev)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("writing event: %w", postgres.Classify(err))
+	}
+	return nil
+}
+
+// commit is one commit of the open-loop load: when it was due to start and
+// when it returned.
+type commit struct {
+	id        uuid.UUID
+	due, done time.Time
+}
+
+// latency is the commit's duration from its scheduled start.
+func (c commit) latency() time.Duration { return c.done.Sub(c.due) }
+
+// openLoad commits evs through w on pool, one event per transaction, at
+// perSecond commits/s, open loop: commit i is due at start + i/perSecond
+// and starts then in its own goroutine whether or not earlier commits have
+// returned, waiting for a pool connection as a service's request would. A
+// stalled database therefore shows as commit latency measured from the due
+// time, not as a lower offered rate. It returns every commit and the
+// achieved rate.
+func openLoad(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, evs []Event, perSecond int) ([]commit, float64, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	out := make([]commit, len(evs))
+	var wg sync.WaitGroup
+	start := time.Now()
+	interval := time.Second / time.Duration(perSecond)
+	for i, e := range evs {
+		due := start.Add(time.Duration(i) * interval)
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := commitEvent(ctx, pool, w, e); err != nil {
+				cancel(err)
+				return
+			}
+			out[i] = commit{id: e.Meta.EventID, due: due, done: time.Now()}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, 0, err
+	}
+	var last time.Time
+	for _, c := range out {
+		if c.done.After(last) {
+			last = c.done
 		}
 	}
 	return out, rate(len(out), last.Sub(start)), nil
