@@ -48,7 +48,7 @@ func run() error {
 	rtts := flag.String("rtts", "", "round trips of the strict Pub/Sub double in front of every server, comma separated (default 0,15ms)")
 	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 28185)")
 	dbName := flag.String("db", "", "bench database name, dropped at every run (default eventrelay_bench)")
-	out := flag.String("out", "", "directory of the JSON results (default bench/results; smoke .run/bench)")
+	out := flag.String("out", "", "directory of the JSON results (default bench/results; smoke and -only runs .run/bench)")
 	readme := flag.String("readme", "", "README to rewrite the bench block of (default README.md for complete full runs, none for smoke/partial/failed runs; '-' for none)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the bench process (the in-process loops) to this file")
 	timeout := flag.Duration("timeout", 3*time.Hour, "give up after this long")
@@ -67,8 +67,10 @@ func run() error {
 	cfg.OutDir = *out
 	if cfg.OutDir == "" {
 		cfg.OutDir = "bench/results"
-		if *smoke {
-			cfg.OutDir = ".run/bench" // CI runs must not dirty the tree
+		if *smoke || *only != "" {
+			// CI runs must not dirty the tree, and a partial run must not
+			// overwrite the day's full result (same file name).
+			cfg.OutDir = ".run/bench"
 		}
 	}
 	if !filepath.IsAbs(cfg.OutDir) {

@@ -39,7 +39,8 @@ var costModes = []costMode{
 // costResult is one step: an offered commit rate in one mode.
 type costResult struct {
 	offered, achieved float64
-	commits           []time.Duration // each commit from its due time to its return
+	commits           []time.Duration // each commit from its due time to its return (or to when it was given up)
+	gaveUp            int             // commits given up: still waiting for a connection a step's length after the last was due
 	published         []time.Duration // each event from its commit's return to published_at
 	pgCPU             float64         // Postgres CPU seconds over the step (NaN: server not local)
 	claims, nonEmpty  float64         // the publisher's claims in the step, and those that returned rows
@@ -110,7 +111,7 @@ func warmWriters(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = openLoad(ctx, pool, w, evs, 2000)
+	_, _, err = openLoad(ctx, pool, w, evs, 2000, time.Minute)
 	return err
 }
 
@@ -164,7 +165,7 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		return res, err
 	}
 	a := r.cpu.sample()
-	commits, achieved, err := openLoad(ctx, pool, w, evs, perSecond)
+	commits, achieved, err := openLoad(ctx, pool, w, evs, perSecond, r.cfg.LatencyEach)
 	if err != nil {
 		return res, err
 	}
@@ -180,6 +181,9 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	}
 	for _, c := range commits {
 		res.commits = append(res.commits, c.latency())
+		if c.gaveUp {
+			res.gaveUp++
+		}
 	}
 	if pubD == nil {
 		return res, nil
@@ -200,6 +204,9 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		return res, err
 	}
 	for _, c := range commits {
+		if c.gaveUp {
+			continue
+		}
 		t := times[c.id]
 		if t.published == nil {
 			return res, fmt.Errorf("event %s is not published after the drain", c.id)
@@ -233,13 +240,14 @@ func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costR
 		r.addRun(Measurement{ID: id + metric, Scenario: "cost", Name: group + ": " + metric, Group: group, Metric: metric,
 			Backend: backend, Unit: unit, Note: res.cpu.String()}, v)
 	}
-	n := float64(len(res.commits))
+	n := float64(len(res.commits) - res.gaveUp) // events written (and, with a relay, published)
 	add("achieved", "commits/s", res.achieved)
 	add("commit-p50", "ms", Percentile(res.commits, 50))
 	add("commit-p99", "ms", Percentile(res.commits, 99))
+	add("given-up", "commits", float64(res.gaveUp))
 	add("pg-cpu-per-1k", "CPU s", res.pgCPU/n*1000)
-	line := fmt.Sprintf("  %s: committed %.0f/s; commit p50 %.1f p99 %.1f ms; Postgres %.3f CPU s per 1,000 events",
-		group, res.achieved, Percentile(res.commits, 50), Percentile(res.commits, 99), res.pgCPU/n*1000)
+	line := fmt.Sprintf("  %s: committed %.0f/s; commit p50 %.1f p99 %.1f ms, %d given up; Postgres %.3f CPU s per 1,000 events",
+		group, res.achieved, Percentile(res.commits, 50), Percentile(res.commits, 99), res.gaveUp, res.pgCPU/n*1000)
 	if m.relay {
 		perClaim := math.NaN()
 		if res.nonEmpty > 0 {

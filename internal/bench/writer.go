@@ -91,12 +91,14 @@ func newLoadWriter(c outbox.Config) (*outbox.Writer, error) {
 	return outbox.NewWriter(c)
 }
 
-// commitEvent writes e through w in a transaction of its own, as a catalog
-// write does.
-func commitEvent(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, e Event) error {
+// commitEvent writes e through w in a transaction of its own on db (a
+// pool or one of its connections), as a catalog write does.
+func commitEvent(ctx context.Context, db interface {
+	Begin(context.Context) (pgx.Tx, error)
+}, w *outbox.Writer, e Event) error {
 	ev := e.Outbox()
 	ev.OccurredAt = time.Now()
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		_, err := w.InsertTx(ctx, tx, ev)
 		return err
 	})
@@ -107,13 +109,15 @@ func commitEvent(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, e Ev
 }
 
 // commit is one commit of the open-loop load: when it was due to start and
-// when it returned.
+// when it returned, or, given up, when it was given up.
 type commit struct {
 	id        uuid.UUID
 	due, done time.Time
+	gaveUp    bool
 }
 
-// latency is the commit's duration from its scheduled start.
+// latency is the commit's duration from its due time (for a commit given
+// up, a lower bound).
 func (c commit) latency() time.Duration { return c.done.Sub(c.due) }
 
 // openLoad commits evs through w on pool, one event per transaction, at
@@ -121,15 +125,18 @@ func (c commit) latency() time.Duration { return c.done.Sub(c.due) }
 // and starts then in its own goroutine whether or not earlier commits have
 // returned, waiting for a pool connection as a service's request would. A
 // stalled database therefore shows as commit latency measured from the due
-// time, not as a lower offered rate. It returns every commit and the
-// achieved rate.
-func openLoad(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, evs []Event, perSecond int) ([]commit, float64, error) {
+// time, not as a lower offered rate. Commits still waiting for a connection
+// giveUp after the last one was due are given up (not written), so a
+// collapsed step ends. It returns every commit and the achieved rate of
+// those written.
+func openLoad(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, evs []Event, perSecond int, giveUp time.Duration) ([]commit, float64, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	out := make([]commit, len(evs))
 	var wg sync.WaitGroup
 	start := time.Now()
 	interval := time.Second / time.Duration(perSecond)
+	deadline := start.Add(time.Duration(len(evs))*interval + giveUp)
 	for i, e := range evs {
 		due := start.Add(time.Duration(i) * interval)
 		if d := time.Until(due); d > 0 {
@@ -144,7 +151,19 @@ func openLoad(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, evs []E
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := commitEvent(ctx, pool, w, e); err != nil {
+			actx, stop := context.WithDeadline(ctx, deadline)
+			conn, err := pool.Acquire(actx)
+			stop()
+			if err != nil && ctx.Err() == nil && actx.Err() != nil {
+				out[i] = commit{id: e.Meta.EventID, due: due, done: deadline, gaveUp: true}
+				return
+			}
+			if err != nil {
+				cancel(fmt.Errorf("writing event: %w", postgres.Classify(err)))
+				return
+			}
+			defer conn.Release()
+			if err := commitEvent(ctx, conn, w, e); err != nil {
 				cancel(err)
 				return
 			}
@@ -156,10 +175,15 @@ func openLoad(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, evs []E
 		return nil, 0, err
 	}
 	var last time.Time
+	written := 0
 	for _, c := range out {
+		if c.gaveUp {
+			continue
+		}
+		written++
 		if c.done.After(last) {
 			last = c.done
 		}
 	}
-	return out, rate(len(out), last.Sub(start)), nil
+	return out, rate(written, last.Sub(start)), nil
 }
