@@ -90,11 +90,18 @@ type Config struct {
 	// aggregate types not listed. One of the two must name a topic.
 	Topics       map[string]string
 	DefaultTopic string
-	// Notify issues pg_notify in the transaction so publishers wake on
-	// commit. NOTIFY takes a global lock at commit, which serializes
-	// committing transactions; turn it off for very high insert rates and
-	// let publishers poll.
+	// Notify issues pg_notify in the transaction so an idle publisher wakes
+	// on commit. NOTIFY takes a database-wide lock at commit, held until the
+	// commit is flushed, which serializes notifying commits. So the
+	// notification is sent only when a publisher asked for one: a publisher
+	// with a fetch cooldown (relay.Options.FetchCooldown, the default) asks
+	// when its last claim came back empty, and while busy it claims again
+	// after its cooldown by itself. With no such publisher registered in
+	// outbox_wakeups (older publishers, polling ones) every commit notifies.
 	Notify bool
+	// NotifyAlways notifies on every commit even when no publisher asked:
+	// the behaviour before coalesced wake-ups (for comparison benchmarks).
+	NotifyAlways bool
 	// NotifyChannel overrides the channel Notify uses. Empty (the default):
 	// NotifyChannelFor the schema the transaction works in (its
 	// current_schema(), derived in SQL), which is the channel a relay on
@@ -187,7 +194,7 @@ func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Wr
 		out = append(out, Written{Metadata: meta, ID: row.ID, CreatedAt: row.CreatedAt})
 	}
 	if w.cfg.Notify {
-		if err := q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{Channel: w.cfg.NotifyChannel, Payload: ""}); err != nil {
+		if err := q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{Channel: w.cfg.NotifyChannel, Payload: "", Always: w.cfg.NotifyAlways}); err != nil {
 			return nil, fmt.Errorf("notifying publishers: %w", err)
 		}
 	}

@@ -44,6 +44,7 @@ func (o *Options) engineConfig() (engineConfig, error) {
 		MaxAttempts:        orInt(o.MaxAttempts, d.MaxAttempts),
 		PollInterval:       orDuration(o.PollInterval, d.PollInterval),
 		Listen:             !o.ListenOff,
+		FetchCooldown:      orDuration(o.FetchCooldown, d.FetchCooldown),
 		Lease:              orDuration(o.Lease, d.Lease),
 		ReclaimInterval:    orDuration(o.ReclaimInterval, d.ReclaimInterval),
 		MaxProcessing:      orDuration(o.MaxProcessing, d.MaxProcessing),
@@ -61,6 +62,9 @@ func (o *Options) engineConfig() (engineConfig, error) {
 	}
 	if o.Retention < 0 {
 		ob.Retention = 0 // the engine's "never delete"
+	}
+	if o.FetchCooldown < 0 {
+		ob.FetchCooldown = 0 // claim on every wake-up
 	}
 	if err := ob.Check(fieldNamer("Options.")); err != nil {
 		return engineConfig{}, fmt.Errorf("relay: %w", err)

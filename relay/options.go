@@ -29,6 +29,14 @@ type Options struct {
 	NotifyChannel string
 	// ListenOff turns LISTEN off: the relay only polls every PollInterval.
 	ListenOff bool
+	// FetchCooldown is the least time between two claims that were not
+	// forced by a full batch (default 40ms; negative: none, a claim on
+	// every wake-up). Wake-ups within it coalesce into one claim; while
+	// claims return rows the relay claims again after it by itself and
+	// asks writers not to notify (outbox_wakeups), which spares their
+	// commits NOTIFY's database-wide lock. After an idle period a NOTIFY
+	// is answered at once.
+	FetchCooldown time.Duration
 
 	// WorkerID names this replica in locked_by (default hostname-pid).
 	WorkerID string

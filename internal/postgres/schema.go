@@ -16,8 +16,8 @@ import (
 // and the catalog's set, internal/catalog/migrations; their version tables
 // record that relayctl migrate up ran).
 var (
-	PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events"}
-	CatalogTables   = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "videos", "outbox_events"}
+	PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events", "outbox_wakeups"}
+	CatalogTables   = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "videos", "outbox_events", "outbox_wakeups"}
 	ProjectorTables = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "inbox_events", "video_projection"}
 )
 

@@ -147,13 +147,42 @@
 //
 // A dedicated connection LISTENs on outbox.NotifyChannelFor(schema)
 // (reconnecting with backoff), the channel writers in that schema notify,
-// so schemas sharing a database do not wake each other; polling every poll_interval is the fallback. A full batch is
-// followed by another claim at once; a finished batch wakes the claim loop
-// (its keys' later rows may be claimable now). On Stop (SIGTERM) the relay
-// stops claiming, lets in-flight batches finish publishing and record
-// their outcomes within the grace period, hands claimed-but-unstarted rows
-// back at once and, when the grace period ends, stops waiting: unknown
-// results are released (they may be published twice, never lost).
+// so schemas sharing a database do not wake each other; polling every
+// poll_interval is the fallback. A full batch is followed by another claim
+// at once; a finished batch wakes the claim loop (its keys' later rows may
+// be claimable now).
+//
+// Wake-ups coalesce (fetch_cooldown, River's fetch cooldown): a claim that
+// was not forced by a full batch starts at least fetch_cooldown after the
+// previous one, and wake-ups meanwhile fold into it, so under load a claim
+// takes what a cooldown's worth of commits wrote instead of one row per
+// NOTIFY; after an idle period a NOTIFY is answered at once. A NOTIFY also
+// costs the writer: Postgres takes a database-wide lock at commit and holds
+// it until the commit record is flushed, so notifying commits queue behind
+// each other's flushes. The relay therefore keeps a row in outbox_wakeups
+// and the writers' pg_notify runs only when some row is armed (or no relay
+// keeps one: older and polling relays get a NOTIFY on every commit):
+//
+//   - a non-empty claim turns the relay busy (armed_until = now()) and
+//     starts the next claim one cooldown later without any wake-up;
+//   - an empty claim arms it (armed_until = now() + 10 poll intervals,
+//     renewed at idle polls) and, on that change, claims once more after
+//     the cooldown: a writer that read "busy" just before the change
+//     commits without a NOTIFY, and that claim takes its row. A writer
+//     transaction that read "busy" and commits later than that waits for
+//     the poll (the fallback, as for a lost notification);
+//   - Stop deletes the row; rows not written for ten minutes (replicas
+//     that died) are deleted by the next relay that stops.
+//
+// The row changes only on transitions and renewals (a busy relay rewrites
+// it once a minute), outbox_wakeup_armed shows the state and
+// outbox_empty_claims_total the claims that found nothing.
+//
+// On Stop (SIGTERM) the relay stops claiming, lets in-flight batches
+// finish publishing and record their outcomes within the grace period,
+// hands claimed-but-unstarted rows back at once and, when the grace period
+// ends, stops waiting: unknown results are released (they may be published
+// twice, never lost).
 //
 // # Retention
 //

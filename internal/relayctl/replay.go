@@ -218,7 +218,7 @@ func (r *replayer) batchTx(ctx context.Context, after int64, n int) (rows []outb
 		if auditID, err = r.audit(ctx, q, auditID, eventIDs); err != nil {
 			return err
 		}
-		return q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{}) // the schema's channel, outbox.NotifyChannelFor
+		return q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{Always: true}) // the schema's channel, outbox.NotifyChannelFor
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("replay batch after row %d: %w", after, postgres.Classify(err))

@@ -124,7 +124,7 @@ func resolveRows(ctx context.Context, pool *pgxpool.Pool, ids []int64, rows []ou
 		if len(moved) != len(ids) {
 			return problemErr("%d of %d row(s) were no longer failed (replayed meanwhile?): nothing changed; look again with relayctl failed list", len(ids)-len(moved), len(ids))
 		}
-		return q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{}) // the schema's channel, outbox.NotifyChannelFor
+		return q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{Always: true}) // the schema's channel, outbox.NotifyChannelFor
 	})
 	if err != nil {
 		return 0, fmt.Errorf("resolving %d row(s): %w", len(ids), err)

@@ -79,6 +79,12 @@ type OutboxReplay struct {
 	CreatedAt   time.Time
 }
 
+type OutboxWakeup struct {
+	WorkerID   string
+	ArmedUntil time.Time
+	SeenAt     time.Time
+}
+
 type Video struct {
 	ID             uuid.UUID
 	UploaderID     uuid.UUID

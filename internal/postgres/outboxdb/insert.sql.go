@@ -72,11 +72,15 @@ SELECT pg_notify(
         ELSE 'eventrelay_outbox_' || md5(current_schema())
     END,
     $2::text)
+WHERE $3::boolean
+   OR NOT EXISTS (SELECT 1 FROM outbox_wakeups)
+   OR EXISTS (SELECT 1 FROM outbox_wakeups WHERE armed_until > now())
 `
 
 type NotifyOutboxParams struct {
 	Channel string
 	Payload string
+	Always  bool
 }
 
 // NotifyOutbox wakes the publishers of the current schema. An empty
@@ -84,7 +88,12 @@ type NotifyOutboxParams struct {
 // or 'eventrelay_outbox_' || md5(current_schema()) when that exceeds 63
 // bytes (outbox.NotifyChannelFor derives the same in Go). Notifications
 // are delivered on commit and deduplicated within a transaction.
+//
+// Unless always is set, it notifies only when a publisher asked for it
+// (an armed row in outbox_wakeups) or when no publisher keeps a row there
+// at all: a busy publisher claims again after its fetch cooldown by itself,
+// and skipping the NOTIFY spares the commit its database-wide lock.
 func (q *Queries) NotifyOutbox(ctx context.Context, arg NotifyOutboxParams) error {
-	_, err := q.db.Exec(ctx, notifyOutbox, arg.Channel, arg.Payload)
+	_, err := q.db.Exec(ctx, notifyOutbox, arg.Channel, arg.Payload, arg.Always)
 	return err
 }

@@ -155,6 +155,24 @@ func (q *Queries) ClaimOutboxEvents(ctx context.Context, arg ClaimOutboxEventsPa
 	return items, nil
 }
 
+const deleteOutboxWakeup = `-- name: DeleteOutboxWakeup :exec
+DELETE FROM outbox_wakeups
+WHERE worker_id = $1
+   OR seen_at < now() - make_interval(secs => $2::float8)
+`
+
+type DeleteOutboxWakeupParams struct {
+	WorkerID     string
+	StaleSeconds float64
+}
+
+// DeleteOutboxWakeup removes this publisher's row when it stops, and the
+// rows of publishers not seen for stale_seconds (replicas that died).
+func (q *Queries) DeleteOutboxWakeup(ctx context.Context, arg DeleteOutboxWakeupParams) error {
+	_, err := q.db.Exec(ctx, deleteOutboxWakeup, arg.WorkerID, arg.StaleSeconds)
+	return err
+}
+
 const deletePublishedOutboxEvents = `-- name: DeletePublishedOutboxEvents :execrows
 DELETE FROM outbox_events
 WHERE id IN (
@@ -496,4 +514,26 @@ func (q *Queries) ScheduleOutboxRetry(ctx context.Context, arg ScheduleOutboxRet
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const setOutboxWakeup = `-- name: SetOutboxWakeup :exec
+INSERT INTO outbox_wakeups (worker_id, armed_until, seen_at)
+VALUES ($1, CASE WHEN $2::boolean THEN now() + make_interval(secs => $3::float8) ELSE now() END, now())
+ON CONFLICT (worker_id) DO UPDATE
+SET armed_until = excluded.armed_until,
+    seen_at     = excluded.seen_at
+`
+
+type SetOutboxWakeupParams struct {
+	WorkerID   string
+	Armed      bool
+	TtlSeconds float64
+}
+
+// SetOutboxWakeup records whether this publisher wants a NOTIFY on the next
+// commit (armed: armed_until = now() + ttl) or claims again by itself
+// (busy: armed_until = now()). See migrations/00005_outbox_wakeups.sql.
+func (q *Queries) SetOutboxWakeup(ctx context.Context, arg SetOutboxWakeupParams) error {
+	_, err := q.db.Exec(ctx, setOutboxWakeup, arg.WorkerID, arg.Armed, arg.TtlSeconds)
+	return err
 }

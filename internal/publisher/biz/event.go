@@ -166,11 +166,18 @@ type Sink interface {
 	Resume(e *Event)
 }
 
-// Wakeup signals that new rows may be ready (LISTEN/NOTIFY).
+// Wakeup signals that new rows may be ready (LISTEN/NOTIFY), and tells
+// writers whether this relay wants to be notified (outbox_wakeups).
 type Wakeup interface {
 	// Listen calls wake on every notification (and after reconnecting)
 	// until ctx ends.
 	Listen(ctx context.Context, wake func())
+	// Want records that relay worker is idle and wants a NOTIFY on each
+	// commit for the next armedFor, or (armedFor 0) that it is busy and
+	// claims again by itself. A Wakeup that does not listen ignores it.
+	Want(ctx context.Context, worker string, armedFor time.Duration) error
+	// Leave withdraws worker's wish when it stops.
+	Leave(ctx context.Context, worker string) error
 }
 
 // Liveness records loop progress (health.Health).

@@ -29,6 +29,8 @@ type Metrics struct {
 	Latency          prometheus.Histogram
 	ClaimBatchSize   prometheus.Histogram
 	ClaimDuration    prometheus.Histogram
+	EmptyClaims      prometheus.Counter
+	WakeupArmed      prometheus.Gauge
 }
 
 // globalGauge ends the help of the gauges read from the whole outbox table:
@@ -77,10 +79,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		ClaimDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "outbox_claim_duration_seconds",
 			Help:    "Duration of claim transactions (serialized across replicas).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
+		EmptyClaims: prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_empty_claims_total",
+			Help: "Claims that found no ready row (idle polls, confirmations before waiting for a NOTIFY)."}),
+		WakeupArmed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_wakeup_armed",
+			Help: "1 while this replica is idle and has asked writers to NOTIFY; 0 while it claims after each fetch cooldown by itself."}),
 	}
 	for _, c := range []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
-		m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration} {
+		m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering the relay's metrics: %w", err)
 		}

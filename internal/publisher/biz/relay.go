@@ -149,6 +149,15 @@ func (r *Relay) claimLoop(ctx context.Context) {
 	slots := make(chan struct{}, r.cfg.Concurrency)
 	poll := time.NewTicker(r.cfg.PollInterval.D())
 	defer poll.Stop()
+	cooldown := r.cfg.FetchCooldown.D()
+	var bell *doorbell // nil: no cooldown, claim on every wake-up (writers always notify)
+	if cooldown > 0 {
+		bell = newDoorbell(r.wakeup, r.cfg.WorkerID, r.cfg.PollInterval.D(), r.m, r.log)
+		defer bell.leave()
+	}
+	again := time.NewTimer(time.Hour) // the claim one cooldown after a busy one
+	again.Stop()
+	defer again.Stop()
 	now := true // claim at once at start and after a full batch
 	var lastClaim, lastErrLog time.Time
 	failedClaims := 0
@@ -161,20 +170,25 @@ func (r *Relay) claimLoop(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-r.wake:
+			case <-again.C:
 			case <-poll.C:
 				// The poll is the fallback for missed notifications and for
 				// retries coming due: a claim less than a poll interval ago
-				// covered it (every claim serializes all replicas, and an
-				// empty one scans every blocked row, so skip it).
+				// covered it (an empty claim scans every blocked row, so
+				// skip it).
 				if time.Since(lastClaim) < r.cfg.PollInterval.D() {
 					continue
 				}
+			}
+			if !r.coolDown(ctx, lastClaim.Add(cooldown)) {
+				return
 			}
 		}
 		now = false
 		if !r.acquire(ctx, slots, poll) {
 			return
 		}
+		again.Stop() // this claim is the one it would have started
 		lastClaim = time.Now()
 		batch, err := r.claim(ctx)
 		if err != nil {
@@ -189,7 +203,18 @@ func (r *Relay) claimLoop(ctx context.Context) {
 		}
 		if len(batch.Events) == 0 {
 			<-slots
+			r.m.EmptyClaims.Inc()
+			if bell != nil && bell.set(ctx, true) {
+				// Writers that read "busy" just before the change commit
+				// without a NOTIFY: one more claim after the cooldown takes
+				// their rows.
+				again.Reset(time.Until(lastClaim.Add(cooldown)))
+			}
 			continue
+		}
+		if bell != nil {
+			bell.set(ctx, false)
+			again.Reset(time.Until(lastClaim.Add(cooldown))) // busy: claim again without a NOTIFY
 		}
 		select {
 		case <-r.stopClaiming: // claimed but not started: hand back at once
@@ -207,6 +232,29 @@ func (r *Relay) claimLoop(ctx context.Context) {
 		}()
 		now = len(batch.Events) == r.cfg.BulkSize
 	}
+}
+
+// coolDown waits until the fetch cooldown since the last claim is over
+// (at once after an idle period) and drops the wake-ups that arrived
+// meanwhile: the claim that follows covers them. It reports false when
+// the relay stops.
+func (r *Relay) coolDown(ctx context.Context, until time.Time) bool {
+	if wait := time.Until(until); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-r.stopClaiming:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	select {
+	case <-r.wake:
+	default:
+	}
+	return true
 }
 
 // acquire waits for a worker slot, ticking liveness while all are busy.

@@ -10,19 +10,28 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 	"github.com/eventrelay/eventrelay/internal/publisher/biz"
 )
 
 // Listener is biz.Wakeup on LISTEN of the outbox's channel (by default
 // outbox.NotifyChannelFor the schema) over a dedicated connection,
-// reconnecting with backoff when it breaks. Disabled it only waits: the
-// relay polls.
+// reconnecting with backoff when it breaks, and on this relay's row in
+// outbox_wakeups. Disabled it only waits (the relay polls) and keeps no
+// row, so writers notify on every commit as before.
 type Listener struct {
+	pool    *pgxpool.Pool
 	conn    *pgx.ConnConfig
 	listen  string // the LISTEN statement
 	enabled bool
 	log     *slog.Logger
 }
+
+// wakeupStaleAfter is how long a row of outbox_wakeups may go without an
+// update before another relay deletes it (its replica died). Relays
+// rewrite theirs at least every poll interval while armed and whenever
+// their state changes; biz.Relay also refreshes a busy row well within it.
+const wakeupStaleAfter = 10 * time.Minute
 
 var _ biz.Wakeup = (*Listener)(nil)
 
@@ -32,10 +41,40 @@ func NewListener(pool *pgxpool.Pool, channel string, enabled bool, log *slog.Log
 	// LISTEN takes an identifier, not a parameter, so it cannot be a sqlc
 	// query; the channel is quoted as an identifier.
 	return &Listener{
+		pool:    pool,
 		conn:    pool.Config().ConnConfig.Copy(),
 		listen:  "LISTEN " + pgx.Identifier{channel}.Sanitize(),
 		enabled: enabled, log: log,
 	}
+}
+
+// Want implements biz.Wakeup.
+func (l *Listener) Want(ctx context.Context, worker string, armedFor time.Duration) error {
+	if !l.enabled {
+		return nil
+	}
+	err := outboxdb.New(l.pool).SetOutboxWakeup(ctx, outboxdb.SetOutboxWakeupParams{
+		WorkerID: worker, Armed: armedFor > 0, TtlSeconds: armedFor.Seconds(),
+	})
+	if err != nil {
+		return fmt.Errorf("recording the wake-up wish: %w", postgres.Classify(err))
+	}
+	return nil
+}
+
+// Leave implements biz.Wakeup: it deletes this relay's row and those of
+// relays not seen for wakeupStaleAfter.
+func (l *Listener) Leave(ctx context.Context, worker string) error {
+	if !l.enabled {
+		return nil
+	}
+	err := outboxdb.New(l.pool).DeleteOutboxWakeup(ctx, outboxdb.DeleteOutboxWakeupParams{
+		WorkerID: worker, StaleSeconds: wakeupStaleAfter.Seconds(),
+	})
+	if err != nil {
+		return fmt.Errorf("withdrawing the wake-up wish: %w", postgres.Classify(err))
+	}
+	return nil
 }
 
 // Listen implements biz.Wakeup.

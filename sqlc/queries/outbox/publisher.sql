@@ -240,3 +240,20 @@ WHERE id IN (
     LIMIT @batch_size
     FOR UPDATE SKIP LOCKED
 );
+
+-- SetOutboxWakeup records whether this publisher wants a NOTIFY on the next
+-- commit (armed: armed_until = now() + ttl) or claims again by itself
+-- (busy: armed_until = now()). See migrations/00005_outbox_wakeups.sql.
+-- name: SetOutboxWakeup :exec
+INSERT INTO outbox_wakeups (worker_id, armed_until, seen_at)
+VALUES (@worker_id, CASE WHEN @armed::boolean THEN now() + make_interval(secs => @ttl_seconds::float8) ELSE now() END, now())
+ON CONFLICT (worker_id) DO UPDATE
+SET armed_until = excluded.armed_until,
+    seen_at     = excluded.seen_at;
+
+-- DeleteOutboxWakeup removes this publisher's row when it stops, and the
+-- rows of publishers not seen for stale_seconds (replicas that died).
+-- name: DeleteOutboxWakeup :exec
+DELETE FROM outbox_wakeups
+WHERE worker_id = @worker_id
+   OR seen_at < now() - make_interval(secs => @stale_seconds::float8);
