@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,9 +76,11 @@ func TestCostTargets(t *testing.T) {
 	if ts := costTargets(r, cfg); len(ts) != 0 {
 		t.Fatalf("no cost measurements: want no cost targets, got %v", ts)
 	}
-	put("cost.off.r500.commit-p99", 10)
-	put("cost.off.r1000.commit-p99", 10)
-	put("cost.off.r2000.commit-p99", 10)
+	for _, rate := range []int{500, 1000, 2000} {
+		put(fmt.Sprintf("cost.off.r%d.commit-p99", rate), 10)
+		put(fmt.Sprintf("cost.off.r%d.achieved", rate), float64(rate))
+		put(fmt.Sprintf("cost.off.r%d.given-up", rate), 0)
+	}
 	put("cost.pstest.coalesced.r500.commit-p99", 12)               // 1.2x: PASS
 	put("cost.pstest.coalesced.r1000.commit-p99", 20)              // 2x: MISS
 	put("cost.pstest.coalesced.r500.events-per-claim", 3)          // < 20: MISS
@@ -108,6 +111,23 @@ func TestCostTargets(t *testing.T) {
 	if f := got["writer commit p99 at 1000 commits/s, relay running (coalesced) vs not"].Figure; f != 2 {
 		t.Errorf("ratio at 1000/s: %v, want 2", f)
 	}
+	// A baseline that did not keep up (given-up commits: its p99 is a
+	// lower bound) judges nothing, even where the ratio would pass.
+	put("cost.off.r2000.given-up", 0) // runs 0, 0: median 0
+	put("cost.pstest.coalesced.r2000.commit-p99", 11)
+	for _, tg := range targets(r, cfg) {
+		if strings.HasPrefix(tg.Name, "writer commit p99 at 2000") && tg.Status != "PASS" {
+			t.Errorf("2000/s with a sustained baseline at 1.1x: %s, want PASS", tg.Status)
+		}
+	}
+	put("cost.off.r2000.given-up", 1500)
+	put("cost.off.r2000.given-up", 1500) // runs 0, 0, 1500, 1500: median 750
+	for _, tg := range targets(r, cfg) {
+		if strings.HasPrefix(tg.Name, "writer commit p99 at 2000") && tg.Status != "N/A" {
+			t.Errorf("2000/s with a baseline that gave up commits: %s (%s), want N/A", tg.Status, tg.Detail)
+		}
+	}
+
 	// The N/A row has no figure: the JSON result says null (JSON has no NaN).
 	b, err := json.Marshal(r)
 	if err != nil {
