@@ -25,26 +25,14 @@ func TestTargets(t *testing.T) {
 	put("scale.claim-p50.n1000000", 5) // 2.5x: MISS
 	r.add(Measurement{ID: "memory.publisher.pstest", Scenario: "memory", Name: "publisher", Runs: []float64{40, 160}})
 
-	got := map[string]Target{}
-	for _, tg := range targets(r, cfg) {
-		got[tg.Name] = tg
-	}
-	want := map[string]string{
+	wantStatuses(t, targets(r, cfg), map[string]string{
 		"publisher drain, 1 instance, vs the publish ceiling (pstest)":         "PASS",
 		"publisher drain, 2 instances vs 1 (pstest)":                           "N/A",
 		"publisher drain, 1 instance, vs the publish ceiling (pstest-rtt15ms)": "MISS",
 		"projector apply into pg (direct)":                                     "MISS",
 		"claim latency at 1000000 vs 10000 pending":                            "MISS",
 		"peak RSS, publisher":                                                  "MISS", // max over runs, not the median
-	}
-	for name, status := range want {
-		if got[name].Status != status {
-			t.Errorf("%s: %s (%v), want %s", name, got[name].Status, got[name].Figure, status)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("got %d targets, want %d: %v", len(got), len(want), got)
-	}
+	})
 
 	r.Measurements = nil
 	put("ceiling.claim.w1", 20_000)
@@ -88,26 +76,14 @@ func TestCostTargets(t *testing.T) {
 	put("cost.pstest.notify.r2000.commit-p99", 11)                 // not the coalesced mode: 2000 stays N/A
 	put("cost.pstest-rtt15ms.coalesced.r500.events-per-claim", 40) // not round trip 0: ignored
 
-	got := map[string]Target{}
 	r.Targets = targets(r, cfg)
-	for _, tg := range r.Targets {
-		got[tg.Name] = tg
-	}
-	want := map[string]string{
+	got := wantStatuses(t, r.Targets, map[string]string{
 		"events per claim at 500 commits/s, coalesced (pstest, round trip 0)":      "MISS",
 		"commit->published p99 at 500 commits/s, coalesced (pstest, round trip 0)": "PASS",
 		"writer commit p99 at 500 commits/s, relay running (coalesced) vs not":     "PASS",
 		"writer commit p99 at 1000 commits/s, relay running (coalesced) vs not":    "MISS",
 		"writer commit p99 at 2000 commits/s, relay running (coalesced) vs not":    "N/A",
-	}
-	for name, status := range want {
-		if got[name].Status != status {
-			t.Errorf("%s: %s (%v), want %s", name, got[name].Status, got[name].Figure, status)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("got %d targets, want %d: %v", len(got), len(want), got)
-	}
+	})
 	if f := got["writer commit p99 at 1000 commits/s, relay running (coalesced) vs not"].Figure; f != 2 {
 		t.Errorf("ratio at 1000/s: %v, want 2", f)
 	}
@@ -136,4 +112,23 @@ func TestCostTargets(t *testing.T) {
 	if !strings.Contains(string(b), `"figure":null`) {
 		t.Errorf("N/A target's figure not null in %s", b)
 	}
+}
+
+// wantStatuses checks that ts are exactly the targets named in want, with
+// those statuses, and returns them by name.
+func wantStatuses(t *testing.T, ts []Target, want map[string]string) map[string]Target {
+	t.Helper()
+	got := map[string]Target{}
+	for _, tg := range ts {
+		got[tg.Name] = tg
+	}
+	for name, status := range want {
+		if got[name].Status != status {
+			t.Errorf("%s: %s (%v), want %s", name, got[name].Status, got[name].Figure, status)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d targets, want %d: %v", len(got), len(want), got)
+	}
+	return got
 }
