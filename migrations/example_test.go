@@ -57,4 +57,6 @@ func ExampleSQL() {
 	// CREATE TABLE inbox_events (
 	// -- ==== 00002_outbox_resolved.sql (goose runs this file outside a transaction, statement by statement)
 	// -- ==== 00003_outbox_pending_key_idx.sql (goose runs this file outside a transaction, statement by statement)
+	// -- ==== 00005_outbox_wakeups.sql (goose runs this file in one transaction)
+	// CREATE TABLE outbox_wakeups (
 }

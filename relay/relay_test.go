@@ -238,6 +238,7 @@ func TestNewNamesTheField(t *testing.T) {
 		{billing, relay.Options{Schema: "billing", Concurrency: -1}, []string{"Options.Concurrency"}},
 		{billing, relay.Options{Schema: "billing", Jitter: "half"}, []string{"Options.Jitter"}},
 		{billing, relay.Options{Schema: "billing", PollInterval: -time.Second}, []string{"Options.PollInterval"}},
+		{billing, relay.Options{Schema: "billing", FetchCooldown: 5 * time.Second}, []string{"Options.FetchCooldown", "below Options.PollInterval"}},
 		{billing, relay.Options{Schema: "billing", NotifyChannel: strings.Repeat("c", 64)}, []string{"Options.NotifyChannel", "63"}},
 		{billing, relay.Options{Schema: "billing", Publish: relay.PublishOptions{CountThreshold: 5000}}, []string{"Options.Publish.CountThreshold"}},
 		{billing, relay.Options{Schema: "billing", Publish: relay.PublishOptions{MaxMessageBytes: 20_000_000}}, []string{"Options.Publish.MaxMessageBytes"}},

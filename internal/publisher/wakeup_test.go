@@ -34,7 +34,9 @@ func TestBusyRelayClaimsWithoutNotifyAndIdleRelayIsWoken(t *testing.T) {
 	ctx := context.Background()
 	cfg := pt.Config("coalescing", ps.Config)
 	cfg.Outbox.PollInterval = conf.Duration(time.Hour)
-	cfg.Outbox.FetchCooldown = conf.Duration(40 * time.Millisecond)
+	// A long cooldown keeps the relay busy through the stalls of a loaded
+	// test machine (a gap of a cooldown without commits makes it idle).
+	cfg.Outbox.FetchCooldown = conf.Duration(250 * time.Millisecond)
 	r := pt.StartRelay(t, db.Pool, cfg)
 	armed := func() bool {
 		var n int

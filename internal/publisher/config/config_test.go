@@ -77,6 +77,8 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{map[string]string{"OUTBOX_MAX_MESSAGE_BYTES": "20000000"}, []string{"publish.max_message_bytes", "OUTBOX_MAX_MESSAGE_BYTES"}},
 		{map[string]string{"OUTBOX_RETENTION_SECONDS": "-3"}, []string{"outbox.retention", "OUTBOX_RETENTION_SECONDS"}},
 		{map[string]string{"OUTBOX_GRACE_PERIOD_SECONDS": "0"}, []string{"outbox.grace_period", "OUTBOX_GRACE_PERIOD_SECONDS"}},
+		{map[string]string{"OUTBOX_FETCH_COOLDOWN_SECONDS": "-1"}, []string{"outbox.fetch_cooldown", "OUTBOX_FETCH_COOLDOWN_SECONDS"}},
+		{map[string]string{"OUTBOX_FETCH_COOLDOWN_SECONDS": "2"}, []string{"outbox.fetch_cooldown", "below outbox.poll_interval"}},
 		{map[string]string{"LOG_LEVEL": "loud"}, []string{"log.level", "LOG_LEVEL"}},
 		// An explicit 0 was silently the 5s default (postgres.Config).
 		{map[string]string{"DATABASE_CONNECT_TIMEOUT": "0"}, []string{"database.connect_timeout (DATABASE_CONNECT_TIMEOUT) is 0"}},
@@ -105,8 +107,9 @@ func TestZeroWhereZeroMeansSomething(t *testing.T) {
 	env := baseEnv()
 	env["OUTBOX_RETENTION_SECONDS"] = "0"
 	env["OUTBOX_PUBLISH_DELAY_THRESHOLD"] = "0"
+	env["OUTBOX_FETCH_COOLDOWN_SECONDS"] = "0"
 	c, err := load(t, "../../../configs/publisher.yaml", env)
-	if err != nil || c.Outbox.Retention != 0 || c.Publish.DelayThreshold != 0 {
-		t.Fatalf("retention %s, delay threshold %s, %v", c.Outbox.Retention, c.Publish.DelayThreshold, err)
+	if err != nil || c.Outbox.Retention != 0 || c.Publish.DelayThreshold != 0 || c.Outbox.FetchCooldown != 0 {
+		t.Fatalf("retention %s, delay threshold %s, fetch cooldown %s, %v", c.Outbox.Retention, c.Publish.DelayThreshold, c.Outbox.FetchCooldown, err)
 	}
 }
