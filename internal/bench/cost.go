@@ -56,9 +56,9 @@ type costResult struct {
 
 // runCost measures what the relay costs the writers' database: writers
 // commit one event per transaction at each offered rate, open loop, with
-// no publisher running, then with a publisher in each costMode. It runs at every round trip of the strict double in
-// front of pstest; the baseline (no Pub/Sub) and the higher rates at the
-// first only.
+// no publisher running, then with a publisher in each costMode. It runs at
+// every round trip of the strict double in front of pstest; the baseline
+// (no Pub/Sub) and the higher rates at the first only.
 func runCost(ctx context.Context, r *Runner) error {
 	pub, why, err := r.bins.path(ctx, "publisher")
 	if err != nil {
