@@ -206,7 +206,7 @@ func costTargets(r *Report, cfg Config) []Target {
 		// is a lower bound (given-up commits) and the ratio means nothing.
 		if t.Status != "N/A" && (figure(offID+"given-up") > 0 || figure(offID+"achieved") < 0.95*float64(rate)) {
 			t.Status = "N/A"
-			t.Detail += fmt.Sprintf(" (without the relay the writers did not keep up, %.0f commits given up: "+
+			t.Detail += fmt.Sprintf(" (without the relay the writers did not keep up the offered rate (%.0f commits given up): "+
 				"this machine's ceiling, not the relay's cost)", figure(offID+"given-up"))
 		}
 		ts = append(ts, t)
