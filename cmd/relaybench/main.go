@@ -41,13 +41,14 @@ func run() error {
 	bulk := flag.Int("bulk", 0, "claim batch / projector batch size (default 500)")
 	scale := flag.String("scale", "", "pending-row counts of the claim-latency scenario, comma separated (default 10000,100000,1000000)")
 	rates := flag.String("rates", "", "offered loads of the latency scenario, events/s, comma separated (default 200,1000 + the highest sustainable)")
-	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step (default 10s; smoke 1s)")
-	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,scale,drain,apply,latency)")
+	costRates := flag.String("cost-rates", "", "offered commit rates of the cost scenario, commits/s, comma separated (default 500,1000,2000; smoke 500)")
+	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step of latency and cost (default 10s; smoke 1s)")
+	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,scale,drain,apply,latency,cost)")
 	emulator := flag.String("emulator", "", "auto|on|off: use the real Pub/Sub emulator (default auto; smoke off)")
 	rtts := flag.String("rtts", "", "round trips of the strict Pub/Sub double in front of every server, comma separated (default 0,15ms)")
 	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 28185)")
 	dbName := flag.String("db", "", "bench database name, dropped at every run (default eventrelay_bench)")
-	out := flag.String("out", "", "directory of the JSON results (default bench/results; smoke .run/bench)")
+	out := flag.String("out", "", "directory of the JSON results (default bench/results; smoke and -only runs .run/bench)")
 	readme := flag.String("readme", "", "README to rewrite the bench block of (default README.md for complete full runs, none for smoke/partial/failed runs; '-' for none)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the bench process (the in-process loops) to this file")
 	timeout := flag.Duration("timeout", 3*time.Hour, "give up after this long")
@@ -66,8 +67,10 @@ func run() error {
 	cfg.OutDir = *out
 	if cfg.OutDir == "" {
 		cfg.OutDir = "bench/results"
-		if *smoke {
-			cfg.OutDir = ".run/bench" // CI runs must not dirty the tree
+		if *smoke || *only != "" {
+			// CI runs must not dirty the tree, and a partial run must not
+			// overwrite the day's full result (same file name).
+			cfg.OutDir = ".run/bench"
 		}
 	}
 	if !filepath.IsAbs(cfg.OutDir) {
@@ -92,6 +95,9 @@ func run() error {
 			return err
 		}
 		cfg.LatencyMax = false
+	}
+	if cfg.CostRates, err = ints(*costRates, cfg.CostRates, "-cost-rates"); err != nil {
+		return err
 	}
 	if *latencyEach != 0 {
 		cfg.LatencyEach = *latencyEach

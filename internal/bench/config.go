@@ -41,8 +41,11 @@ type Config struct {
 	// highest sustainable rate is added when LatencyMax is set.
 	Rates        []int
 	LatencyMax   bool
-	LatencyEach  time.Duration // duration of each offered-load step (default 10s)
+	LatencyEach  time.Duration // duration of each offered-load step, latency and cost (default 10s)
 	LatencyDrain time.Duration // how long to wait for stragglers (default 30s)
+	// CostRates are the offered commit rates (commits/s) of the cost
+	// scenario (default 500, 1,000 and 2,000).
+	CostRates []int
 
 	// Emulator: "auto" (use it when gcloud and java are installed), "on"
 	// (fail without it) or "off".
@@ -67,7 +70,7 @@ func Smoke() Config {
 	return Config{
 		Runs: 1, Events: 2000, Aggregates: 50, Bulk: 100,
 		ScaleSizes: []int{1000, 5000}, Retained: 5000, ClaimSamples: 10,
-		Rates: []int{200}, LatencyEach: time.Second, LatencyDrain: 10 * time.Second,
+		Rates: []int{200}, CostRates: []int{500}, LatencyEach: time.Second, LatencyDrain: 10 * time.Second,
 		Emulator: "off", Smoke: true, Database: "eventrelay_bench_smoke", EmulatorPort: 28186,
 		RTTs: []time.Duration{0, 15 * time.Millisecond},
 	}
@@ -127,6 +130,14 @@ func (c *Config) Validate() error {
 	if len(c.Rates) == 0 {
 		c.Rates = []int{200, 1000}
 		c.LatencyMax = true
+	}
+	if len(c.CostRates) == 0 {
+		c.CostRates = []int{500, 1000, 2000}
+	}
+	for _, n := range c.CostRates {
+		if n <= 0 {
+			return fmt.Errorf("bench: CostRates must be positive, got %v", c.CostRates)
+		}
 	}
 	if len(c.RTTs) == 0 {
 		c.RTTs = []time.Duration{0, 15 * time.Millisecond}

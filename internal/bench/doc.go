@@ -11,6 +11,10 @@
 //   - Publisher drain, projector apply, end-to-end latency at offered load,
 //     claim latency against table size (and after retention), peak RSS of
 //     the daemons.
+//   - Cost: what a running publisher costs the writers' database (their
+//     commit latency under an open-loop load, Postgres CPU per 1,000
+//     events, events per claim) with the relay off, NOTIFY on every
+//     commit, polling, and coalesced wake-ups.
 //
 // Each scenario runs Config.Runs times; the report keeps every run and
 // gives the median with min and max. Targets (ratios, issue 7) are printed

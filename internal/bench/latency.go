@@ -258,28 +258,12 @@ func (r *Runner) latencyStep(ctx context.Context, backend latencyBackend, pubBin
 	return res, r.collectLatencies(ctx, ws, &res)
 }
 
-// collectLatencies reads when each written event was published (outbox
-// published_at) and projected (its inbox row's processed_at: the
-// projector transaction's now(), a few ms before its commit).
+// collectLatencies measures each written event from its commit to when it
+// was published and projected (eventTimes).
 func (r *Runner) collectLatencies(ctx context.Context, ws []written, res *latencyResult) error {
-	rows, err := r.db.Pool.Query(ctx, sqlEventTimes, catproj.VideosConsumer)
+	byID, err := r.eventTimes(ctx)
 	if err != nil {
-		return fmt.Errorf("reading event times: %w", postgres.Classify(err))
-	}
-	type times struct{ published, projected *time.Time }
-	byID := map[uuid.UUID]times{}
-	for rows.Next() {
-		var id uuid.UUID
-		var t times
-		if err := rows.Scan(&id, &t.published, &t.projected); err != nil {
-			rows.Close()
-			return fmt.Errorf("reading event times: %w", postgres.Classify(err))
-		}
-		byID[id] = t
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading event times: %w", postgres.Classify(err))
+		return err
 	}
 	for _, w := range ws {
 		t := byID[w.id]
@@ -293,6 +277,34 @@ func (r *Runner) collectLatencies(ctx context.Context, ws []written, res *latenc
 		res.projected = append(res.projected, nonNegative(t.projected.Sub(w.commitAt)))
 	}
 	return nil
+}
+
+// eventTimes are when an outbox event was published and projected (nil:
+// not yet).
+type eventTimes struct{ published, projected *time.Time }
+
+// eventTimes reads when each outbox event was published (outbox
+// published_at) and projected (its inbox row's processed_at: the
+// projector transaction's now(), a few ms before its commit).
+func (r *Runner) eventTimes(ctx context.Context) (map[uuid.UUID]eventTimes, error) {
+	rows, err := r.db.Pool.Query(ctx, sqlEventTimes, catproj.VideosConsumer)
+	if err != nil {
+		return nil, fmt.Errorf("reading event times: %w", postgres.Classify(err))
+	}
+	defer rows.Close()
+	byID := map[uuid.UUID]eventTimes{}
+	for rows.Next() {
+		var id uuid.UUID
+		var t eventTimes
+		if err := rows.Scan(&id, &t.published, &t.projected); err != nil {
+			return nil, fmt.Errorf("reading event times: %w", postgres.Classify(err))
+		}
+		byID[id] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading event times: %w", postgres.Classify(err))
+	}
+	return byID, nil
 }
 
 // nonNegative clamps the sub-millisecond skew between the client's

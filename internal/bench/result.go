@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,20 @@ type Target struct {
 	from string // the measurement the figure comes from
 }
 
+// MarshalJSON writes a missing figure (NaN: the target's measurement is not
+// in the run) as null; JSON has no NaN.
+func (t Target) MarshalJSON() ([]byte, error) {
+	type plain Target
+	var fig *float64
+	if !math.IsNaN(t.Figure) {
+		fig = &t.Figure
+	}
+	return json.Marshal(struct {
+		plain
+		Figure *float64 `json:"figure"`
+	}{plain(t), fig})
+}
+
 // Machine describes where the run happened.
 type Machine struct {
 	Host          string            `json:"host"`
@@ -91,6 +106,7 @@ type ConfigEcho struct {
 	ScaleSizes []int `json:"scale_sizes"`
 	Retained   int   `json:"retained"`
 	Rates      []int `json:"rates"`
+	CostRates  []int `json:"cost_rates,omitempty"`
 }
 
 // add records a measurement (runs may be added to later with addRun).

@@ -28,7 +28,12 @@ var scenarios = []scenario{
 	{"replicas", runReplicas},
 	{"apply", runApply},
 	{"latency", runLatency},
+	{"cost", runCost},
 }
+
+// withoutEmulator are the scenarios that never use the emulator: a run of
+// only these does not start one.
+var withoutEmulator = map[string]bool{"scale": true, "cost": true}
 
 func knownScenario(name string) bool {
 	for _, s := range scenarios {
@@ -69,7 +74,7 @@ func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Repor
 	r := &Runner{cfg: cfg, log: log, report: &Report{
 		StartedAt: start.UTC(), Command: command, Smoke: cfg.Smoke,
 		Config: ConfigEcho{Runs: cfg.Runs, Events: cfg.Events, Aggregates: cfg.Aggregates, Bulk: cfg.Bulk,
-			ScaleSizes: cfg.ScaleSizes, Rates: cfg.Rates},
+			ScaleSizes: cfg.ScaleSizes, Rates: cfg.Rates, CostRates: cfg.CostRates},
 	}}
 	r.logf("bench: preparing database %s", cfg.Database)
 	db, err := openDB(ctx, cfg.AdminURL, cfg.Database)
@@ -87,18 +92,27 @@ func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Repor
 
 	// Build the daemons now: what is measured is the tree as it was when the
 	// run started, even if it changes during a long run.
-	if cfg.wants("drain") || cfg.wants("apply") || cfg.wants("latency") {
-		for _, name := range []string{"publisher", "projector"} {
-			r.logf("bench: building cmd/%s", name)
-			if _, why, err := r.bins.path(ctx, name); err != nil {
-				return r.report, err
-			} else if why != "" {
-				r.logf("bench: %s", why)
-			}
+	daemons := map[string]bool{
+		"publisher": cfg.wants("drain") || cfg.wants("latency") || cfg.wants("cost"),
+		"projector": cfg.wants("apply") || cfg.wants("latency"),
+	}
+	var built []string
+	for _, name := range []string{"publisher", "projector"} {
+		if !daemons[name] {
+			continue
 		}
-		r.report.note("Daemons: cmd/publisher and cmd/projector built from the working tree at commit %s when the run started, "+
+		r.logf("bench: building cmd/%s", name)
+		if _, why, err := r.bins.path(ctx, name); err != nil {
+			return r.report, err
+		} else if why != "" {
+			r.logf("bench: %s", why)
+		}
+		built = append(built, "cmd/"+name)
+	}
+	if len(built) > 0 {
+		r.report.note("Daemons: %s built from the working tree at commit %s when the run started, "+
 			"with a pprof listener added at build time (go build -overlay), run with their configs/*.yaml defaults except the "+
-			"bench's database, Pub/Sub resources and ports.", r.report.Machine.GitCommit)
+			"bench's database, Pub/Sub resources and ports.", strings.Join(built, " and "), r.report.Machine.GitCommit)
 	}
 
 	if err := r.startEmulator(ctx); err != nil {
@@ -144,6 +158,13 @@ func (r *Runner) logf(format string, args ...any) {
 }
 
 func (r *Runner) startEmulator(ctx context.Context) error {
+	needed := false
+	for _, s := range scenarios {
+		needed = needed || (r.cfg.wants(s.name) && !withoutEmulator[s.name])
+	}
+	if !needed {
+		return nil
+	}
 	if r.cfg.Emulator == "off" {
 		r.report.skip("Pub/Sub emulator: disabled (-emulator=off); emulator figures are missing")
 		return nil

@@ -30,7 +30,9 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n",
 			x.Scenario, x.Name, dash(x.Backend), num(x.Median), num(x.Min), num(x.Max), x.Unit)
 	}
-	r.latencyTable(&b)
+	for _, p := range pivots {
+		r.pivotTable(&b, p)
+	}
 	if len(r.Targets) > 0 {
 		b.WriteString("\n| Target | Figure | Bound | Result | How |\n|---|---:|---|---|---|\n")
 		for _, t := range r.Targets {
@@ -57,16 +59,36 @@ func (r *Report) Markdown() string {
 	return b.String()
 }
 
-// latencyMetrics are the columns of the latency table.
-var latencyMetrics = []string{"achieved", "published-p50", "published-p99", "published-max", "projected-p50", "projected-p99", "projected-max"}
+// pivot is a table of grouped measurements of one scenario: one row per
+// group, one column per metric.
+type pivot struct {
+	scenario, title string
+	columns         []string // header cells after the group's
+	metrics         []string
+}
 
-// latencyTable pivots the grouped measurements: one row per offered-load
-// step, medians of the runs (min-max of the p99s in brackets).
-func (r *Report) latencyTable(b *strings.Builder) {
+// pivots are the grouped tables, in print order.
+var pivots = []pivot{
+	{"latency", "End-to-end latency from the writer's commit (ms; medians of the runs, p99 range in brackets):",
+		[]string{"Offered load", "Written/s", "Published p50", "p99", "max", "Projected p50", "p99", "max"},
+		[]string{"achieved", "published-p50", "published-p99", "published-max", "projected-p50", "projected-p99", "projected-max"}},
+	{"cost", "Cost of the relay on the writers' database: commit latency from each commit's scheduled start (ms; " +
+		"commits given up after waiting a step's length count with their wait, a lower bound), Postgres CPU seconds per " +
+		"1,000 committed events, the publisher's rows per non-empty claim and empty claims per 1,000 events, " +
+		"commit->published (ms); medians of the runs, p99 range in brackets:",
+		[]string{"Mode, offered commits", "Committed/s", "Commit p50", "p99", "Given up", "Postgres CPU s / 1k", "Events / claim",
+			"Empty claims / 1k", "Published p50", "p99"},
+		[]string{"achieved", "commit-p50", "commit-p99", "given-up", "pg-cpu-per-1k", "events-per-claim", "empty-claims-per-1k",
+			"published-p50", "published-p99"}},
+}
+
+// pivotTable prints p: medians of the runs (min-max of the p99s in
+// brackets).
+func (r *Report) pivotTable(b *strings.Builder, p pivot) {
 	var groups []string
 	cells := map[string]map[string]Measurement{}
 	for _, x := range r.Measurements {
-		if x.Group == "" {
+		if x.Group == "" || x.Scenario != p.scenario {
 			continue
 		}
 		if cells[x.Group] == nil {
@@ -78,12 +100,10 @@ func (r *Report) latencyTable(b *strings.Builder) {
 	if len(groups) == 0 {
 		return
 	}
-	b.WriteString("\nEnd-to-end latency from the writer's commit (ms; medians of the runs, p99 range in brackets):\n\n")
-	b.WriteString("| Offered load | Written/s | Published p50 | p99 | max | Projected p50 | p99 | max |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "\n%s\n\n| %s |\n|---|%s\n", p.title, strings.Join(p.columns, " | "), strings.Repeat("---:|", len(p.metrics)))
 	for _, g := range groups {
 		fmt.Fprintf(b, "| %s |", g)
-		for _, m := range latencyMetrics {
+		for _, m := range p.metrics {
 			x, ok := cells[g][m]
 			switch {
 			case !ok:

@@ -48,3 +48,19 @@ func TestUpdateReadmeRewritesOnlyTheBlock(t *testing.T) {
 		t.Error("want an error for an unbalanced block")
 	}
 }
+
+func TestPivotTablesSplitByScenario(t *testing.T) {
+	r := &Report{}
+	r.add(Measurement{ID: "latency.pstest.notify.r1000.achieved", Scenario: "latency", Group: "pstest, NOTIFY, 1000/s", Metric: "achieved", Runs: []float64{990}})
+	r.add(Measurement{ID: "cost.off.r500.commit-p99", Scenario: "cost", Group: "relay off, 500/s", Metric: "commit-p99", Runs: []float64{7, 9, 8}})
+	r.add(Measurement{ID: "cost.off.r500.achieved", Scenario: "cost", Group: "relay off, 500/s", Metric: "achieved", Runs: []float64{499}})
+	md := r.Markdown()
+	for _, want := range []string{
+		"| pstest, NOTIFY, 1000/s | 990.0 | - | - | - | - | - | - |\n",
+		"| relay off, 500/s | 499.0 | - | 8.00 [7.00-9.00] | - | - | - | - | - | - |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing row %q in:\n%s", want, md)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -47,22 +48,7 @@ func evaluateTargets(ctx context.Context, r *Report, cfg Config) []Target {
 
 func targets(r *Report, cfg Config) []Target {
 	var ts []Target
-	med := func(id string) (float64, bool) {
-		m, ok := r.get(id)
-		return m.Median, ok && len(m.Runs) > 0
-	}
-	check := func(t Target) Target {
-		if math.IsNaN(t.Figure) {
-			t.Status = "N/A"
-			return t
-		}
-		ok := t.Figure >= t.Threshold
-		if t.Op == "<=" {
-			ok = t.Figure <= t.Threshold
-		}
-		t.Status = map[bool]string{true: "PASS", false: "MISS"}[ok]
-		return t
-	}
+	med, check := r.median, checkTarget
 
 	claimCeil := math.Max(first(med("ceiling.claim.w1")), first(med("ceiling.claim.w2")))
 	for _, backend := range backendNames(cfg) {
@@ -142,6 +128,91 @@ func targets(r *Report, cfg Config) []Target {
 			ts = append(ts, check(Target{Name: "peak RSS, " + m.Name, Op: "<=", Threshold: 150, Figure: m.Max, Unit: " MB",
 				Detail: "max over runs of VmHWM", from: m.ID}))
 		}
+	}
+	return append(ts, costTargets(r, cfg)...)
+}
+
+// median is the median of the runs of measurement id.
+func (r *Report) median(id string) (float64, bool) {
+	m, ok := r.get(id)
+	return m.Median, ok && len(m.Runs) > 0
+}
+
+// checkTarget sets the status: N/A without a figure, else PASS or MISS.
+func checkTarget(t Target) Target {
+	if math.IsNaN(t.Figure) {
+		t.Status = "N/A"
+		return t
+	}
+	ok := t.Figure >= t.Threshold
+	if t.Op == "<=" {
+		ok = t.Figure <= t.Threshold
+	}
+	t.Status = map[bool]string{true: "PASS", false: "MISS"}[ok]
+	return t
+}
+
+// costTargets are issue 13's targets on the cost scenario, for coalesced
+// wake-ups at round trip 0: at 500 commits/s at least 20 events per claim
+// with commit->published p99 within 50 ms, and at every rate the writers'
+// commit p99 with the relay running within 1.3x of the p99 without it. A
+// run that measured the baseline but not the coalesced mode reports them
+// N/A; a run without the cost scenario reports none.
+func costTargets(r *Report, cfg Config) []Target {
+	const coalesced = "cost.pstest.coalesced."
+	var ts []Target
+	figure := func(id string) float64 {
+		if v, ok := r.median(id); ok {
+			return v
+		}
+		return math.NaN()
+	}
+	measured := false
+	for _, rate := range cfg.CostRates {
+		_, ok := r.median(fmt.Sprintf("cost.off.r%d.commit-p99", rate))
+		measured = measured || ok
+	}
+	if !measured {
+		return nil
+	}
+	explain := func(t Target, detail string) Target {
+		t = checkTarget(t)
+		t.Detail = detail
+		if t.Status == "N/A" {
+			t.Detail = "coalesced mode not measured in this run"
+		}
+		return t
+	}
+	if slices.Contains(cfg.CostRates, 500) {
+		id := coalesced + "r500."
+		epc, p99 := figure(id+"events-per-claim"), figure(id+"published-p99")
+		ts = append(ts,
+			explain(Target{Name: "events per claim at 500 commits/s, coalesced (pstest, round trip 0)", Op: ">=", Threshold: 20,
+				Figure: epc, from: id + "events-per-claim"},
+				fmt.Sprintf("rows per non-empty claim; %.0f empty claims per 1,000 events; committed %.0f/s of the 500/s offered",
+					figure(id+"empty-claims-per-1k"), figure(id+"achieved"))),
+			explain(Target{Name: "commit->published p99 at 500 commits/s, coalesced (pstest, round trip 0)", Op: "<=", Threshold: 50,
+				Figure: p99, Unit: " ms", from: id + "published-p99"},
+				fmt.Sprintf("p50 %.1f ms; from the commit's return to published_at", figure(id+"published-p50"))))
+	}
+	for _, rate := range cfg.CostRates {
+		offID := fmt.Sprintf("cost.off.r%d.", rate)
+		on, off := figure(fmt.Sprintf("%sr%d.commit-p99", coalesced, rate)), figure(offID+"commit-p99")
+		if math.IsNaN(off) {
+			continue
+		}
+		t := explain(Target{Name: fmt.Sprintf("writer commit p99 at %d commits/s, relay running (coalesced) vs not", rate),
+			Op: "<=", Threshold: 1.3, Figure: on / off, Unit: "x", from: fmt.Sprintf("%sr%d.commit-p99", coalesced, rate)},
+			fmt.Sprintf("p99 %.1f ms / %.1f ms; committed %.0f/s and %.0f/s of the %d/s offered", on, off,
+				figure(fmt.Sprintf("%sr%d.achieved", coalesced, rate)), figure(offID+"achieved"), rate))
+		// Without the relay the writers must keep up, or the baseline p99
+		// is a lower bound (given-up commits) and the ratio means nothing.
+		if t.Status != "N/A" && (figure(offID+"given-up") > 0 || figure(offID+"achieved") < 0.95*float64(rate)) {
+			t.Status = "N/A"
+			t.Detail += fmt.Sprintf(" (without the relay the writers did not keep up the offered rate (%.0f commits given up): "+
+				"this machine's ceiling, not the relay's cost)", figure(offID+"given-up"))
+		}
+		ts = append(ts, t)
 	}
 	return ts
 }

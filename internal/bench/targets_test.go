@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,26 +25,14 @@ func TestTargets(t *testing.T) {
 	put("scale.claim-p50.n1000000", 5) // 2.5x: MISS
 	r.add(Measurement{ID: "memory.publisher.pstest", Scenario: "memory", Name: "publisher", Runs: []float64{40, 160}})
 
-	got := map[string]Target{}
-	for _, tg := range targets(r, cfg) {
-		got[tg.Name] = tg
-	}
-	want := map[string]string{
+	wantStatuses(t, targets(r, cfg), map[string]string{
 		"publisher drain, 1 instance, vs the publish ceiling (pstest)":         "PASS",
 		"publisher drain, 2 instances vs 1 (pstest)":                           "N/A",
 		"publisher drain, 1 instance, vs the publish ceiling (pstest-rtt15ms)": "MISS",
 		"projector apply into pg (direct)":                                     "MISS",
 		"claim latency at 1000000 vs 10000 pending":                            "MISS",
 		"peak RSS, publisher":                                                  "MISS", // max over runs, not the median
-	}
-	for name, status := range want {
-		if got[name].Status != status {
-			t.Errorf("%s: %s (%v), want %s", name, got[name].Status, got[name].Figure, status)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("got %d targets, want %d: %v", len(got), len(want), got)
-	}
+	})
 
 	r.Measurements = nil
 	put("ceiling.claim.w1", 20_000)
@@ -88,4 +79,80 @@ func TestWaveTarget(t *testing.T) {
 			t.Errorf("index size %v MB after vs 20 before: %+v, want one target %s", c.after, got, c.want)
 		}
 	}
+}
+
+func TestCostTargets(t *testing.T) {
+	cfg := Config{CostRates: []int{500, 1000, 2000}}
+	r := &Report{}
+	put := func(id string, v float64) { r.add(Measurement{ID: id, Runs: []float64{v}}) }
+	if ts := costTargets(r, cfg); len(ts) != 0 {
+		t.Fatalf("no cost measurements: want no cost targets, got %v", ts)
+	}
+	for _, rate := range []int{500, 1000, 2000} {
+		put(fmt.Sprintf("cost.off.r%d.commit-p99", rate), 10)
+		put(fmt.Sprintf("cost.off.r%d.achieved", rate), float64(rate))
+		put(fmt.Sprintf("cost.off.r%d.given-up", rate), 0)
+	}
+	put("cost.pstest.coalesced.r500.commit-p99", 12)               // 1.2x: PASS
+	put("cost.pstest.coalesced.r1000.commit-p99", 20)              // 2x: MISS
+	put("cost.pstest.coalesced.r500.events-per-claim", 3)          // < 20: MISS
+	put("cost.pstest.coalesced.r500.published-p99", 30)            // <= 50 ms: PASS
+	put("cost.pstest.notify.r2000.commit-p99", 11)                 // not the coalesced mode: 2000 stays N/A
+	put("cost.pstest-rtt15ms.coalesced.r500.events-per-claim", 40) // not round trip 0: ignored
+
+	r.Targets = targets(r, cfg)
+	got := wantStatuses(t, r.Targets, map[string]string{
+		"events per claim at 500 commits/s, coalesced (pstest, round trip 0)":      "MISS",
+		"commit->published p99 at 500 commits/s, coalesced (pstest, round trip 0)": "PASS",
+		"writer commit p99 at 500 commits/s, relay running (coalesced) vs not":     "PASS",
+		"writer commit p99 at 1000 commits/s, relay running (coalesced) vs not":    "MISS",
+		"writer commit p99 at 2000 commits/s, relay running (coalesced) vs not":    "N/A",
+	})
+	if f := got["writer commit p99 at 1000 commits/s, relay running (coalesced) vs not"].Figure; f != 2 {
+		t.Errorf("ratio at 1000/s: %v, want 2", f)
+	}
+	// A baseline that did not keep up (given-up commits: its p99 is a
+	// lower bound) judges nothing, even where the ratio would pass.
+	put("cost.off.r2000.given-up", 0) // runs 0, 0: median 0
+	put("cost.pstest.coalesced.r2000.commit-p99", 11)
+	for _, tg := range targets(r, cfg) {
+		if strings.HasPrefix(tg.Name, "writer commit p99 at 2000") && tg.Status != "PASS" {
+			t.Errorf("2000/s with a sustained baseline at 1.1x: %s, want PASS", tg.Status)
+		}
+	}
+	put("cost.off.r2000.given-up", 1500)
+	put("cost.off.r2000.given-up", 1500) // runs 0, 0, 1500, 1500: median 750
+	for _, tg := range targets(r, cfg) {
+		if strings.HasPrefix(tg.Name, "writer commit p99 at 2000") && tg.Status != "N/A" {
+			t.Errorf("2000/s with a baseline that gave up commits: %s (%s), want N/A", tg.Status, tg.Detail)
+		}
+	}
+
+	// The N/A row has no figure: the JSON result says null (JSON has no NaN).
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatalf("encoding a report with an N/A target: %v", err)
+	}
+	if !strings.Contains(string(b), `"figure":null`) {
+		t.Errorf("N/A target's figure not null in %s", b)
+	}
+}
+
+// wantStatuses checks that ts are exactly the targets named in want, with
+// those statuses, and returns them by name.
+func wantStatuses(t *testing.T, ts []Target, want map[string]string) map[string]Target {
+	t.Helper()
+	got := map[string]Target{}
+	for _, tg := range ts {
+		got[tg.Name] = tg
+	}
+	for name, status := range want {
+		if got[name].Status != status {
+			t.Errorf("%s: %s (%v), want %s", name, got[name].Status, got[name].Figure, status)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d targets, want %d: %v", len(got), len(want), got)
+	}
+	return got
 }

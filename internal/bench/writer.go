@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
@@ -29,8 +30,7 @@ type written struct {
 // as a catalog write does) at perSecond events/s and returns the commit times
 // and the achieved rate (perSecond is the offered rate).
 func writeLoad(ctx context.Context, db *DB, evs []Event, perSecond int, notify bool) ([]written, float64, error) {
-	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Encode, DefaultTopic: events.Topic, Notify: notify,
-		Producer: outbox.Producer{Service: "catalog", Instance: "relaybench", Version: "bench"}})
+	w, err := newLoadWriter(outbox.Config{Notify: notify})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -47,14 +47,8 @@ func writeLoad(ctx context.Context, db *DB, evs []Event, perSecond int, notify b
 				if errs[i] != nil {
 					continue
 				}
-				ev := e.Outbox()
-				ev.OccurredAt = time.Now()
-				err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-					_, err := w.InsertTx(ctx, tx, ev)
-					return err
-				})
-				if err != nil {
-					errs[i] = fmt.Errorf("writing event: %w", postgres.Classify(err))
+				if err := commitEvent(ctx, db.Pool, w, e); err != nil {
+					errs[i] = err
 					continue
 				}
 				results[i] = append(results[i], written{id: e.Meta.EventID, commitAt: time.Now()})
@@ -87,4 +81,109 @@ func writeLoad(ctx context.Context, db *DB, evs []Event, perSecond int, notify b
 		}
 	}
 	return out, rate(len(out), last.Sub(start)), nil
+}
+
+// newLoadWriter is the outbox.Writer of the load generators: the catalog's
+// encoder, topic and producer, with wake-ups as set in c.
+func newLoadWriter(c outbox.Config) (*outbox.Writer, error) {
+	c.Encoder, c.DefaultTopic = events.Encode, events.Topic
+	c.Producer = outbox.Producer{Service: "catalog", Instance: "relaybench", Version: "bench"}
+	return outbox.NewWriter(c)
+}
+
+// commitEvent writes e through w in a transaction of its own on db (a
+// pool or one of its connections), as a catalog write does.
+func commitEvent(ctx context.Context, db interface {
+	Begin(context.Context) (pgx.Tx, error)
+}, w *outbox.Writer, e Event) error {
+	ev := e.Outbox()
+	ev.OccurredAt = time.Now()
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		_, err := w.InsertTx(ctx, tx, ev)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("writing event: %w", postgres.Classify(err))
+	}
+	return nil
+}
+
+// commit is one commit of the open-loop load: when it was due to start and
+// when it returned, or, given up, when it was given up.
+type commit struct {
+	id        uuid.UUID
+	due, done time.Time
+	gaveUp    bool
+}
+
+// latency is the commit's duration from its due time (for a commit given
+// up, a lower bound).
+func (c commit) latency() time.Duration { return c.done.Sub(c.due) }
+
+// openLoad commits evs through w on pool, one event per transaction, at
+// perSecond commits/s, open loop: commit i is due at start + i/perSecond
+// and starts then in its own goroutine whether or not earlier commits have
+// returned, waiting for a pool connection as a service's request would. A
+// stalled database therefore shows as commit latency measured from the due
+// time, not as a lower offered rate. Commits still waiting for a connection
+// giveUp after the last one was due are given up (not written), so a
+// collapsed step ends. It returns every commit and the achieved rate of
+// those written.
+func openLoad(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, evs []Event, perSecond int, giveUp time.Duration) ([]commit, float64, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	out := make([]commit, len(evs))
+	var wg sync.WaitGroup
+	start := time.Now()
+	interval := time.Second / time.Duration(perSecond)
+	deadline := start.Add(time.Duration(len(evs))*interval + giveUp)
+	for i, e := range evs {
+		due := start.Add(time.Duration(i) * interval)
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			actx, stop := context.WithDeadline(ctx, deadline)
+			conn, err := pool.Acquire(actx)
+			stop()
+			if err != nil && ctx.Err() == nil && actx.Err() != nil {
+				out[i] = commit{id: e.Meta.EventID, due: due, done: deadline, gaveUp: true}
+				return
+			}
+			if err != nil {
+				cancel(fmt.Errorf("writing event: %w", postgres.Classify(err)))
+				return
+			}
+			defer conn.Release()
+			if err := commitEvent(ctx, conn, w, e); err != nil {
+				cancel(err)
+				return
+			}
+			out[i] = commit{id: e.Meta.EventID, due: due, done: time.Now()}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, 0, err
+	}
+	var last time.Time
+	written := 0
+	for _, c := range out {
+		if c.gaveUp {
+			continue
+		}
+		written++
+		if c.done.After(last) {
+			last = c.done
+		}
+	}
+	return out, rate(written, last.Sub(start)), nil
 }

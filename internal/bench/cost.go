@@ -1,0 +1,269 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/outbox"
+)
+
+// costWriterConns is the connection pool of the cost scenario's writers:
+// a service's pool, which its requests wait for when the database stalls.
+const costWriterConns = 16
+
+// costMode is how the writers wake the publisher, if one runs.
+type costMode struct {
+	name, label string
+	relay       bool
+	writer      outbox.Config // the writers' wake-up settings
+	env         []string      // publisher settings beyond the bench's
+}
+
+// costModes run in this order at every rate: the baseline without a relay
+// first; then the writers notifying on every commit and the relay claiming
+// on every wake-up (the behaviour before coalesced wake-ups), the relay
+// polling (default interval) with no NOTIFY, and the shipped defaults
+// (writers notify only when an idle relay asked, the relay claims at most
+// once per fetch cooldown).
+var costModes = []costMode{
+	{name: "off", label: "relay off"},
+	{name: "notify", label: "NOTIFY every commit", relay: true, writer: outbox.Config{Notify: true, NotifyAlways: true},
+		env: []string{"OUTBOX_FETCH_COOLDOWN_SECONDS=0"}},
+	{name: "poll", label: "polling", relay: true, env: []string{"OUTBOX_LISTEN=false"}},
+	{name: "coalesced", label: "coalesced (defaults)", relay: true, writer: outbox.Config{Notify: true}},
+}
+
+// costResult is one step: an offered commit rate in one mode.
+type costResult struct {
+	offered, achieved float64
+	commits           []time.Duration // each commit from its due time to its return (or to when it was given up)
+	gaveUp            int             // commits given up: still waiting for a connection a step's length after the last was due
+	published         []time.Duration // each event from its commit's return to published_at
+	pgCPU             float64         // Postgres CPU seconds over the step (NaN: server not local)
+	nonEmpty, empty   float64         // the publisher's claims in the step that returned rows, and that found none
+	claimed           float64         // rows the non-empty claims returned
+	cpu               cpuUse
+}
+
+// runCost measures what the relay costs the writers' database: writers
+// commit one event per transaction at each offered rate, open loop, with
+// no publisher running, then with a publisher in each costMode. It runs at
+// every round trip of the strict double in front of pstest; the baseline
+// (no Pub/Sub) and the higher rates at the first only.
+func runCost(ctx context.Context, r *Runner) error {
+	pub, why, err := r.bins.path(ctx, "publisher")
+	if err != nil {
+		return err
+	}
+	if pub == "" {
+		r.report.skip("cost: %s", why)
+		return nil
+	}
+	pool, err := postgres.Open(ctx, postgres.Config{URL: r.db.URL, Schema: Schema, MaxConns: costWriterConns})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := warmWriters(ctx, pool); err != nil {
+		return err
+	}
+	r.report.note("cost: writers commit one event per transaction through outbox.Writer on a %d-connection pool, open loop "+
+		"(each commit starts at its scheduled time; latency counts from then), %s per step over up to %d aggregates; "+
+		"one publisher (bulk %d) on pstest behind the strict double. Postgres CPU is the utime+stime of the server's "+
+		"processes from the step's start until every event is published.",
+		costWriterConns, r.cfg.LatencyEach, r.cfg.Aggregates, r.cfg.Bulk)
+	for run := 1; run <= r.cfg.Runs; run++ {
+		for i, rtt := range r.cfg.RTTs {
+			rates := r.cfg.CostRates
+			if i > 0 {
+				rates = rates[:1]
+			}
+			for _, rate := range rates {
+				for _, m := range costModes {
+					if i > 0 && !m.relay {
+						continue
+					}
+					backend := backendName("pstest", rtt)
+					res, err := r.costStep(ctx, pool, pub, rtt, m, rate)
+					if err != nil {
+						return fmt.Errorf("%s, %s, %d/s: %w", backend, m.name, rate, err)
+					}
+					r.recordCost(backend, m, rate, res)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// warmWriters opens the writer pool's connections and prepares their
+// statements, so the first step does not measure connection set-up.
+func warmWriters(ctx context.Context, pool *pgxpool.Pool) error {
+	w, err := newLoadWriter(outbox.Config{})
+	if err != nil {
+		return err
+	}
+	evs, err := NewFixture(costWriterConns).Generate(costWriterConns * 20)
+	if err != nil {
+		return err
+	}
+	_, _, err = openLoad(ctx, pool, w, evs, 2000, time.Minute)
+	return err
+}
+
+// costStep writes LatencyEach worth of commits at perSecond in mode m and,
+// with a relay, waits until every event is published.
+func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string, rtt time.Duration, m costMode, perSecond int) (costResult, error) {
+	res := costResult{offered: float64(perSecond), pgCPU: math.NaN()}
+	if err := r.db.reset(ctx); err != nil {
+		return res, err
+	}
+	var pubD *Daemon
+	var metricsURL string
+	var before map[string]float64
+	if m.relay {
+		b, err := newPstest(ctx, rtt)
+		if err != nil {
+			return res, err
+		}
+		defer b.Close()
+		if err := b.EnsureTopic(ctx, events.Topic); err != nil {
+			return res, err
+		}
+		port, err := freePort()
+		if err != nil {
+			return res, err
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		name := "publisher-cost-" + m.name
+		pubD, err = startDaemon(pubBin, name, r.cfg.RepoDir, r.workDir("logs"), append(r.publisherEnv(b, name, port), m.env...))
+		if err != nil {
+			return res, err
+		}
+		defer pubD.Stop(30 * time.Second) //nolint:errcheck // the happy path checks the exit below
+		if err := waitReady(ctx, pubD, addr); err != nil {
+			return res, err
+		}
+		r.cpu.daemons = map[int]string{pubD.Pid(): "publisher"}
+		defer func() { r.cpu.daemons = nil }()
+		metricsURL = "http://" + addr + "/metrics"
+		if before, err = scrapePublisher(ctx, metricsURL); err != nil {
+			return res, err
+		}
+	}
+	n := max(1, int(float64(perSecond)*r.cfg.LatencyEach.Seconds()))
+	evs, err := NewFixture(min(r.cfg.Aggregates, max(n/2, 1))).Generate(n)
+	if err != nil {
+		return res, err
+	}
+	w, err := newLoadWriter(m.writer)
+	if err != nil {
+		return res, err
+	}
+	a := r.cpu.sample()
+	commits, achieved, err := openLoad(ctx, pool, w, evs, perSecond, r.cfg.LatencyEach)
+	if err != nil {
+		return res, err
+	}
+	if pubD != nil {
+		if err := r.waitDrained(ctx, []*Daemon{pubD}, n); err != nil {
+			return res, err
+		}
+	}
+	res.cpu = a.to(r.cpu.sample())
+	res.achieved = achieved
+	if r.cpu.postmaster != 0 {
+		res.pgCPU = res.cpu.Cores["postgres"] * res.cpu.Seconds
+	}
+	for _, c := range commits {
+		res.commits = append(res.commits, c.latency())
+		if c.gaveUp {
+			res.gaveUp++
+		}
+	}
+	if pubD == nil {
+		return res, nil
+	}
+	after, err := scrapePublisher(ctx, metricsURL)
+	if err != nil {
+		return res, err
+	}
+	delta := func(k string) float64 { return after[k] - before[k] }
+	res.empty = delta("outbox_empty_claims_total")
+	res.nonEmpty = delta("outbox_claim_batch_size_count")
+	res.claimed = delta("outbox_claim_batch_size_sum")
+	if err := pubD.Stop(30 * time.Second); err != nil {
+		return res, fmt.Errorf("%s: exit: %w (log %s)", pubD.Name, err, pubD.LogPath)
+	}
+	times, err := r.eventTimes(ctx)
+	if err != nil {
+		return res, err
+	}
+	for _, c := range commits {
+		if c.gaveUp {
+			continue
+		}
+		t := times[c.id]
+		if t.published == nil {
+			return res, fmt.Errorf("event %s is not published after the drain", c.id)
+		}
+		res.published = append(res.published, nonNegative(t.published.Sub(c.done)))
+	}
+	return res, nil
+}
+
+// scrapePublisher reads the publisher's metrics.
+func scrapePublisher(ctx context.Context, url string) (map[string]float64, error) {
+	vals, err := opstest.ScrapeMetrics(ctx, &http.Client{Timeout: 5 * time.Second}, url)
+	if err != nil {
+		return nil, fmt.Errorf("reading publisher metrics: %w", err)
+	}
+	return vals, nil
+}
+
+// recordCost adds one step's figures: IDs cost.<backend>.<mode>.r<rate>.*
+// (cost.off.r<rate>.* for the baseline, which uses no Pub/Sub).
+func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costResult) {
+	id := fmt.Sprintf("cost.%s.%s.r%d.", backend, m.name, perSecond)
+	group := fmt.Sprintf("%s, %s, %d/s", backend, m.label, perSecond)
+	if !m.relay {
+		id, group, backend = fmt.Sprintf("cost.off.r%d.", perSecond), fmt.Sprintf("%s, %d/s", m.label, perSecond), ""
+	}
+	add := func(metric, unit string, v float64) {
+		if math.IsNaN(v) {
+			return
+		}
+		r.addRun(Measurement{ID: id + metric, Scenario: "cost", Name: group + ": " + metric, Group: group, Metric: metric,
+			Backend: backend, Unit: unit, Note: res.cpu.String()}, v)
+	}
+	n := float64(len(res.commits) - res.gaveUp) // events written (and, with a relay, published)
+	add("achieved", "commits/s", res.achieved)
+	add("commit-p50", "ms", Percentile(res.commits, 50))
+	add("commit-p99", "ms", Percentile(res.commits, 99))
+	add("given-up", "commits", float64(res.gaveUp))
+	add("pg-cpu-per-1k", "CPU s", res.pgCPU/n*1000)
+	line := fmt.Sprintf("  %s: committed %.0f/s; commit p50 %.1f p99 %.1f ms, %d given up; Postgres %.3f CPU s per 1,000 events",
+		group, res.achieved, Percentile(res.commits, 50), Percentile(res.commits, 99), res.gaveUp, res.pgCPU/n*1000)
+	if m.relay {
+		perClaim := math.NaN()
+		if res.nonEmpty > 0 {
+			perClaim = res.claimed / res.nonEmpty
+		}
+		add("events-per-claim", "events", perClaim)
+		add("empty-claims-per-1k", "claims", res.empty/n*1000)
+		add("published-p50", "ms", Percentile(res.published, 50))
+		add("published-p99", "ms", Percentile(res.published, 99))
+		line += fmt.Sprintf("; %.1f events per claim, %.0f empty claims; published p50 %.1f p99 %.1f ms",
+			perClaim, res.empty, Percentile(res.published, 50), Percentile(res.published, 99))
+	}
+	r.logf("%s; %s", line, res.cpu)
+}
