@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -286,11 +287,15 @@ func (f reactorFunc) React(req any) (bool, any, error) { return f(req) }
 func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t)
-	var stall atomic.Bool
-	stall.Store(true)
+	// Publishes stall until the drain is over (a fixed stall let a loaded
+	// machine reach the drain after the publishes had finished).
+	unstall := make(chan struct{})
+	var unstallOnce sync.Once
+	defer unstallOnce.Do(func() { close(unstall) })
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: reactorFunc(func(any) (bool, any, error) {
-		if stall.Load() {
-			time.Sleep(3 * time.Second)
+		select {
+		case <-unstall:
+		case <-time.After(time.Minute):
 		}
 		return false, nil, nil
 	})})
@@ -309,7 +314,7 @@ func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("Drain took %s past a 300ms grace period", took)
 	}
-	stall.Store(false)
+	unstallOnce.Do(func() { close(unstall) })
 	if n := pt.CountStatus(t, db.Pool, "publishing"); n != 0 {
 		t.Fatalf("%d rows left publishing after the drain", n)
 	}
