@@ -292,7 +292,12 @@ func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 	unstall := make(chan struct{})
 	var unstallOnce sync.Once
 	defer unstallOnce.Do(func() { close(unstall) })
+	reached := make(chan struct{}, 16)
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: reactorFunc(func(any) (bool, any, error) {
+		select {
+		case reached <- struct{}{}:
+		default:
+		}
 		select {
 		case <-unstall:
 		case <-time.After(time.Minute):
@@ -303,6 +308,13 @@ func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 	r := pt.StartRelay(t, db.Pool, pt.Config("relay", ps.Config))
 	pt.Insert(t, db.Pool, pt.Writer(t, true), pt.VideoEvent(pt.AggregateID(1), 1, 0), pt.VideoEvent(pt.AggregateID(2), 1, 0))
 	pt.WaitFor(t, 5*time.Second, "rows claimed", func() bool { return pt.CountStatus(t, db.Pool, "publishing") == 2 })
+	// Claimed is not yet started: a drain hands unstarted batches back at
+	// once. Wait until a publish reached the server.
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no publish reached the server")
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

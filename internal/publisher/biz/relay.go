@@ -219,10 +219,6 @@ func (r *Relay) claimLoop(ctx context.Context) {
 			}
 			continue
 		}
-		if bell != nil {
-			bell.set(ctx, false)
-			again.Reset(time.Until(lastClaim.Add(cooldown))) // busy: claim again without a NOTIFY
-		}
 		select {
 		case <-r.stopClaiming: // claimed but not started: hand back at once
 			r.release(batch.Token, batch.IDs(), "shutdown before start")
@@ -237,6 +233,10 @@ func (r *Relay) claimLoop(ctx context.Context) {
 			r.process(batch)
 			r.signal() // rows behind this batch's keys may be claimable now
 		}()
+		if bell != nil { // after the hand-off: the batch does not wait for this write
+			bell.set(ctx, false)
+			again.Reset(time.Until(lastClaim.Add(cooldown))) // busy: claim again without a NOTIFY
+		}
 		now = len(batch.Events) == r.cfg.BulkSize
 	}
 }
