@@ -92,8 +92,10 @@
 // milliseconds; the failed head is alerted on with outbox_failed_events and
 // replayed), and when every key with a backlog is in flight a claim scans
 // the whole backlog to come back empty. The relay therefore claims on a
-// wake-up (NOTIFY, a finished batch, a takeover), right after a full batch,
-// and on the poll tick only when no claim ran during the last interval.
+// wake-up (NOTIFY, a finished batch, a takeover; coalesced by the fetch
+// cooldown, see Wake-up below), right after a full batch, one cooldown
+// after a claim that found rows, and on the poll tick only when no claim
+// ran during the last interval.
 // Alternatives weighed: a key-level hashed NOT IN (cheaper per skipped row,
 // but the planner then walks the primary key past every published row).
 //
