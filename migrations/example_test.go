@@ -62,4 +62,5 @@ func ExampleSQL() {
 	// CREATE TABLE outbox_publishers (
 	// -- ==== 00005_outbox_wakeups.sql (goose runs this file in one transaction)
 	// CREATE TABLE outbox_wakeups (
+	// -- ==== 00006_outbox_notify.sql (goose runs this file in one transaction)
 }

@@ -63,7 +63,9 @@ func (rs rows) statement(ctx context.Context, q *outboxdb.Queries, out []Written
 		out[0].ID, out[0].CreatedAt = row.ID, row.CreatedAt
 		return nil
 	}
-	stored, err := q.InsertOutboxEvents(ctx, rs.columns())
+	cols := rs.columns()
+	cols.Notify, cols.NotifyChannel, cols.NotifyAlways = rs[0].Notify, rs[0].NotifyChannel, rs[0].NotifyAlways
+	stored, err := q.InsertOutboxEvents(ctx, cols)
 	if err != nil {
 		// One statement wrote them all: the detail names the row that
 		// failed, e.g. the key of a duplicate aggregate version.

@@ -39,12 +39,17 @@ func TestNotifyOnlyWhenAPublisherAsked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// write commits one event, then the barrier, and returns the first
+	// write commits events events in one call (one statement: the single-
+	// or the multi-row insert), then the barrier, and returns the first
 	// channel notified.
-	write := func(w *outbox.Writer) string {
+	write := func(w *outbox.Writer, events int) string {
 		t.Helper()
+		var evs []outbox.Event
+		for range events {
+			evs = append(evs, created(uuid.NewString(), 1))
+		}
 		if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-			_, err := w.InsertTx(ctx, tx, created(uuid.NewString(), 1))
+			_, err := w.InsertTx(ctx, tx, evs...)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -72,18 +77,22 @@ func TestNotifyOnlyWhenAPublisherAsked(t *testing.T) {
 	for _, step := range []struct {
 		name, setup string
 		w           *outbox.Writer
+		events      int
 		want        string
 	}{
-		{"no publisher registered", "", notify, channel},
-		{"every publisher busy", "INSERT INTO outbox_wakeups (worker_id, armed_until) VALUES ('a', now()), ('b', now() - interval '1 minute')", notify, "barrier"},
-		{"one publisher armed", "UPDATE outbox_wakeups SET armed_until = now() + interval '1 minute' WHERE worker_id = 'b'", notify, channel},
-		{"its arming expired", "UPDATE outbox_wakeups SET armed_until = now() - interval '1 second'", notify, "barrier"},
-		{"NotifyAlways", "", always, channel},
+		{"no publisher registered", "", notify, 1, channel},
+		{"every publisher busy", "INSERT INTO outbox_wakeups (worker_id, armed_until) VALUES ('a', now()), ('b', now() - interval '1 minute')", notify, 1, "barrier"},
+		{"every publisher busy, several events", "", notify, 3, "barrier"},
+		{"one publisher armed", "UPDATE outbox_wakeups SET armed_until = now() + interval '1 minute' WHERE worker_id = 'b'", notify, 1, channel},
+		{"one publisher armed, several events", "", notify, 3, channel},
+		{"its arming expired", "UPDATE outbox_wakeups SET armed_until = now() - interval '1 second'", notify, 3, "barrier"},
+		{"NotifyAlways", "", always, 1, channel},
+		{"NotifyAlways, several events", "", always, 3, channel},
 	} {
 		if step.setup != "" {
 			exec(step.setup)
 		}
-		if got := write(step.w); got != step.want {
+		if got := write(step.w, step.events); got != step.want {
 			t.Errorf("%s: first notification on %q, want %q", step.name, got, step.want)
 		}
 	}

@@ -171,14 +171,11 @@ func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Wr
 		}
 		out[i].Metadata, rows[i] = meta, row
 	}
-	q := outboxdb.New(tx)
-	if err := rows.insert(ctx, q, out, w.statementBytes); err != nil {
-		return nil, err
+	for i := range rows { // the statements notify too (outbox_notify): no extra round trip
+		rows[i].Notify, rows[i].NotifyChannel, rows[i].NotifyAlways = w.cfg.Notify, w.cfg.NotifyChannel, w.cfg.NotifyAlways
 	}
-	if w.cfg.Notify {
-		if err := q.NotifyOutbox(ctx, outboxdb.NotifyOutboxParams{Channel: w.cfg.NotifyChannel, Payload: "", Always: w.cfg.NotifyAlways}); err != nil {
-			return nil, fmt.Errorf("notifying publishers: %w", err)
-		}
+	if err := rows.insert(ctx, outboxdb.New(tx), out, w.statementBytes); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -14,17 +14,25 @@ import (
 )
 
 const insertOutboxEvent = `-- name: InsertOutboxEvent :one
+WITH inserted AS (
 INSERT INTO outbox_events (
     event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
     schema_version, ordering_key, topic, headers, payload, occurred_at, origin
 ) VALUES (
-    $1, $2, $3, $4, $5,
-    $6, $7, $8, $9, $10, $11, $12
+    $4, $5, $6, $7, $8,
+    $9, $10, $11, $12, $13, $14, $15
 )
 RETURNING id, created_at
+)
+SELECT id, created_at,
+       ((SELECT outbox_notify($1::text, $2::boolean) WHERE $3::boolean) IS TRUE)::boolean AS notified
+FROM inserted
 `
 
 type InsertOutboxEventParams struct {
+	NotifyChannel    string
+	NotifyAlways     bool
+	Notify           bool
 	EventID          uuid.UUID
 	AggregateType    string
 	AggregateID      string
@@ -42,10 +50,16 @@ type InsertOutboxEventParams struct {
 type InsertOutboxEventRow struct {
 	ID        int64
 	CreatedAt time.Time
+	Notified  bool
 }
 
+// InsertOutboxEvent appends one event; with notify it also calls
+// outbox_notify, in the same statement.
 func (q *Queries) InsertOutboxEvent(ctx context.Context, arg InsertOutboxEventParams) (InsertOutboxEventRow, error) {
 	row := q.db.QueryRow(ctx, insertOutboxEvent,
+		arg.NotifyChannel,
+		arg.NotifyAlways,
+		arg.Notify,
 		arg.EventID,
 		arg.AggregateType,
 		arg.AggregateID,
@@ -60,11 +74,12 @@ func (q *Queries) InsertOutboxEvent(ctx context.Context, arg InsertOutboxEventPa
 		arg.Origin,
 	)
 	var i InsertOutboxEventRow
-	err := row.Scan(&i.ID, &i.CreatedAt)
+	err := row.Scan(&i.ID, &i.CreatedAt, &i.Notified)
 	return i, err
 }
 
 const insertOutboxEvents = `-- name: InsertOutboxEvents :many
+WITH inserted AS (
 INSERT INTO outbox_events (
     event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
     schema_version, ordering_key, topic, headers, payload, occurred_at, origin
@@ -72,25 +87,32 @@ INSERT INTO outbox_events (
 SELECT e.event_id, e.aggregate_type, e.aggregate_id, e.aggregate_version, e.event_type,
        e.schema_version, e.ordering_key, e.topic, e.headers, e.payload, e.occurred_at, e.origin
 FROM (
-    SELECT generate_subscripts($1::uuid[], 1) AS position,
-           unnest($1::uuid[]) AS event_id,
-           unnest($2::text[]) AS aggregate_type,
-           unnest($3::text[]) AS aggregate_id,
-           unnest($4::bigint[]) AS aggregate_version,
-           unnest($5::text[]) AS event_type,
-           unnest($6::integer[]) AS schema_version,
-           unnest($7::text[]) AS ordering_key,
-           unnest($8::text[]) AS topic,
-           unnest($9::jsonb[]) AS headers,
-           unnest($10::bytea[]) AS payload,
-           unnest($11::timestamptz[]) AS occurred_at,
-           unnest($12::text[]) AS origin
+    SELECT generate_subscripts($4::uuid[], 1) AS position,
+           unnest($4::uuid[]) AS event_id,
+           unnest($5::text[]) AS aggregate_type,
+           unnest($6::text[]) AS aggregate_id,
+           unnest($7::bigint[]) AS aggregate_version,
+           unnest($8::text[]) AS event_type,
+           unnest($9::integer[]) AS schema_version,
+           unnest($10::text[]) AS ordering_key,
+           unnest($11::text[]) AS topic,
+           unnest($12::jsonb[]) AS headers,
+           unnest($13::bytea[]) AS payload,
+           unnest($14::timestamptz[]) AS occurred_at,
+           unnest($15::text[]) AS origin
 ) AS e
 ORDER BY e.position
 RETURNING id, event_id, created_at
+)
+SELECT id, event_id, created_at,
+       ((SELECT outbox_notify($1::text, $2::boolean) WHERE $3::boolean) IS TRUE)::boolean AS notified
+FROM inserted
 `
 
 type InsertOutboxEventsParams struct {
+	NotifyChannel     string
+	NotifyAlways      bool
+	Notify            bool
 	EventIds          []uuid.UUID
 	AggregateTypes    []string
 	AggregateIds      []string
@@ -109,15 +131,19 @@ type InsertOutboxEventsRow struct {
 	ID        int64
 	EventID   uuid.UUID
 	CreatedAt time.Time
+	Notified  bool
 }
 
 // InsertOutboxEvents appends several events in one statement: element i of
 // every array is event i (set-returning functions in one select list run
 // in lockstep). Rows are inserted in input order, so ids ascend by input
 // position; the caller matches the returned rows by event_id and checks
-// that order.
+// that order. With notify it also calls outbox_notify (once, not per row).
 func (q *Queries) InsertOutboxEvents(ctx context.Context, arg InsertOutboxEventsParams) ([]InsertOutboxEventsRow, error) {
 	rows, err := q.db.Query(ctx, insertOutboxEvents,
+		arg.NotifyChannel,
+		arg.NotifyAlways,
+		arg.Notify,
 		arg.EventIds,
 		arg.AggregateTypes,
 		arg.AggregateIds,
@@ -138,7 +164,12 @@ func (q *Queries) InsertOutboxEvents(ctx context.Context, arg InsertOutboxEvents
 	var items []InsertOutboxEventsRow
 	for rows.Next() {
 		var i InsertOutboxEventsRow
-		if err := rows.Scan(&i.ID, &i.EventID, &i.CreatedAt); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.CreatedAt,
+			&i.Notified,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -150,35 +181,18 @@ func (q *Queries) InsertOutboxEvents(ctx context.Context, arg InsertOutboxEvents
 }
 
 const notifyOutbox = `-- name: NotifyOutbox :exec
-SELECT pg_notify(
-    CASE
-        WHEN $1::text <> '' THEN $1::text
-        WHEN octet_length('eventrelay_outbox_' || current_schema()) <= 63 THEN 'eventrelay_outbox_' || current_schema()
-        ELSE 'eventrelay_outbox_' || md5(current_schema())
-    END,
-    $2::text)
-WHERE $3::boolean
-   OR NOT EXISTS (SELECT 1 FROM outbox_wakeups)
-   OR EXISTS (SELECT 1 FROM outbox_wakeups WHERE armed_until > now())
+SELECT outbox_notify($1::text, $2::boolean)
 `
 
 type NotifyOutboxParams struct {
 	Channel string
-	Payload string
 	Always  bool
 }
 
-// NotifyOutbox wakes the publishers of the current schema. An empty
-// channel means the schema's own: 'eventrelay_outbox_' || current_schema(),
-// or 'eventrelay_outbox_' || md5(current_schema()) when that exceeds 63
-// bytes (outbox.NotifyChannelFor derives the same in Go). Notifications
-// are delivered on commit and deduplicated within a transaction.
-//
-// Unless always is set, it notifies only when a publisher asked for it
-// (an armed row in outbox_wakeups) or when no publisher keeps a row there
-// at all: a busy publisher claims again after its fetch cooldown by itself,
-// and skipping the NOTIFY spares the commit its database-wide lock.
+// NotifyOutbox wakes the publishers of the current schema through
+// outbox_notify (migration 00006: an empty channel is the schema's own;
+// unless always, only when a publisher asked for it).
 func (q *Queries) NotifyOutbox(ctx context.Context, arg NotifyOutboxParams) error {
-	_, err := q.db.Exec(ctx, notifyOutbox, arg.Channel, arg.Payload, arg.Always)
+	_, err := q.db.Exec(ctx, notifyOutbox, arg.Channel, arg.Always)
 	return err
 }

@@ -2,8 +2,9 @@
 -- every array is event i (set-returning functions in one select list run
 -- in lockstep). Rows are inserted in input order, so ids ascend by input
 -- position; the caller matches the returned rows by event_id and checks
--- that order.
+-- that order. With notify it also calls outbox_notify (once, not per row).
 -- name: InsertOutboxEvents :many
+WITH inserted AS (
 INSERT INTO outbox_events (
     event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
     schema_version, ordering_key, topic, headers, payload, occurred_at, origin
@@ -26,9 +27,16 @@ FROM (
            unnest(@origins::text[]) AS origin
 ) AS e
 ORDER BY e.position
-RETURNING id, event_id, created_at;
+RETURNING id, event_id, created_at
+)
+SELECT id, event_id, created_at,
+       ((SELECT outbox_notify(@notify_channel::text, @notify_always::boolean) WHERE @notify::boolean) IS TRUE)::boolean AS notified
+FROM inserted;
 
+-- InsertOutboxEvent appends one event; with notify it also calls
+-- outbox_notify, in the same statement.
 -- name: InsertOutboxEvent :one
+WITH inserted AS (
 INSERT INTO outbox_events (
     event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
     schema_version, ordering_key, topic, headers, payload, occurred_at, origin
@@ -36,26 +44,14 @@ INSERT INTO outbox_events (
     @event_id, @aggregate_type, @aggregate_id, @aggregate_version, @event_type,
     @schema_version, @ordering_key, @topic, @headers, @payload, @occurred_at, @origin
 )
-RETURNING id, created_at;
+RETURNING id, created_at
+)
+SELECT id, created_at,
+       ((SELECT outbox_notify(@notify_channel::text, @notify_always::boolean) WHERE @notify::boolean) IS TRUE)::boolean AS notified
+FROM inserted;
 
--- NotifyOutbox wakes the publishers of the current schema. An empty
--- channel means the schema's own: 'eventrelay_outbox_' || current_schema(),
--- or 'eventrelay_outbox_' || md5(current_schema()) when that exceeds 63
--- bytes (outbox.NotifyChannelFor derives the same in Go). Notifications
--- are delivered on commit and deduplicated within a transaction.
---
--- Unless always is set, it notifies only when a publisher asked for it
--- (an armed row in outbox_wakeups) or when no publisher keeps a row there
--- at all: a busy publisher claims again after its fetch cooldown by itself,
--- and skipping the NOTIFY spares the commit its database-wide lock.
+-- NotifyOutbox wakes the publishers of the current schema through
+-- outbox_notify (migration 00006: an empty channel is the schema's own;
+-- unless always, only when a publisher asked for it).
 -- name: NotifyOutbox :exec
-SELECT pg_notify(
-    CASE
-        WHEN @channel::text <> '' THEN @channel::text
-        WHEN octet_length('eventrelay_outbox_' || current_schema()) <= 63 THEN 'eventrelay_outbox_' || current_schema()
-        ELSE 'eventrelay_outbox_' || md5(current_schema())
-    END,
-    @payload::text)
-WHERE @always::boolean
-   OR NOT EXISTS (SELECT 1 FROM outbox_wakeups)
-   OR EXISTS (SELECT 1 FROM outbox_wakeups WHERE armed_until > now());
+SELECT outbox_notify(@channel::text, @always::boolean);
