@@ -113,8 +113,11 @@
 // ones up to it (FOR UPDATE SKIP LOCKED, epoch + 1, never waiting, so
 // heartbeats cannot deadlock). It acquires once before its first claim,
 // and on a graceful stop releases its partitions and deletes its
-// membership, so the others take them at their next heartbeat (a publish
-// gap of at most one heartbeat for those keys). Claims and reclaims use
+// membership, and announces it (NOTIFY, payload "partitions", on the outbox
+// channel): the others beat at once and take them, with their next
+// heartbeat as the fallback. A replica whose first heartbeat left it short
+// of its share announces too, so the others release theirs at once, and a
+// heartbeat that released partitions announces that. Claims and reclaims use
 // only the partitions owned while their leases last by the local clock.
 //
 // Leases and membership last lease - heartbeat. A replica killed at t

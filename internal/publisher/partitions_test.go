@@ -310,3 +310,50 @@ func TestOverlappingOwnersNeitherReorderNorDoubleClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionsMoveAtOnceOnJoinAndGracefulLeave: with a 20 s heartbeat,
+// only the announcements can move partitions within seconds. A second
+// relay that joins short of its share announces it, the first releases
+// half at once and announces that, and the second takes them; a relay
+// stopped gracefully announces its release and the other takes all 64.
+func TestPartitionsMoveAtOnceOnJoinAndGracefulLeave(t *testing.T) {
+	t.Parallel()
+	const lease, heartbeat = 60 * time.Second, 20 * time.Second
+	db := relaytest.NewDB(t)
+	s := data.NewStore(db.Pool)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, pt.Topic)
+	start := func(name string) *pt.Relay {
+		cfg := pt.Config(name, ps.Config)
+		cfg.Outbox.Lease = conf.Duration(lease)
+		cfg.Outbox.PartitionHeartbeat = conf.Duration(heartbeat)
+		cfg.Outbox.MaxProcessing = conf.Duration(2 * lease)
+		return pt.StartRelay(t, db.Pool, cfg)
+	}
+	owned := func() map[string]int {
+		rows, err := s.Partitions(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := map[string]int{}
+		for _, r := range rows {
+			if r.Leased {
+				n[r.Owner]++
+			}
+		}
+		return n
+	}
+	start("first")
+	pt.WaitFor(t, 10*time.Second, "the first relay owns all 64", func() bool { return owned()["first"] == 64 })
+	joined := time.Now()
+	second := start("second")
+	pt.WaitFor(t, 10*time.Second, "32 each after the join (the heartbeat is 20s)", func() bool {
+		n := owned()
+		return n["first"] == 32 && n["second"] == 32
+	})
+	t.Logf("balanced %s after the join", time.Since(joined))
+	left := time.Now()
+	second.Stop(t)
+	pt.WaitFor(t, 10*time.Second, "the first relay owns all 64 after the graceful leave", func() bool { return owned()["first"] == 64 })
+	t.Logf("taken over %s after the leave", time.Since(left))
+}

@@ -64,6 +64,23 @@ func (q *Queries) AcquireOutboxPartitions(ctx context.Context, arg AcquireOutbox
 	return items, nil
 }
 
+const announceOutboxPartitions = `-- name: AnnounceOutboxPartitions :exec
+SELECT pg_notify($1::text, $2::text)
+`
+
+type AnnounceOutboxPartitionsParams struct {
+	Channel string
+	Payload string
+}
+
+// AnnounceOutboxPartitions tells the other publishers on the channel that
+// partitions were released or are wanted: they run their heartbeat at once
+// instead of at its next tick (payload biz.PartitionsChanged).
+func (q *Queries) AnnounceOutboxPartitions(ctx context.Context, arg AnnounceOutboxPartitionsParams) error {
+	_, err := q.db.Exec(ctx, announceOutboxPartitions, arg.Channel, arg.Payload)
+	return err
+}
+
 const deleteExpiredOutboxPublishers = `-- name: DeleteExpiredOutboxPublishers :exec
 DELETE FROM outbox_publishers WHERE alive_until < now()
 `

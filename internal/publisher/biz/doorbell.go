@@ -76,6 +76,9 @@ func (d *doorbell) set(ctx context.Context, armed bool) (turnedArmed bool) {
 	return turnedArmed
 }
 
+// isArmed reports whether the row was last written armed.
+func (d *doorbell) isArmed() bool { return d.known && d.armed }
+
 // leave deletes the row when the relay stops (writers with no relay of
 // this kind registered notify on every commit).
 func (d *doorbell) leave() {

@@ -176,12 +176,21 @@ type Sink interface {
 	Resume(e *Event)
 }
 
+// PartitionsChanged is the NOTIFY payload of AnnouncePartitions; writers
+// notify with an empty payload.
+const PartitionsChanged = "partitions"
+
 // Wakeup signals that new rows may be ready (LISTEN/NOTIFY), and tells
 // writers whether this relay wants to be notified (outbox_wakeups).
 type Wakeup interface {
-	// Listen calls wake on every notification (and after reconnecting)
-	// until ctx ends.
-	Listen(ctx context.Context, wake func())
+	// Listen calls wake with each notification's payload until ctx ends,
+	// and with "" and PartitionsChanged whenever it (re)starts listening
+	// (notifications of both kinds may have been missed).
+	Listen(ctx context.Context, wake func(payload string))
+	// AnnouncePartitions notifies the other relays (payload
+	// PartitionsChanged) that partitions were released or are wanted, so
+	// they run their heartbeat at once.
+	AnnouncePartitions(ctx context.Context) error
 	// Want records that relay worker is idle and wants a NOTIFY on each
 	// commit for the next armedFor, or (armedFor 0) that it is busy and
 	// claims again by itself. A Wakeup that does not listen ignores it.

@@ -70,16 +70,38 @@ type Ownership struct {
 	ttl    time.Duration
 	m      *Metrics
 	log    *slog.Logger
+	// Announce, when set, tells the other replicas to beat at once (they
+	// call Nudge): after this one released partitions, and after it joined
+	// short of its share (someone must release). Without it partitions move
+	// at the others' next heartbeat.
+	Announce func()
+	nudge    chan struct{}
 
 	mu         sync.Mutex
 	owned      []OwnedPartition
 	validUntil time.Time // local deadline of the leases of owned
+	beats      int       // successful heartbeats
 }
 
 // NewOwnership returns the Ownership of worker: heartbeat every every,
 // leases of lease - every.
 func NewOwnership(store Store, worker string, lease, every time.Duration, m *Metrics, log *slog.Logger) *Ownership {
-	return &Ownership{store: store, worker: worker, every: every, ttl: lease - every, m: m, log: log}
+	return &Ownership{store: store, worker: worker, every: every, ttl: lease - every, m: m, log: log, nudge: make(chan struct{}, 1)}
+}
+
+// Nudge makes Run beat now (another replica announced a change); nudges
+// coalesce.
+func (o *Ownership) Nudge() {
+	select {
+	case o.nudge <- struct{}{}:
+	default:
+	}
+}
+
+func (o *Ownership) announce() {
+	if o.Announce != nil {
+		o.Announce()
+	}
 }
 
 // Partitions returns the owned partitions in ascending order; none once
@@ -113,6 +135,8 @@ func (o *Ownership) Beat(ctx context.Context) (acquired bool, err error) {
 	}
 	o.mu.Lock()
 	o.owned, o.validUntil = hb.Owned, start.Add(o.ttl)
+	o.beats++
+	first := o.beats == 1
 	o.mu.Unlock()
 	o.m.PartitionsOwned.Set(float64(len(hb.Owned)))
 	o.m.PartitionMoves.WithLabelValues("acquired").Add(float64(len(hb.Acquired)))
@@ -120,6 +144,9 @@ func (o *Ownership) Beat(ctx context.Context) (acquired bool, err error) {
 	o.m.PartitionMoves.WithLabelValues("lost").Add(float64(len(hb.Lost)))
 	if len(hb.Lost) > 0 {
 		o.log.Warn("lost outbox partitions (lease ended, taken over)", "partitions", hb.Lost)
+	}
+	if len(hb.Released) > 0 || (first && len(hb.Owned) < FairShare(hb.Partitions, hb.Members)) {
+		o.announce()
 	}
 	if len(hb.Acquired) > 0 || len(hb.Released) > 0 {
 		from := map[string][]int32{}
@@ -143,6 +170,8 @@ func (o *Ownership) Run(ctx context.Context, acquired func()) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-o.nudge:
+			t.Stop()
 		}
 		start := time.Now()
 		got, ok := o.beat(ctx)
@@ -166,8 +195,9 @@ func (o *Ownership) beat(ctx context.Context) (acquired, ok bool) {
 	return got, err == nil
 }
 
-// Leave releases the owned partitions and the membership (graceful stop),
-// so the other replicas take them over at their next heartbeat.
+// Leave releases the owned partitions and the membership (graceful stop)
+// and announces it, so the other replicas take them over at once (at their
+// next heartbeat without Announce).
 func (o *Ownership) Leave(ctx context.Context) error {
 	o.mu.Lock()
 	owned := o.owned
@@ -180,5 +210,8 @@ func (o *Ownership) Leave(ctx context.Context) error {
 		return fmt.Errorf("leaving the outbox partitions: %w", err)
 	}
 	o.m.PartitionMoves.WithLabelValues("released").Add(float64(released))
+	if released > 0 {
+		o.announce()
+	}
 	return nil
 }

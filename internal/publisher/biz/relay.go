@@ -68,6 +68,7 @@ func NewRelay(cfg config.Outbox, store Store, sink Sink, wakeup Wakeup, live Liv
 		abandon:      abandon,
 		done:         make(chan struct{}),
 	}
+	r.own.Announce = r.announcePartitions
 	// The loop ticks at least every poll interval, and a claim is bounded
 	// by the lease; allow generous slack before /healthz fails.
 	live.RegisterLoop(LoopName, 3*cfg.PollInterval.D()+2*cfg.Lease.D())
@@ -99,7 +100,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	bg, stopBG := context.WithCancel(ctx)
 	var bgWG sync.WaitGroup
 	for _, loop := range []func(context.Context){
-		func(ctx context.Context) { r.wakeup.Listen(ctx, r.signal) },
+		func(ctx context.Context) { r.wakeup.Listen(ctx, r.notified) },
 		func(ctx context.Context) { r.own.Run(ctx, r.signal) },
 		r.reclaimLoop,
 		r.statsLoop,
@@ -177,6 +178,13 @@ func (r *Relay) claimLoop(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-r.wake:
+				if bell != nil && bell.isArmed() {
+					// A NOTIFY woke the idle relay: stop the writers' NOTIFYs
+					// now, not after the cooldown and the claim (every one
+					// until then takes the commit lock). The claim below
+					// follows in any case.
+					bell.set(ctx, false)
+				}
 			case <-again.C:
 			case <-poll.C:
 				// The poll is the fallback for missed notifications and for
@@ -303,6 +311,26 @@ func (r *Relay) claim(ctx context.Context) (Batch, error) {
 		r.m.ClaimBatchSize.Observe(float64(len(events)))
 	}
 	return Batch{Token: token, Events: events}, nil
+}
+
+// notified handles a NOTIFY: another relay's partition change makes the
+// heartbeat run now (it signals the claim loop when it acquires); anything
+// else (writers, relayctl) wakes the claim loop.
+func (r *Relay) notified(payload string) {
+	if payload == PartitionsChanged {
+		r.own.Nudge()
+		return
+	}
+	r.signal()
+}
+
+// announcePartitions tells the other relays to beat now.
+func (r *Relay) announcePartitions() {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := r.wakeup.AnnouncePartitions(ctx); err != nil {
+		r.log.Warn("announcing a partition change (the others move at their next heartbeat)", "error", err)
+	}
 }
 
 // leave hands the partitions over at the end of Run (drained, or ctx

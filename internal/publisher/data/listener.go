@@ -22,6 +22,7 @@ import (
 type Listener struct {
 	pool    *pgxpool.Pool
 	conn    *pgx.ConnConfig
+	channel string
 	listen  string // the LISTEN statement
 	enabled bool
 	log     *slog.Logger
@@ -43,6 +44,7 @@ func NewListener(pool *pgxpool.Pool, channel string, enabled bool, log *slog.Log
 	return &Listener{
 		pool:    pool,
 		conn:    pool.Config().ConnConfig.Copy(),
+		channel: channel,
 		listen:  "LISTEN " + pgx.Identifier{channel}.Sanitize(),
 		enabled: enabled, log: log,
 	}
@@ -58,6 +60,20 @@ func (l *Listener) Want(ctx context.Context, worker string, armedFor time.Durati
 	})
 	if err != nil {
 		return fmt.Errorf("recording the wake-up wish: %w", postgres.Classify(err))
+	}
+	return nil
+}
+
+// AnnouncePartitions implements biz.Wakeup.
+func (l *Listener) AnnouncePartitions(ctx context.Context) error {
+	if !l.enabled {
+		return nil
+	}
+	err := outboxdb.New(l.pool).AnnounceOutboxPartitions(ctx, outboxdb.AnnounceOutboxPartitionsParams{
+		Channel: l.channel, Payload: biz.PartitionsChanged,
+	})
+	if err != nil {
+		return fmt.Errorf("announcing a partition change: %w", postgres.Classify(err))
 	}
 	return nil
 }
@@ -78,7 +94,7 @@ func (l *Listener) Leave(ctx context.Context, worker string) error {
 }
 
 // Listen implements biz.Wakeup.
-func (l *Listener) Listen(ctx context.Context, wake func()) {
+func (l *Listener) Listen(ctx context.Context, wake func(payload string)) {
 	if !l.enabled {
 		<-ctx.Done()
 		return
@@ -105,7 +121,7 @@ func (l *Listener) Listen(ctx context.Context, wake func()) {
 }
 
 // session listens on one connection until it fails.
-func (l *Listener) session(ctx context.Context, wake func()) error {
+func (l *Listener) session(ctx context.Context, wake func(payload string)) error {
 	conn, err := pgx.ConnectConfig(ctx, l.conn)
 	if err != nil {
 		return fmt.Errorf("connecting for LISTEN: %w", postgres.Classify(err))
@@ -118,11 +134,15 @@ func (l *Listener) session(ctx context.Context, wake func()) error {
 	if _, err := conn.Exec(ctx, l.listen); err != nil {
 		return fmt.Errorf("LISTEN: %w", postgres.Classify(err))
 	}
-	wake() // notifications may have been missed while disconnected
+	// Notifications of both kinds may have been missed while disconnected
+	// (or before this first LISTEN): rows committed, partitions released.
+	wake("")
+	wake(biz.PartitionsChanged)
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return fmt.Errorf("waiting for notifications: %w", postgres.Classify(err))
 		}
-		wake()
+		wake(n.Payload)
 	}
 }

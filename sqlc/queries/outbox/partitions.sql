@@ -80,3 +80,9 @@ SELECT partition, coalesce(owner, '')::text AS owner, epoch, lease_until,
        coalesce(owner IS NOT NULL AND lease_until >= now(), false)::boolean AS leased
 FROM outbox_partitions
 ORDER BY partition;
+
+-- AnnounceOutboxPartitions tells the other publishers on the channel that
+-- partitions were released or are wanted: they run their heartbeat at once
+-- instead of at its next tick (payload biz.PartitionsChanged).
+-- name: AnnounceOutboxPartitions :exec
+SELECT pg_notify(@channel::text, @payload::text);
