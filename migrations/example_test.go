@@ -63,4 +63,5 @@ func ExampleSQL() {
 	// -- ==== 00005_outbox_wakeups.sql (goose runs this file in one transaction)
 	// CREATE TABLE outbox_wakeups (
 	// -- ==== 00006_outbox_notify.sql (goose runs this file in one transaction)
+	// -- ==== 00007_outbox_status_statistics.sql (goose runs this file in one transaction)
 }

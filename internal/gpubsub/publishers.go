@@ -30,9 +30,10 @@ type Publishers struct {
 	client   *pubsub.Client
 	settings pubsub.PublishSettings
 
-	mu      sync.Mutex
-	byTopic map[string]*pubsub.Publisher
-	stopped bool
+	mu       sync.Mutex
+	byTopic  map[string]*pubsub.Publisher
+	stopped  bool
+	flushing sync.WaitGroup // Flush calls in progress; Stop waits for them
 }
 
 // NewPublishers returns Publishers on client with the given settings
@@ -67,6 +68,26 @@ func (p *Publishers) ResumePublish(topic, orderingKey string) {
 	p.publisher(topic).ResumePublish(orderingKey)
 }
 
+// Flush starts sending every buffered message now, without waiting for
+// the bundling delay (PublishSettings.DelayThreshold), and returns at
+// once; each message's PublishResult reports its outcome as before. The
+// order of each ordering key is kept: the library sends a key's bundles
+// one at a time, in order.
+func (p *Publishers) Flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	for _, pub := range p.byTopic {
+		p.flushing.Add(1)
+		go func() {
+			defer p.flushing.Done()
+			pub.Flush() // blocks until the bundles it sent are handled
+		}()
+	}
+}
+
 // Stop flushes and stops every publisher; later Publish calls fail.
 func (p *Publishers) Stop() {
 	p.mu.Lock()
@@ -76,6 +97,7 @@ func (p *Publishers) Stop() {
 		pubs = append(pubs, pub)
 	}
 	p.mu.Unlock()
+	p.flushing.Wait() // the library's Flush must not race its Stop
 	var wg sync.WaitGroup
 	for _, pub := range pubs {
 		wg.Add(1)

@@ -234,7 +234,8 @@ func (q *Queries) ExtendOutboxLease(ctx context.Context, arg ExtendOutboxLeasePa
 
 const lockClaimPartitions = `-- name: LockClaimPartitions :exec
 
-SELECT pg_advisory_xact_lock_shared(hashtextextended('eventrelay.outbox.claim.' || current_schema(), 0)),
+SELECT set_config('synchronous_commit', 'off', true),
+       pg_advisory_xact_lock_shared(hashtextextended('eventrelay.outbox.claim.' || current_schema(), 0)),
        count(pg_advisory_xact_lock(hashtext('eventrelay.outbox.claim.' || current_schema()), s.partition))
 FROM (SELECT DISTINCT unnest($1::int[]) AS partition ORDER BY 1) AS s
 `
@@ -251,6 +252,14 @@ FROM (SELECT DISTINCT unnest($1::int[]) AS partition ORDER BY 1) AS s
 // release (which take it exclusively) still serialize with these during a
 // rolling upgrade. It must be the first statement of the transaction; the
 // locks are released at commit or rollback.
+//
+// It also makes the transaction's commit asynchronous (synchronous_commit
+// off, for this transaction only): a claim or takeover that a database
+// crash loses is a lease that ended early, which the lock token already
+// fences (its rows are pending or held by the old token again, and are
+// published again: a duplicate, never a loss or a reordering). So the
+// claim does not wait for a WAL flush of its own before the batch is
+// published, and adds none to the writers' commits.
 func (q *Queries) LockClaimPartitions(ctx context.Context, partitions []int32) error {
 	_, err := q.db.Exec(ctx, lockClaimPartitions, partitions)
 	return err

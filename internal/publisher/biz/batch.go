@@ -64,6 +64,7 @@ func (r *Relay) publish(ctx context.Context, b Batch) Outcomes {
 		}
 		g.sent = append(g.sent, sentEvent{e, res})
 	}
+	r.sink.Flush() // the whole batch is handed over: do not wait out the bundling delay
 
 	var out Outcomes
 	for _, g := range order {

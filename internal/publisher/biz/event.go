@@ -174,6 +174,11 @@ type Sink interface {
 	Publish(ctx context.Context, e *Event) (PublishResult, error)
 	// Resume un-pauses e's ordering key after a failed publish.
 	Resume(e *Event)
+	// Flush sends what Publish has buffered for bundling now, instead of
+	// after the bundling delay, and returns at once: the relay calls it
+	// once it has handed over a whole batch, which no later Publish of the
+	// batch could join. Results still arrive through each PublishResult.
+	Flush()
 }
 
 // PartitionsChanged is the NOTIFY payload of AnnouncePartitions; writers

@@ -133,6 +133,9 @@ func startPublishSpan(tracer trace.Tracer, msg *pubsub.Message, topic string) tr
 	return span
 }
 
+// Flush implements biz.Sink.
+func (s *Sink) Flush() { s.pubs.Flush() }
+
 // Resume implements biz.Sink.
 func (s *Sink) Resume(e *biz.Event) { s.pubs.ResumePublish(s.topic(e), e.OrderingKey) }
 
