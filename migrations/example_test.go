@@ -64,4 +64,5 @@ func ExampleSQL() {
 	// CREATE TABLE outbox_wakeups (
 	// -- ==== 00006_outbox_notify.sql (goose runs this file in one transaction)
 	// -- ==== 00007_outbox_status_statistics.sql (goose runs this file in one transaction)
+	// -- ==== 00008_outbox_fillfactor.sql (goose runs this file in one transaction)
 }

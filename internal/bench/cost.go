@@ -49,6 +49,7 @@ type costResult struct {
 	gaveUp            int             // commits given up: still waiting for a connection a step's length after the last was due
 	published         []time.Duration // each event from its commit's return to published_at
 	pgCPU             float64         // Postgres CPU seconds over the step (NaN: server not local)
+	walBytes          float64         // WAL the server wrote over the step
 	nonEmpty, empty   float64         // the publisher's claims in the step that returned rows, and that found none
 	claimed           float64         // rows the non-empty claims returned
 	cpu               cpuUse
@@ -169,6 +170,10 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	if err != nil {
 		return res, err
 	}
+	walBefore, err := r.walBytes(ctx)
+	if err != nil {
+		return res, err
+	}
 	a := r.cpu.sample()
 	commits, achieved, err := openLoad(ctx, pool, w, evs, perSecond, r.cfg.LatencyEach)
 	if err != nil {
@@ -180,6 +185,11 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		}
 	}
 	res.cpu = a.to(r.cpu.sample())
+	walAfter, err := r.walBytes(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.walBytes = walAfter - walBefore
 	res.achieved = achieved
 	if r.cpu.postmaster != 0 {
 		res.pgCPU = res.cpu.Cores["postgres"] * res.cpu.Seconds
@@ -221,6 +231,15 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	return res, nil
 }
 
+// walBytes reads the server's WAL write position.
+func (r *Runner) walBytes(ctx context.Context) (float64, error) {
+	var b float64
+	if err := r.db.Pool.QueryRow(ctx, sqlWALBytes).Scan(&b); err != nil {
+		return 0, fmt.Errorf("reading the WAL position: %w", postgres.Classify(err))
+	}
+	return b, nil
+}
+
 // scrapePublisher reads the publisher's metrics.
 func scrapePublisher(ctx context.Context, url string) (map[string]float64, error) {
 	vals, err := opstest.ScrapeMetrics(ctx, &http.Client{Timeout: 5 * time.Second}, url)
@@ -251,8 +270,9 @@ func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costR
 	add("commit-p99", "ms", Percentile(res.commits, 99))
 	add("given-up", "commits", float64(res.gaveUp))
 	add("pg-cpu-per-1k", "CPU s", res.pgCPU/n*1000)
-	line := fmt.Sprintf("  %s: committed %.0f/s; commit p50 %.1f p99 %.1f ms, %d given up; Postgres %.3f CPU s per 1,000 events",
-		group, res.achieved, Percentile(res.commits, 50), Percentile(res.commits, 99), res.gaveUp, res.pgCPU/n*1000)
+	add("wal-per-event", "bytes", res.walBytes/n)
+	line := fmt.Sprintf("  %s: committed %.0f/s; commit p50 %.1f p99 %.1f ms, %d given up; Postgres %.3f CPU s per 1,000 events, %.0f WAL bytes per event",
+		group, res.achieved, Percentile(res.commits, 50), Percentile(res.commits, 99), res.gaveUp, res.pgCPU/n*1000, res.walBytes/n)
 	if m.relay {
 		perClaim := math.NaN()
 		if res.nonEmpty > 0 {

@@ -15,6 +15,11 @@ const (
      + (SELECT count(*) FROM outbox_events WHERE status = 'failed')`
 	sqlCountPublished = `SELECT count(*) FROM outbox_events WHERE status = 'published'`
 
+	// sqlWALBytes is the cluster's WAL write position in bytes: its
+	// growth over a step is the WAL that the step's commits (writers and
+	// relay) made the server write and flush.
+	sqlWALBytes = `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8`
+
 	// sqlResetPartitions and sqlResetPublishers clear partition ownership
 	// between runs of the replicas scenario (epochs keep counting).
 	sqlResetPartitions = `UPDATE outbox_partitions SET owner = NULL, lease_until = NULL`

@@ -113,12 +113,12 @@ func TestMigrateDownPerSet(t *testing.T) {
 		t.Fatalf("down: exit %d, stdout %q", r.code, r.stdout)
 	}
 	r = relayctl(t, env, append([]string{"migrate", "down", "--set", "eventrelay"}, guard...)...)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back eventrelay/00007_outbox_status_statistics.sql") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back eventrelay/00008_outbox_fillfactor.sql") {
 		t.Fatalf("down --set eventrelay: exit %d, stdout %q", r.code, r.stdout)
 	}
 	r = relayctl(t, env, "migrate", "status")
 	status := strings.Join(strings.Fields(r.stdout), " ") // column widths follow the longest file name
-	for _, want := range []string{"eventrelay 3 00003_outbox_pending_key_idx.sql applied", "eventrelay 5 00005_outbox_wakeups.sql applied", "eventrelay 6 00006_outbox_notify.sql applied", "eventrelay 7 00007_outbox_status_statistics.sql pending", "catalog 1 00001_catalog.sql pending"} {
+	for _, want := range []string{"eventrelay 3 00003_outbox_pending_key_idx.sql applied", "eventrelay 5 00005_outbox_wakeups.sql applied", "eventrelay 6 00006_outbox_notify.sql applied", "eventrelay 7 00007_outbox_status_statistics.sql applied", "eventrelay 8 00008_outbox_fillfactor.sql pending", "catalog 1 00001_catalog.sql pending"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("status lacks %q:\n%s", want, r.stdout)
 		}
@@ -128,7 +128,7 @@ func TestMigrateDownPerSet(t *testing.T) {
 		t.Fatalf("videos after the catalog set's down: %v, %v", videos, err)
 	}
 	r = relayctl(t, env, "migrate", "up", "--set", "eventrelay")
-	if r.code != ExitOK || !strings.Contains(r.stdout, "applied eventrelay/00007_outbox_status_statistics.sql") || strings.Contains(r.stdout, "catalog/") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "applied eventrelay/00008_outbox_fillfactor.sql") || strings.Contains(r.stdout, "catalog/") {
 		t.Fatalf("up --set eventrelay: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
