@@ -63,6 +63,36 @@ func explain(t *testing.T, pool *pgxpool.Pool, q []any) string {
 	return strings.Join(plan, "\n")
 }
 
+// tracedStore is a Store on its own pool of db whose queries rec records.
+func tracedStore(t *testing.T, db *relaytest.DB) (*data.Store, *recorder) {
+	t.Helper()
+	rec := &recorder{queries: map[string][]any{}}
+	pc, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.ConnConfig.RuntimeParams["search_path"] = relaytest.DefaultSchema
+	pc.ConnConfig.Tracer = rec
+	traced, err := pgxpool.NewWithConfig(ctxT(t), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(traced.Close)
+	return data.NewStore(traced), rec
+}
+
+// evenPartitions are half of the partitions: one replica's of two.
+func evenPartitions(t *testing.T, s *data.Store) []int32 {
+	t.Helper()
+	var half []int32
+	for _, p := range pt.AllPartitions(t, s) {
+		if p%2 == 0 {
+			half = append(half, p)
+		}
+	}
+	return half
+}
+
 // TestClaimPlanUsesPartialIndexes checks, on a table with many pending and
 // published rows and some blocked keys, that the candidate scan walks
 // outbox_events_pending_idx in id order and the head-of-line NOT EXISTS
@@ -95,26 +125,9 @@ func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rec := &recorder{queries: map[string][]any{}}
-	pc, err := pgxpool.ParseConfig(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc.ConnConfig.RuntimeParams["search_path"] = relaytest.DefaultSchema
-	pc.ConnConfig.Tracer = rec
-	traced, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer traced.Close()
-	s := data.NewStore(traced)
+	s, rec := tracedStore(t, db)
 	start := time.Now()
-	var half []int32
-	for _, p := range pt.AllPartitions(t, s) {
-		if p%2 == 0 {
-			half = append(half, p)
-		}
-	}
+	half := evenPartitions(t, s)
 	evs, err := s.Claim(ctx, biz.ClaimRequest{Worker: "explain", Token: uuid.New(), Limit: 500, Lease: time.Minute, Partitions: half})
 	if err != nil {
 		t.Fatal(err)
@@ -192,25 +205,8 @@ func TestClaimPlanAfterAnAnalyzeOfABacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rec := &recorder{queries: map[string][]any{}}
-	pc, err := pgxpool.ParseConfig(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc.ConnConfig.RuntimeParams["search_path"] = relaytest.DefaultSchema
-	pc.ConnConfig.Tracer = rec
-	traced, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer traced.Close()
-	s := data.NewStore(traced)
-	var half []int32
-	for _, p := range pt.AllPartitions(t, s) {
-		if p%2 == 0 {
-			half = append(half, p)
-		}
-	}
+	s, rec := tracedStore(t, db)
+	half := evenPartitions(t, s)
 	evs, err := s.Claim(ctx, biz.ClaimRequest{Worker: "explain", Token: uuid.New(), Limit: 25, Lease: time.Minute, Partitions: half})
 	if err != nil {
 		t.Fatal(err)
