@@ -40,6 +40,10 @@ func relayOptions(cfg config.Config, logger *slog.Logger, h *health.Health, reg 
 	if minBytes == 0 {
 		minBytes = -1 // the daemon's 0 is no minimum
 	}
+	cooldown := o.FetchCooldown.D()
+	if cooldown == 0 {
+		cooldown = -1 // the daemon's 0 claims on every wake-up
+	}
 	delay := p.DelayThreshold.D()
 	if delay == 0 {
 		delay = -1 // the daemon's 0 is no bundling delay
@@ -52,7 +56,9 @@ func relayOptions(cfg config.Config, logger *slog.Logger, h *health.Health, reg 
 		BulkSize:           o.BulkSize,
 		MaxAttempts:        o.MaxAttempts,
 		PollInterval:       o.PollInterval.D(),
+		FetchCooldown:      cooldown,
 		Lease:              o.Lease.D(),
+		PartitionHeartbeat: o.PartitionHeartbeat.D(), // 0: Lease/4 in both
 		ReclaimInterval:    o.ReclaimInterval.D(),
 		MaxProcessing:      o.MaxProcessing.D(),
 		BaseBackoff:        o.BaseBackoff.D(),
