@@ -46,6 +46,10 @@ type Config struct {
 	// CostRates are the offered commit rates (commits/s) of the cost
 	// scenario (default 500, 1,000 and 2,000).
 	CostRates []int
+	// CostModes restricts the cost scenario to these modes (off, notify,
+	// poll, coalesced, sql; default all). Targets comparing two modes need
+	// both.
+	CostModes []string
 
 	// Emulator: "auto" (use it when gcloud and java are installed), "on"
 	// (fail without it) or "off".
@@ -137,6 +141,11 @@ func (c *Config) Validate() error {
 	for _, n := range c.CostRates {
 		if n <= 0 {
 			return fmt.Errorf("bench: CostRates must be positive, got %v", c.CostRates)
+		}
+	}
+	for _, m := range c.CostModes {
+		if costModeNamed(m) == nil {
+			return fmt.Errorf("bench: CostModes: unknown mode %q (off, notify, poll, coalesced, sql)", m)
 		}
 	}
 	if len(c.RTTs) == 0 {

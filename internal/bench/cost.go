@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/outbox"
 )
 
@@ -23,7 +25,8 @@ const costWriterConns = 16
 // costMode is how the writers wake the publisher, if one runs.
 type costMode struct {
 	name, label string
-	relay       bool
+	relay       bool          // a publisher daemon runs
+	sqlRelay    bool          // the publisher's claim and mark statements run alone (sqlRelay)
 	writer      outbox.Config // the writers' wake-up settings
 	env         []string      // publisher settings beyond the bench's
 }
@@ -33,19 +36,47 @@ type costMode struct {
 // on every wake-up (the behaviour before coalesced wake-ups), the relay
 // polling (default interval) with no NOTIFY, and the shipped defaults
 // (writers notify only when an idle relay asked, the relay claims at most
-// once per fetch cooldown).
+// once per fetch cooldown); last, the relay's statements alone at the
+// default fetch cooldown, no publisher process and no Pub/Sub (what the
+// relay costs the writers' database itself; the writers do not notify).
 var costModes = []costMode{
 	{name: "off", label: "relay off"},
 	{name: "notify", label: "NOTIFY every commit", relay: true, writer: outbox.Config{Notify: true, NotifyAlways: true},
 		env: []string{"OUTBOX_FETCH_COOLDOWN_SECONDS=0"}},
 	{name: "poll", label: "polling", relay: true, env: []string{"OUTBOX_LISTEN=false"}},
 	{name: "coalesced", label: "coalesced (defaults)", relay: true, writer: outbox.Config{Notify: true}},
+	{name: "sql", label: "relay SQL only", sqlRelay: true},
+}
+
+// costModeNamed returns the mode called name, or nil.
+func costModeNamed(name string) *costMode {
+	for i := range costModes {
+		if costModes[i].name == name {
+			return &costModes[i]
+		}
+	}
+	return nil
+}
+
+// modes returns the cost modes this run measures, in costModes order.
+func (c Config) modes() []costMode {
+	if len(c.CostModes) == 0 {
+		return costModes
+	}
+	var ms []costMode
+	for _, m := range costModes {
+		if slices.Contains(c.CostModes, m.name) {
+			ms = append(ms, m)
+		}
+	}
+	return ms
 }
 
 // costResult is one step: an offered commit rate in one mode.
 type costResult struct {
 	offered, achieved float64
 	commits           []time.Duration // each commit from its due time to its return (or to when it was given up)
+	startLags         []time.Duration // how late the load generator started each commit (included in commits)
 	gaveUp            int             // commits given up: still waiting for a connection a step's length after the last was due
 	published         []time.Duration // each event from its commit's return to published_at
 	pgCPU             float64         // Postgres CPU seconds over the step (NaN: server not local)
@@ -89,7 +120,7 @@ func runCost(ctx context.Context, r *Runner) error {
 				rates = rates[:1]
 			}
 			for _, rate := range rates {
-				for _, m := range costModes {
+				for _, m := range r.cfg.modes() {
 					if i > 0 && !m.relay {
 						continue
 					}
@@ -161,6 +192,15 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			return res, err
 		}
 	}
+	var sqlR *sqlRelay
+	if m.sqlRelay {
+		c, err := newPublisherClaimer(ctx, r.db)
+		if err != nil {
+			return res, err
+		}
+		sqlR = startSQLRelay(ctx, c, config.DefaultFetchCooldown, r.cfg.Bulk)
+		defer sqlR.Stop()
+	}
 	n := max(1, int(float64(perSecond)*r.cfg.LatencyEach.Seconds()))
 	evs, err := NewFixture(min(r.cfg.Aggregates, max(n/2, 1))).Generate(n)
 	if err != nil {
@@ -184,6 +224,11 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			return res, err
 		}
 	}
+	if sqlR != nil {
+		if err := sqlR.waitPublished(ctx, n, r.cfg.LatencyDrain); err != nil {
+			return res, err
+		}
+	}
 	res.cpu = a.to(r.cpu.sample())
 	walAfter, err := r.walBytes(ctx)
 	if err != nil {
@@ -196,23 +241,29 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	}
 	for _, c := range commits {
 		res.commits = append(res.commits, c.latency())
+		res.startLags = append(res.startLags, c.startLag())
 		if c.gaveUp {
 			res.gaveUp++
 		}
 	}
-	if pubD == nil {
+	switch {
+	case sqlR != nil:
+		sqlR.Stop()
+		res.empty, res.nonEmpty, res.claimed = float64(sqlR.empty), float64(sqlR.nonEmpty), float64(sqlR.rows)
+	case pubD != nil:
+		after, err := scrapePublisher(ctx, metricsURL)
+		if err != nil {
+			return res, err
+		}
+		delta := func(k string) float64 { return after[k] - before[k] }
+		res.empty = delta("outbox_empty_claims_total")
+		res.nonEmpty = delta("outbox_claim_batch_size_count")
+		res.claimed = delta("outbox_claim_batch_size_sum")
+		if err := pubD.Stop(30 * time.Second); err != nil {
+			return res, fmt.Errorf("%s: exit: %w (log %s)", pubD.Name, err, pubD.LogPath)
+		}
+	default:
 		return res, nil
-	}
-	after, err := scrapePublisher(ctx, metricsURL)
-	if err != nil {
-		return res, err
-	}
-	delta := func(k string) float64 { return after[k] - before[k] }
-	res.empty = delta("outbox_empty_claims_total")
-	res.nonEmpty = delta("outbox_claim_batch_size_count")
-	res.claimed = delta("outbox_claim_batch_size_sum")
-	if err := pubD.Stop(30 * time.Second); err != nil {
-		return res, fmt.Errorf("%s: exit: %w (log %s)", pubD.Name, err, pubD.LogPath)
 	}
 	times, err := r.eventTimes(ctx)
 	if err != nil {
@@ -255,7 +306,7 @@ func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costR
 	id := fmt.Sprintf("cost.%s.%s.r%d.", backend, m.name, perSecond)
 	group := fmt.Sprintf("%s, %s, %d/s", backend, m.label, perSecond)
 	if !m.relay {
-		id, group, backend = fmt.Sprintf("cost.off.r%d.", perSecond), fmt.Sprintf("%s, %d/s", m.label, perSecond), ""
+		id, group, backend = fmt.Sprintf("cost.%s.r%d.", m.name, perSecond), fmt.Sprintf("%s, %d/s", m.label, perSecond), ""
 	}
 	add := func(metric, unit string, v float64) {
 		if math.IsNaN(v) {
@@ -268,12 +319,13 @@ func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costR
 	add("achieved", "commits/s", res.achieved)
 	add("commit-p50", "ms", Percentile(res.commits, 50))
 	add("commit-p99", "ms", Percentile(res.commits, 99))
+	add("start-lag-p99", "ms", Percentile(res.startLags, 99))
 	add("given-up", "commits", float64(res.gaveUp))
 	add("pg-cpu-per-1k", "CPU s", res.pgCPU/n*1000)
 	add("wal-per-event", "bytes", res.walBytes/n)
 	line := fmt.Sprintf("  %s: committed %.0f/s; commit p50 %.1f p99 %.1f ms, %d given up; Postgres %.3f CPU s per 1,000 events, %.0f WAL bytes per event",
 		group, res.achieved, Percentile(res.commits, 50), Percentile(res.commits, 99), res.gaveUp, res.pgCPU/n*1000, res.walBytes/n)
-	if m.relay {
+	if m.relay || m.sqlRelay {
 		perClaim := math.NaN()
 		if res.nonEmpty > 0 {
 			perClaim = res.claimed / res.nonEmpty

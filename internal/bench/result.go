@@ -99,14 +99,15 @@ type Report struct {
 
 // ConfigEcho is the part of Config worth recording.
 type ConfigEcho struct {
-	Runs       int   `json:"runs"`
-	Events     int   `json:"events"`
-	Aggregates int   `json:"aggregates"`
-	Bulk       int   `json:"bulk"`
-	ScaleSizes []int `json:"scale_sizes"`
-	Retained   int   `json:"retained"`
-	Rates      []int `json:"rates"`
-	CostRates  []int `json:"cost_rates,omitempty"`
+	Runs       int      `json:"runs"`
+	Events     int      `json:"events"`
+	Aggregates int      `json:"aggregates"`
+	Bulk       int      `json:"bulk"`
+	ScaleSizes []int    `json:"scale_sizes"`
+	Retained   int      `json:"retained"`
+	Rates      []int    `json:"rates"`
+	CostRates  []int    `json:"cost_rates,omitempty"`
+	CostModes  []string `json:"cost_modes,omitempty"`
 }
 
 // add records a measurement (runs may be added to later with addRun).

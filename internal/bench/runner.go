@@ -74,7 +74,7 @@ func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Repor
 	r := &Runner{cfg: cfg, log: log, report: &Report{
 		StartedAt: start.UTC(), Command: command, Smoke: cfg.Smoke,
 		Config: ConfigEcho{Runs: cfg.Runs, Events: cfg.Events, Aggregates: cfg.Aggregates, Bulk: cfg.Bulk,
-			ScaleSizes: cfg.ScaleSizes, Rates: cfg.Rates, CostRates: cfg.CostRates},
+			ScaleSizes: cfg.ScaleSizes, Rates: cfg.Rates, CostRates: cfg.CostRates, CostModes: cfg.CostModes},
 	}}
 	r.logf("bench: preparing database %s", cfg.Database)
 	db, err := openDB(ctx, cfg.AdminURL, cfg.Database)

@@ -73,12 +73,13 @@ var pivots = []pivot{
 		[]string{"Offered load", "Written/s", "Published p50", "p99", "max", "Projected p50", "p99", "max"},
 		[]string{"achieved", "published-p50", "published-p99", "published-max", "projected-p50", "projected-p99", "projected-max"}},
 	{"cost", "Cost of the relay on the writers' database: commit latency from each commit's scheduled start (ms; " +
-		"commits given up after waiting a step's length count with their wait, a lower bound), Postgres CPU seconds per " +
+		"commits given up after waiting a step's length count with their wait, a lower bound; start lag: how late the load " +
+		"generator itself started a commit, timer and scheduler, which the commit figures include), Postgres CPU seconds per " +
 		"1,000 committed events, WAL the server wrote per event, the publisher's rows per non-empty claim and empty claims per 1,000 events, " +
 		"commit->published (ms); medians of the runs, p99 range in brackets:",
-		[]string{"Mode, offered commits", "Committed/s", "Commit p50", "p99", "Given up", "Postgres CPU s / 1k", "WAL bytes / event", "Events / claim",
+		[]string{"Mode, offered commits", "Committed/s", "Commit p50", "p99", "Start lag p99", "Given up", "Postgres CPU s / 1k", "WAL bytes / event", "Events / claim",
 			"Empty claims / 1k", "Published p50", "p99"},
-		[]string{"achieved", "commit-p50", "commit-p99", "given-up", "pg-cpu-per-1k", "wal-per-event", "events-per-claim",
+		[]string{"achieved", "commit-p50", "commit-p99", "start-lag-p99", "given-up", "pg-cpu-per-1k", "wal-per-event", "events-per-claim",
 			"empty-claims-per-1k", "published-p50", "published-p99"}},
 }
 

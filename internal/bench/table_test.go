@@ -57,7 +57,7 @@ func TestPivotTablesSplitByScenario(t *testing.T) {
 	md := r.Markdown()
 	for _, want := range []string{
 		"| pstest, NOTIFY, 1000/s | 990.0 | - | - | - | - | - | - |\n",
-		"| relay off, 500/s | 499.0 | - | 8.00 [7.00-9.00] | - | - | - | - | - | - | - |\n",
+		"| relay off, 500/s | 499.0 | - | 8.00 [7.00-9.00] | - | - | - | - | - | - | - | - |\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("missing row %q in:\n%s", want, md)

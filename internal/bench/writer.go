@@ -108,13 +108,18 @@ func commitEvent(ctx context.Context, db interface {
 	return nil
 }
 
-// commit is one commit of the open-loop load: when it was due to start and
-// when it returned, or, given up, when it was given up.
+// commit is one commit of the open-loop load: when it was due to start,
+// when the load generator started it (its goroutine ran; the difference is
+// the generator's own lateness, timer and scheduler, which the latency
+// includes) and when it returned, or, given up, when it was given up.
 type commit struct {
-	id        uuid.UUID
-	due, done time.Time
-	gaveUp    bool
+	id                 uuid.UUID
+	due, started, done time.Time
+	gaveUp             bool
 }
+
+// startLag is how late the load generator started the commit.
+func (c commit) startLag() time.Duration { return c.started.Sub(c.due) }
 
 // latency is the commit's duration from its due time (for a commit given
 // up, a lower bound).
@@ -151,11 +156,12 @@ func openLoad(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, evs []E
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			started := time.Now()
 			actx, stop := context.WithDeadline(ctx, deadline)
 			conn, err := pool.Acquire(actx)
 			stop()
 			if err != nil && ctx.Err() == nil && actx.Err() != nil {
-				out[i] = commit{id: e.Meta.EventID, due: due, done: deadline, gaveUp: true}
+				out[i] = commit{id: e.Meta.EventID, due: due, started: started, done: deadline, gaveUp: true}
 				return
 			}
 			if err != nil {
@@ -167,7 +173,7 @@ func openLoad(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, evs []E
 				cancel(err)
 				return
 			}
-			out[i] = commit{id: e.Meta.EventID, due: due, done: time.Now()}
+			out[i] = commit{id: e.Meta.EventID, due: due, started: started, done: time.Now()}
 		}()
 	}
 	wg.Wait()
