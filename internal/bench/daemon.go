@@ -152,11 +152,6 @@ func baseEnv() []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "XBENCH_") {
-			env = append(env, strings.TrimPrefix(kv, "XBENCH_"))
-		}
-	}
 	return env
 }
 

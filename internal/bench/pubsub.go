@@ -85,14 +85,6 @@ func uniqueID(prefix string) string {
 
 // newPstest starts a pstest server in process behind the double.
 func newPstest(ctx context.Context, rtt time.Duration) (*Backend, error) {
-	if a := os.Getenv("XPUBSUB"); a != "" {
-		cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: a}
-		cl, err := gpubsub.NewClient(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return &Backend{Name: backendName("pstest", rtt), Server: "pstest", RTT: rtt, Config: cfg, Client: cl, close: func() { cl.Close() }}, nil
-	}
 	srv := pstest.NewServer()
 	b, err := newBackend(ctx, "pstest", srv.Addr, rtt, func() { srv.Close() })
 	if err != nil {

@@ -19,8 +19,7 @@ type sqlRelay struct {
 	done chan struct{}
 
 	mu                    sync.Mutex
-	published             int
-	nonEmpty, empty, rows int
+	nonEmpty, empty, rows int // claims that returned rows, claims that did not, rows claimed and marked
 	err                   error
 }
 
@@ -69,7 +68,6 @@ func (s *sqlRelay) cycle(ctx context.Context, c claimer, bulk int) error {
 	} else {
 		s.nonEmpty++
 		s.rows += len(ids)
-		s.published += len(ids)
 	}
 	return nil
 }
@@ -80,7 +78,7 @@ func (s *sqlRelay) waitPublished(ctx context.Context, n int, timeout time.Durati
 	deadline := time.Now().Add(timeout)
 	for {
 		s.mu.Lock()
-		got, err := s.published, s.err
+		got, err := s.rows, s.err
 		s.mu.Unlock()
 		switch {
 		case err != nil:
