@@ -27,6 +27,14 @@ import (
 )
 
 func main() {
+	// The cost scenario runs this binary as its CPU burner ("burst" mode).
+	if burned, err := bench.RunCPUBurstFromEnv(); burned {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "relaybench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "relaybench:", err)
 		os.Exit(1)
@@ -42,7 +50,7 @@ func run() error {
 	scale := flag.String("scale", "", "pending-row counts of the claim-latency scenario, comma separated (default 10000,100000,1000000)")
 	rates := flag.String("rates", "", "offered loads of the latency scenario, events/s, comma separated (default 200,1000 + the highest sustainable)")
 	costRates := flag.String("cost-rates", "", "offered commit rates of the cost scenario, commits/s, comma separated (default 500,1000,2000; smoke 500)")
-	costModes := flag.String("cost-modes", "", "modes of the cost scenario, comma separated (off,notify,poll,coalesced,sql; default all)")
+	costModes := flag.String("cost-modes", "", "modes of the cost scenario, comma separated (off,notify,poll,coalesced,sql,burst; default all)")
 	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step of latency and cost (default 10s; smoke 1s)")
 	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,scale,drain,apply,latency,cost)")
 	emulator := flag.String("emulator", "", "auto|on|off: use the real Pub/Sub emulator (default auto; smoke off)")

@@ -27,6 +27,7 @@ type costMode struct {
 	name, label string
 	relay       bool          // a publisher daemon runs
 	sqlRelay    bool          // the publisher's claim and mark statements run alone (sqlRelay)
+	burst       bool          // no relay: a process that only burns CPU in bursts runs next to the writers (CPUBurstEnv)
 	writer      outbox.Config // the writers' wake-up settings
 	env         []string      // publisher settings beyond the bench's
 }
@@ -38,7 +39,11 @@ type costMode struct {
 // (writers notify only when an idle relay asked, the relay claims at most
 // once per fetch cooldown); last, the relay's statements alone at the
 // default fetch cooldown, no publisher process and no Pub/Sub (what the
-// relay costs the writers' database itself; the writers do not notify).
+// relay costs the writers' database itself; the writers do not notify);
+// and no relay but a CPU burner with the publisher's duty cycle (costBurst,
+// at idle priority, touching neither Postgres nor the network): how much of
+// a co-located publisher's figure is the machine's reaction to a
+// neighbour's bursts.
 var costModes = []costMode{
 	{name: "off", label: "relay off"},
 	{name: "notify", label: "NOTIFY every commit", relay: true, writer: outbox.Config{Notify: true, NotifyAlways: true},
@@ -46,6 +51,7 @@ var costModes = []costMode{
 	{name: "poll", label: "polling", relay: true, env: []string{"OUTBOX_LISTEN=false"}},
 	{name: "coalesced", label: "coalesced (defaults)", relay: true, writer: outbox.Config{Notify: true}},
 	{name: "sql", label: "relay SQL only", sqlRelay: true},
+	{name: "burst", label: "CPU bursts, no relay", burst: true},
 }
 
 // costModeNamed returns the mode called name, or nil.
@@ -201,6 +207,14 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		sqlR = startSQLRelay(ctx, c, config.DefaultFetchCooldown, r.cfg.Bulk)
 		defer sqlR.Stop()
 	}
+	if m.burst {
+		burner, err := r.startCPUBurst(ctx)
+		if err != nil {
+			return res, err
+		}
+		defer burner.Stop(5 * time.Second) //nolint:errcheck // a burner that does not stop is killed; it measured nothing
+		defer func() { r.cpu.daemons = nil }()
+	}
 	n := max(1, int(float64(perSecond)*r.cfg.LatencyEach.Seconds()))
 	evs, err := NewFixture(min(r.cfg.Aggregates, max(n/2, 1))).Generate(n)
 	if err != nil {
@@ -280,6 +294,30 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		res.published = append(res.published, nonNegative(t.published.Sub(c.done)))
 	}
 	return res, nil
+}
+
+// startCPUBurst starts relaybench as a CPU burner (CPUBurstEnv) with the
+// cost scenario's duty cycle; its CPU shows as "burst" in the step's note.
+func (r *Runner) startCPUBurst(ctx context.Context) (*Daemon, error) {
+	bin, why, err := r.bins.path(ctx, "relaybench")
+	if err != nil {
+		return nil, err
+	}
+	if bin == "" {
+		return nil, fmt.Errorf("cpu burst: %s", why)
+	}
+	d, err := startDaemon(bin, "cpu-burst", r.cfg.RepoDir, r.workDir("logs"), []string{CPUBurstEnv + "=" + costBurst})
+	if err != nil {
+		return nil, err
+	}
+	r.cpu.daemons = map[int]string{d.Pid(): "burst"}
+	// The burner is running once it has set its policy; it prints nothing,
+	// so give it a moment and check it did not exit with an error.
+	time.Sleep(200 * time.Millisecond)
+	if err := d.Exited(); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // walBytes reads the server's WAL write position.

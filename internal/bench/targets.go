@@ -205,6 +205,13 @@ func costTargets(r *Report, cfg Config) []Target {
 			Op: "<=", Threshold: 1.3, Figure: on / off, Unit: "x", from: fmt.Sprintf("%sr%d.commit-p99", coalesced, rate)},
 			fmt.Sprintf("p99 %.1f ms / %.1f ms; committed %.0f/s and %.0f/s of the %d/s offered", on, off,
 				figure(fmt.Sprintf("%sr%d.achieved", coalesced, rate)), figure(offID+"achieved"), rate))
+		if burst := figure(fmt.Sprintf("cost.burst.r%d.commit-p99", rate)); !math.IsNaN(burst) {
+			t.Detail += fmt.Sprintf("; no relay but a CPU burner at idle priority with the publisher's duty cycle (%s): %.2fx, "+
+				"the machine's reaction to a neighbour's bursts", costBurst, burst/off)
+		}
+		if sql := figure(fmt.Sprintf("cost.sql.r%d.commit-p99", rate)); !math.IsNaN(sql) {
+			t.Detail += fmt.Sprintf("; the relay's statements alone: %.2fx", sql/off)
+		}
 		// Without the relay the writers must keep up, or the baseline p99
 		// is a lower bound (given-up commits) and the ratio means nothing.
 		if t.Status != "N/A" && (figure(offID+"given-up") > 0 || figure(offID+"achieved") < 0.95*float64(rate)) {

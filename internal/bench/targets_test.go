@@ -111,6 +111,18 @@ func TestCostTargets(t *testing.T) {
 	if f := got["writer commit p99 at 1000 commits/s, relay running (coalesced) vs not"].Figure; f != 2 {
 		t.Errorf("ratio at 1000/s: %v, want 2", f)
 	}
+	// The calibration modes explain the ratio in its detail; they do not
+	// change the status.
+	put("cost.burst.r1000.commit-p99", 18)
+	put("cost.sql.r1000.commit-p99", 14)
+	for _, tg := range targets(r, cfg) {
+		if strings.HasPrefix(tg.Name, "writer commit p99 at 1000") {
+			if tg.Status != "MISS" || !strings.Contains(tg.Detail, "duty cycle (4ms/40ms): 1.80x") ||
+				!strings.Contains(tg.Detail, "statements alone: 1.40x") {
+				t.Errorf("1000/s with the burst and SQL-only figures: %s, detail %q", tg.Status, tg.Detail)
+			}
+		}
+	}
 	// A baseline that did not keep up (given-up commits: its p99 is a
 	// lower bound) judges nothing, even where the ratio would pass.
 	put("cost.off.r2000.given-up", 0) // runs 0, 0: median 0
