@@ -14,7 +14,11 @@
 //   - Cost: what a running publisher costs the writers' database (their
 //     commit latency under an open-loop load, Postgres CPU per 1,000
 //     events, events per claim) with the relay off, NOTIFY on every
-//     commit, polling, and coalesced wake-ups.
+//     commit, polling, and coalesced wake-ups; and two calibrations: the
+//     relay's statements alone (sqlRelay), and no relay but a CPU burner
+//     with the publisher's duty cycle (CPUBurstEnv), which separate the
+//     database's share of a co-located publisher's cost from the
+//     machine's.
 //
 // Each scenario runs Config.Runs times; the report keeps every run and
 // gives the median with min and max. Targets (ratios, issue 7) are printed
