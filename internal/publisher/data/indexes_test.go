@@ -263,3 +263,26 @@ func TestClaimsKeepWorkingDuringARebuild(t *testing.T) {
 		t.Fatalf("claim after the rebuild = %+v, want version 2 of aggregate 2", evs)
 	}
 }
+
+// TestOutboxIndexNamesAreTheMigrationsIndexes: the index upkeep measures
+// and rebuilds only the indexes in data.OutboxIndexNames, so a migration
+// that adds an index to outbox_events without adding it there would leave
+// that index to bloat unnoticed. The list must be exactly the indexes the
+// migrations create.
+func TestOutboxIndexNamesAreTheMigrationsIndexes(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	rows, err := db.Pool.Query(context.Background(),
+		`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'outbox_events' ORDER BY 1`)
+	if err != nil {
+		t.Fatalf("listing the indexes of outbox_events: %v", err)
+	}
+	created, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("listing the indexes of outbox_events: %v", err)
+	}
+	listed := slices.Sorted(slices.Values(data.OutboxIndexNames))
+	if !slices.Equal(created, listed) {
+		t.Errorf("outbox_events has the indexes %v after the migrations, data.OutboxIndexNames lists %v: add the new ones to the list (the index upkeep sees only those)", created, listed)
+	}
+}
