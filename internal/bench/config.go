@@ -47,9 +47,12 @@ type Config struct {
 	// scenario (default 500, 1,000 and 2,000).
 	CostRates []int
 	// CostModes restricts the cost scenario to these modes (off, notify,
-	// poll, coalesced, sql; default all). Targets comparing two modes need
-	// both.
+	// poll, coalesced, sql, burst; default all). Targets comparing two
+	// modes need both.
 	CostModes []string
+	// CostCPUs, when set, pins the Postgres server and the rest of the cost
+	// scenario to disjoint CPUs for its duration (nil: no pinning).
+	CostCPUs *CPUSplit
 
 	// Emulator: "auto" (use it when gcloud and java are installed), "on"
 	// (fail without it) or "off".

@@ -114,6 +114,17 @@ func runCost(ctx context.Context, r *Runner) error {
 	if err := warmWriters(ctx, pool); err != nil {
 		return err
 	}
+	if sp := r.cfg.CostCPUs; sp != nil {
+		if r.cpu.postmaster == 0 {
+			return fmt.Errorf("-cost-cpus: the Postgres server is not a process of this machine, nothing to pin")
+		}
+		was, err := sp.pin(r.cpu.postmaster)
+		defer was.restore(r.cpu.postmaster)
+		if err != nil {
+			return fmt.Errorf("-cost-cpus: %w", err)
+		}
+		r.report.note("cost: %s for the whole scenario, baseline included (-cost-cpus).", sp)
+	}
 	r.report.note("cost: writers commit one event per transaction through outbox.Writer on a %d-connection pool, open loop "+
 		"(each commit starts at its scheduled time; latency counts from then), %s per step over up to %d aggregates; "+
 		"one publisher (bulk %d) on pstest behind the strict double. Postgres CPU is the utime+stime of the server's "+
