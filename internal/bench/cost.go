@@ -199,7 +199,13 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			return res, err
 		}
 		defer pubD.Stop(30 * time.Second) //nolint:errcheck // the happy path checks the exit below
+		if err := r.cfg.CostCPUs.pinDaemon(pubD.Pid()); err != nil {
+			return res, err
+		}
 		if err := waitReady(ctx, pubD, addr); err != nil {
+			return res, err
+		}
+		if err := r.cfg.CostCPUs.pinDaemon(pubD.Pid()); err != nil {
 			return res, err
 		}
 		r.cpu.daemons = map[int]string{pubD.Pid(): "publisher"}
@@ -326,6 +332,10 @@ func (r *Runner) startCPUBurst(ctx context.Context) (*Daemon, error) {
 	// so give it a moment and check it did not exit with an error.
 	time.Sleep(200 * time.Millisecond)
 	if err := d.Exited(); err != nil {
+		return nil, err
+	}
+	if err := r.cfg.CostCPUs.pinDaemon(d.Pid()); err != nil {
+		_ = d.Stop(5 * time.Second)
 		return nil, err
 	}
 	return d, nil

@@ -15,14 +15,18 @@ import (
 // burner) disjoint sets of CPUs, the way production separates the
 // database's node from the application's: what the relay then costs the
 // writers is its work in the database, not a neighbour's on the database's
-// CPUs. Parsed from "db=<cpus>,app=<cpus>" (ParseCPUSplit).
+// CPUs. Relay, when set, takes the scenario's daemons (publisher, burner)
+// off App too, as separate pods would: then the writers' client side does
+// not share CPUs with the relay either. Parsed from
+// "db=<cpus>,app=<cpus>[,relay=<cpus>]" (ParseCPUSplit).
 type CPUSplit struct {
-	DB, App []int
+	DB, App, Relay []int
 }
 
-// ParseCPUSplit reads "db=0-1,app=2-3": CPU numbers and ranges joined by
-// "+" within a set (e.g. "db=0+2,app=1+3"), both sets non-empty and
-// disjoint, every CPU one this process may run on.
+// ParseCPUSplit reads "db=0-1,app=2,relay=3": CPU numbers and ranges
+// joined by "+" within a set (e.g. "db=0+2,app=1+3"); db and app
+// non-empty, relay optional, no CPU of db in another set, every CPU one
+// this process may run on.
 func ParseCPUSplit(s string) (*CPUSplit, error) {
 	var sp CPUSplit
 	for _, part := range strings.Split(s, ",") {
@@ -39,8 +43,10 @@ func ParseCPUSplit(s string) (*CPUSplit, error) {
 			sp.DB = cpus
 		case "app":
 			sp.App = cpus
+		case "relay":
+			sp.Relay = cpus
 		default:
-			return nil, fmt.Errorf("-cost-cpus %q: unknown set %q (db, app)", s, k)
+			return nil, fmt.Errorf("-cost-cpus %q: unknown set %q (db, app, relay)", s, k)
 		}
 	}
 	if len(sp.DB) == 0 || len(sp.App) == 0 {
@@ -50,9 +56,9 @@ func ParseCPUSplit(s string) (*CPUSplit, error) {
 	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
 		return nil, fmt.Errorf("-cost-cpus: reading this process's CPUs: %w", err)
 	}
-	for _, c := range append(slices.Clone(sp.DB), sp.App...) {
-		if slices.Contains(sp.DB, c) && slices.Contains(sp.App, c) {
-			return nil, fmt.Errorf("-cost-cpus %q: CPU %d is in both sets", s, c)
+	for _, c := range slices.Concat(sp.DB, sp.App, sp.Relay) {
+		if slices.Contains(sp.DB, c) && (slices.Contains(sp.App, c) || slices.Contains(sp.Relay, c)) {
+			return nil, fmt.Errorf("-cost-cpus %q: CPU %d is the database's and in another set", s, c)
 		}
 		if !allowed.IsSet(c) {
 			return nil, fmt.Errorf("-cost-cpus %q: CPU %d is not one this process may use (%d usable)", s, c, allowed.Count())
@@ -88,7 +94,34 @@ func parseCPUList(v string) ([]int, error) {
 }
 
 func (sp CPUSplit) String() string {
-	return fmt.Sprintf("Postgres on CPUs %v, the bench and its daemons on CPUs %v", sp.DB, sp.App)
+	if len(sp.Relay) == 0 {
+		return fmt.Sprintf("Postgres on CPUs %v, the bench and its daemons on CPUs %v", sp.DB, sp.App)
+	}
+	return fmt.Sprintf("Postgres on CPUs %v, the bench (writers, Pub/Sub double) on CPUs %v, its daemons (publisher, burner) on CPUs %v",
+		sp.DB, sp.App, sp.Relay)
+}
+
+// pinDaemon moves every thread of a daemon the cost scenario started to
+// the relay's CPUs (threads it starts later inherit them); a no-op without
+// a relay set. Call it again once the daemon is ready: a thread started
+// while the first call ran may have escaped it.
+func (sp *CPUSplit) pinDaemon(pid int) error {
+	if sp == nil || len(sp.Relay) == 0 {
+		return nil
+	}
+	tids, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return fmt.Errorf("listing the threads of %d: %w", pid, err)
+	}
+	set := cpuSet(sp.Relay)
+	for _, e := range tids {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+				return fmt.Errorf("setting the CPUs of %d: %w", tid, err)
+			}
+		}
+	}
+	return nil
 }
 
 func cpuSet(cpus []int) unix.CPUSet {
