@@ -109,19 +109,32 @@ func (sp *CPUSplit) pinDaemon(pid int) error {
 	if sp == nil || len(sp.Relay) == 0 {
 		return nil
 	}
-	tids, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	tids, err := threadsOf(pid)
 	if err != nil {
-		return fmt.Errorf("listing the threads of %d: %w", pid, err)
+		return err
 	}
 	set := cpuSet(sp.Relay)
-	for _, e := range tids {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-				return fmt.Errorf("setting the CPUs of %d: %w", tid, err)
-			}
+	for _, tid := range tids {
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+			return fmt.Errorf("setting the CPUs of %d: %w", tid, err)
 		}
 	}
 	return nil
+}
+
+// threadsOf lists the threads of process pid.
+func threadsOf(pid int) ([]int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil, fmt.Errorf("listing the threads of %d: %w", pid, err)
+	}
+	var tids []int
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
 }
 
 func cpuSet(cpus []int) unix.CPUSet {
@@ -142,15 +155,13 @@ type pinnedAffinity map[int]unix.CPUSet
 // daemons it starts inherit sp.App. Undo with restore.
 func (sp CPUSplit) pin(postmaster int) (pinnedAffinity, error) {
 	was := pinnedAffinity{}
-	tids, err := os.ReadDir("/proc/self/task")
+	tids, err := threadsOf(os.Getpid())
 	if err != nil {
-		return was, fmt.Errorf("listing this process's threads: %w", err)
+		return was, err
 	}
-	for _, e := range tids {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			if err := was.set(tid, cpuSet(sp.App)); err != nil {
-				return was, err
-			}
+	for _, tid := range tids {
+		if err := was.set(tid, cpuSet(sp.App)); err != nil {
+			return was, err
 		}
 	}
 	for _, pid := range append([]int{postmaster}, childrenOf(postmaster)...) {
@@ -194,11 +205,9 @@ func (p pinnedAffinity) restore(postmaster int) {
 		}
 	}
 	if cpus, ok := p[self]; ok {
-		tids, _ := os.ReadDir("/proc/self/task")
-		for _, e := range tids {
-			if tid, err := strconv.Atoi(e.Name()); err == nil {
-				_ = unix.SchedSetaffinity(tid, &cpus)
-			}
+		tids, _ := threadsOf(self) // none listed: nothing more to restore
+		for _, tid := range tids {
+			_ = unix.SchedSetaffinity(tid, &cpus)
 		}
 	}
 }
