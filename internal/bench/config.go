@@ -148,7 +148,7 @@ func (c *Config) Validate() error {
 	}
 	for _, m := range c.CostModes {
 		if costModeNamed(m) == nil {
-			return fmt.Errorf("bench: CostModes: unknown mode %q (off, notify, poll, coalesced, sql)", m)
+			return fmt.Errorf("bench: CostModes: unknown mode %q (%s)", m, strings.Join(costModeNames(), ", "))
 		}
 	}
 	if len(c.RTTs) == 0 {

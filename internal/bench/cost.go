@@ -64,6 +64,15 @@ func costModeNamed(name string) *costMode {
 	return nil
 }
 
+// costModeNames lists the modes' names, in costModes order.
+func costModeNames() []string {
+	names := make([]string, len(costModes))
+	for i, m := range costModes {
+		names[i] = m.name
+	}
+	return names
+}
+
 // modes returns the cost modes this run measures, in costModes order.
 func (c Config) modes() []costMode {
 	if len(c.CostModes) == 0 {
@@ -230,6 +239,7 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			return res, err
 		}
 		defer burner.Stop(5 * time.Second) //nolint:errcheck // a burner that does not stop is killed; it measured nothing
+		r.cpu.daemons = map[int]string{burner.Pid(): "burst"}
 		defer func() { r.cpu.daemons = nil }()
 	}
 	n := max(1, int(float64(perSecond)*r.cfg.LatencyEach.Seconds()))
@@ -314,7 +324,8 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 }
 
 // startCPUBurst starts relaybench as a CPU burner (CPUBurstEnv) with the
-// cost scenario's duty cycle; its CPU shows as "burst" in the step's note.
+// cost scenario's duty cycle, on the relay's CPUs when the scenario is
+// pinned (-cost-cpus).
 func (r *Runner) startCPUBurst(ctx context.Context) (*Daemon, error) {
 	bin, why, err := r.bins.path(ctx, "relaybench")
 	if err != nil {
@@ -327,7 +338,6 @@ func (r *Runner) startCPUBurst(ctx context.Context) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.cpu.daemons = map[int]string{d.Pid(): "burst"}
 	// The burner is running once it has set its policy; it prints nothing,
 	// so give it a moment and check it did not exit with an error.
 	time.Sleep(200 * time.Millisecond)
