@@ -1,4 +1,4 @@
-package e2e
+package docs_test
 
 import (
 	"os"
@@ -8,16 +8,17 @@ import (
 	"testing"
 )
 
-// TestReadmeListsEveryConfigKey keeps the README's configuration tables in
-// step with configs/*.yaml: every environment variable named in a config
-// file's comments must appear in README.md.
-func TestReadmeListsEveryConfigKey(t *testing.T) {
+// TestConfigurationListsEveryConfigKey keeps the configuration tables of
+// docs/configuration.md in step with configs/*.yaml: every environment
+// variable named in a config file's comments must appear in
+// configuration.md.
+func TestConfigurationListsEveryConfigKey(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob("../../configs/*.yaml")
+	files, err := filepath.Glob("../configs/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no configs/*.yaml found (%v)", err)
 	}
@@ -37,8 +38,8 @@ func TestReadmeListsEveryConfigKey(t *testing.T) {
 				if (loc[0] > 0 && comment[loc[0]-1] == '-') || (loc[1] < len(comment) && comment[loc[1]] == '@') {
 					continue // part of an address, e.g. service-PROJECT_NUMBER@...
 				}
-				if !strings.Contains(string(readme), name) {
-					t.Errorf("%s names %s, which README.md's configuration tables do not mention", filepath.Base(f), name)
+				if !strings.Contains(string(doc), name) {
+					t.Errorf("%s names %s, which docs/configuration.md's tables do not mention", filepath.Base(f), name)
 				}
 			}
 		}
