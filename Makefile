@@ -86,7 +86,7 @@ LDFLAGS := -X github.com/eventrelay/eventrelay/internal/version.Version=$(VERSIO
 build: ## Build all binaries into bin/ (version stamped from git describe)
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
-# --- Deployment (deploy/; issue 12) ------------------------------------------
+# --- Deployment (deploy/) ---------------------------------------------------
 .PHONY: deploy-check
 deploy-check: ## Validate deploy/ offline: kustomize render + strict k8s decoding + policies, grace >= drain, Pub/Sub objects, alert rules (promtool), dashboard, systemd units
 	@command -v promtool >/dev/null || { echo "deploy-check: installing promtool from Debian's prometheus package (the Go module cmd/promtool does not resolve: hashicorp/nomad/api 403 at the proxy)"; \
@@ -98,7 +98,7 @@ images: ## Build one OCI image per daemon (FROM scratch, static, non-root; build
 	@VERSION=$(VERSION) scripts/images.sh
 	cd deploy/check && EVENTRELAY_IMAGES_DIR=$(CURDIR)/.run/images $(GO) test -count=1 -run TestImages -v ./...
 
-# --- Benchmarks (cmd/relaybench, internal/bench; issue 7) ---------------------
+# --- Benchmarks (cmd/relaybench, internal/bench) ----------------------------
 # BENCHFLAGS passes options, e.g. BENCHFLAGS='-only ceilings,scale -runs 1'.
 BENCHFLAGS ?=
 
@@ -108,7 +108,7 @@ bench: ## Measure publisher/projector against ceilings in one run (~40 min); JSO
 bench-smoke: ## The same bench with tiny sizes in seconds (CI: keeps the benchmark from rotting)
 	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) run ./cmd/relaybench -smoke $(BENCHFLAGS)
 
-# --- End to end (cmd/relaydemo, internal/e2e; issue 6) ------------------------
+# --- End to end (cmd/relaydemo, internal/e2e) --------------------------------
 # DEMOFLAGS passes options to the demo, e.g. DEMOFLAGS='-rate 500 -duration 1m -aggregates 500'.
 DEMOFLAGS ?=
 E2EFLAGS  ?= -count=1 -timeout 15m -v

@@ -23,9 +23,9 @@ func msg(key string, data string) *pb.PubsubMessage {
 	return &pb.PubsubMessage{Data: []byte(data), OrderingKey: key}
 }
 
-// The request the old shared-request publisher sent (messages of several
-// ordering keys in one Publish) is refused with Cloud Pub/Sub's own answer,
-// and nothing of it reaches the server behind the double.
+// A Publish request carrying messages of several ordering keys is refused
+// with Cloud Pub/Sub's own answer, and nothing of it reaches the server
+// behind the double.
 func TestMixedOrderingKeysAreRefusedAsByCloudPubSub(t *testing.T) {
 	srv := gpubsubtest.New(t)
 	srv.ExpectRefusals()
