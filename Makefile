@@ -98,15 +98,15 @@ images: ## Build one OCI image per daemon (FROM scratch, static, non-root; build
 	@VERSION=$(VERSION) scripts/images.sh
 	cd deploy/check && EVENTRELAY_IMAGES_DIR=$(CURDIR)/.run/images $(GO) test -count=1 -run TestImages -v ./...
 
-# --- Benchmarks (cmd/relaybench, internal/bench; issue 7) ---------------------
+# --- Benchmarks (bench/: its own module) -------------------------------------
 # BENCHFLAGS passes options, e.g. BENCHFLAGS='-only ceilings,scale -runs 1'.
 BENCHFLAGS ?=
 
 .PHONY: bench bench-smoke
-bench: ## Measure publisher/projector against ceilings in one run (~40 min); JSON in bench/results, table in README
-	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) run ./cmd/relaybench $(BENCHFLAGS)
+bench: ## Measure publisher/projector against ceilings in one run (~40 min); JSON in bench/results, table in bench/README.md
+	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) -C bench run ./cmd/relaybench $(BENCHFLAGS)
 bench-smoke: ## The same bench with tiny sizes in seconds (CI: keeps the benchmark from rotting)
-	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) run ./cmd/relaybench -smoke $(BENCHFLAGS)
+	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) -C bench run ./cmd/relaybench -smoke $(BENCHFLAGS)
 
 # --- End to end (cmd/relaydemo, internal/e2e; issue 6) ------------------------
 # DEMOFLAGS passes options to the demo, e.g. DEMOFLAGS='-rate 500 -duration 1m -aggregates 500'.
