@@ -18,7 +18,7 @@ pg-stop: ## Stop the private Postgres
 	@scripts/pg.sh stop
 
 .PHONY: demo
-demo: build ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emulator, catalog, 2 publishers, projector; ~30 s workload, summary, verify
+demo: build build-e2e ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emulator, catalog, 2 publishers, projector; ~30 s workload, summary, verify
 	@bin/relaydemo $(DEMOFLAGS)
 
 .PHONY: test
@@ -57,7 +57,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s): envelope, attributes, 
 generate: ## Regenerate protobuf (buf), sqlc and wire output
 	$(TOOL) buf generate
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate
-	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate -f sqlc.e2e.yaml
+	cd e2e/sqlc && $(GO) tool -modfile=../../tools/go.mod sqlc generate
 	$(TOOL) wire gen ./cmd/... >/dev/null
 	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf generate
 	cd examples/orders/sqlc && $(GO) tool -modfile=../../../tools/go.mod sqlc generate
@@ -82,9 +82,11 @@ verify: generate ## Fail if generated code drifts from its sources; lint protos,
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X github.com/eventrelay/eventrelay/internal/version.Version=$(VERSION)
 
-.PHONY: build
-build: ## Build all binaries into bin/ (version stamped from git describe)
+.PHONY: build build-e2e
+build: ## Build the daemons and relayctl into bin/ (version stamped from git describe)
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+build-e2e: ## Build the demo driver and the Elasticsearch test server (e2e/ module) into bin/
+	$(GO) -C e2e build -o ../bin/ ./cmd/...
 
 # --- Deployment (deploy/; issue 12) ------------------------------------------
 .PHONY: deploy-check
@@ -108,7 +110,7 @@ bench: ## Measure publisher/projector against ceilings in one run (~40 min); JSO
 bench-smoke: ## The same bench with tiny sizes in seconds (CI: keeps the benchmark from rotting)
 	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) -C bench run ./cmd/relaybench -smoke $(BENCHFLAGS)
 
-# --- End to end (cmd/relaydemo, internal/e2e; issue 6) ------------------------
+# --- End to end (e2e/: its own module) ---------------------------------------
 # DEMOFLAGS passes options to the demo, e.g. DEMOFLAGS='-rate 500 -duration 1m -aggregates 500'.
 DEMOFLAGS ?=
 E2EFLAGS  ?= -count=1 -timeout 15m -v
@@ -116,7 +118,7 @@ E2EFLAGS  ?= -count=1 -timeout 15m -v
 .PHONY: e2e
 # PUBSUB_DOUBLE_RTT=15ms runs it with a 15 ms round trip through the strict double.
 e2e: ## Fault-injection suite: processes + real emulator behind the strict double, >=20k events, kills/restarts/outages; asserts convergence (~3-5 min)
-	@$(GO) test -tags e2e $(E2EFLAGS) -run 'TestFaultSuite' ./internal/e2e/
+	@$(GO) -C e2e test -tags e2e $(E2EFLAGS) -run 'TestFaultSuite' .
 
 .PHONY: emulator-start emulator-stop
 emulator-start: ## Start the Pub/Sub emulator (idempotent) and print its env
@@ -139,5 +141,5 @@ run-publisher: build ## Run one publisher replica
 	@$(RUN_ENV) && bin/publisher -conf configs/publisher.yaml
 run-projector: build ## Run the projector (ELASTIC_URL defaults to the test server of run-es)
 	@$(RUN_ENV) && ELASTIC_URL=$${ELASTIC_URL:-http://127.0.0.1:9200} bin/projector -conf configs/projector.yaml
-run-es: build ## Run the Elasticsearch test server on 127.0.0.1:9200
+run-es: build-e2e ## Run the Elasticsearch test server on 127.0.0.1:9200
 	@bin/es-testserver -addr 127.0.0.1:9200

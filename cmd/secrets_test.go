@@ -111,11 +111,13 @@ func TestNoBinaryPrintsASecret(t *testing.T) {
 }
 
 // binDir is the package directory of binary name, relative to cmd/: the
-// bench is a module of its own.
+// bench and e2e are modules of their own.
 func binDir(name string) string {
 	switch name {
 	case "relaybench":
 		return "../bench/cmd/relaybench"
+	case "relaydemo", "es-testserver":
+		return "../e2e/cmd/" + name
 	}
 	return name
 }

@@ -13,11 +13,11 @@ import (
 // file's comments must appear in README.md.
 func TestReadmeListsEveryConfigKey(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob("../../configs/*.yaml")
+	files, err := filepath.Glob("../configs/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no configs/*.yaml found (%v)", err)
 	}
