@@ -5,6 +5,10 @@ SHELL := /bin/bash
 GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    ?= ./...
+# The other Go modules of the repository whose tests, vet and gofmt
+# make test and make verify run with the root's (deploy/check runs in
+# make deploy-check).
+MODULES := bench e2e examples/orders
 TESTFLAGS ?= -count=1 -timeout 20m
 
 .PHONY: help
@@ -26,10 +30,12 @@ demo: build build-e2e ## Run the whole pipeline on this machine: Postgres, the P
 # (internal/gpubsub/strict); each appends its counts to PUBSUB_DOUBLE_REPORT
 # and the total is printed (refused must be 0: a test fails on a refusal it
 # did not provoke). PUBSUB_DOUBLE_RTT=15ms adds a round trip to every call.
-test: ## Run all tests (and examples/orders' own module) against a private Postgres (started if needed) and pstest behind the strict Pub/Sub double
+# The modules of the instruments (bench, e2e: the fault suite itself needs
+# the e2e build tag, see make e2e) and examples/orders run their tests too.
+test: ## Run all tests (and those of the bench, e2e and examples/orders modules) against a private Postgres (started if needed) and pstest behind the strict Pub/Sub double
 	@pgenv=$$(scripts/pg.sh start) || exit 1; eval "$$pgenv"; report=$$(mktemp) || exit 1; \
 	PUBSUB_DOUBLE_REPORT=$$report $(GO) test $(TESTFLAGS) $(PKGS); rc=$$?; \
-	(cd examples/orders && $(GO) test $(TESTFLAGS) ./...) || rc=1; \
+	for m in $(MODULES); do (cd $$m && PUBSUB_DOUBLE_REPORT=$$report $(GO) test $(TESTFLAGS) ./...) || rc=1; done; \
 	awk '{r+=$$2; m+=$$4; f+=$$6; e+=$$8} END {printf "strict Pub/Sub double: %d Publish requests (%d messages), %d refused (+%d provoked on purpose by tests of the double)\n", r, m, f, e}' $$report; \
 	rm -f $$report; exit $$rc
 
@@ -65,7 +71,7 @@ generate: ## Regenerate protobuf (buf), sqlc and wire output
 .PHONY: verify
 verify: generate ## Fail if generated code drifts from its sources; lint protos, vet, gofmt
 	@git add -N . >/dev/null 2>&1 || true
-	@git diff --exit-code --stat -- api internal cmd examples/orders/api examples/orders/internal || { echo "generated code is out of date: run make generate and commit"; exit 1; }
+	@git diff --exit-code --stat -- api internal cmd e2e/e2edb examples/orders/api examples/orders/internal || { echo "generated code is out of date: run make generate and commit"; exit 1; }
 	$(TOOL) buf lint
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
 		$(TOOL) buf breaking --against '.git#branch=main'; \
@@ -75,7 +81,8 @@ verify: generate ## Fail if generated code drifts from its sources; lint protos,
 		cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf breaking --against '../../.git#branch=main,subdir=examples/orders'; \
 	else echo "buf breaking (examples/orders): no main branch with examples/orders/buf.yaml to compare against yet"; fi
 	$(GO) vet ./...
-	cd examples/orders && $(GO) build ./... && $(GO) vet ./...
+	for m in $(MODULES); do (cd $$m && $(GO) build ./... && $(GO) vet ./...) || exit 1; done
+	cd e2e && $(GO) vet -tags e2e ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 # VERSION is stamped into every binary (--version) and image tag.
