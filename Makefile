@@ -5,6 +5,10 @@ SHELL := /bin/bash
 GO      ?= go
 TOOL    := $(GO) tool -modfile=tools/go.mod
 PKGS    ?= ./...
+# The other Go modules of the repository whose tests, vet and gofmt
+# make test and make verify run with the root's (deploy/check runs in
+# make deploy-check).
+MODULES := bench e2e examples/orders
 TESTFLAGS ?= -count=1 -timeout 20m
 
 .PHONY: help
@@ -18,7 +22,7 @@ pg-stop: ## Stop the private Postgres
 	@scripts/pg.sh stop
 
 .PHONY: demo
-demo: build ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emulator, catalog, 2 publishers, projector; ~30 s workload, summary, verify
+demo: build build-e2e ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emulator, catalog, 2 publishers, projector; ~30 s workload, summary, verify
 	@bin/relaydemo $(DEMOFLAGS)
 
 .PHONY: test
@@ -26,10 +30,12 @@ demo: build ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emu
 # (internal/gpubsub/strict); each appends its counts to PUBSUB_DOUBLE_REPORT
 # and the total is printed (refused must be 0: a test fails on a refusal it
 # did not provoke). PUBSUB_DOUBLE_RTT=15ms adds a round trip to every call.
-test: ## Run all tests (and examples/orders' own module) against a private Postgres (started if needed) and pstest behind the strict Pub/Sub double
+# The modules of the instruments (bench, e2e: the fault suite itself needs
+# the e2e build tag, see make e2e) and examples/orders run their tests too.
+test: ## Run all tests (and those of the bench, e2e and examples/orders modules) against a private Postgres (started if needed) and pstest behind the strict Pub/Sub double
 	@pgenv=$$(scripts/pg.sh start) || exit 1; eval "$$pgenv"; report=$$(mktemp) || exit 1; \
 	PUBSUB_DOUBLE_REPORT=$$report $(GO) test $(TESTFLAGS) $(PKGS); rc=$$?; \
-	(cd examples/orders && $(GO) test $(TESTFLAGS) ./...) || rc=1; \
+	for m in $(MODULES); do (cd $$m && PUBSUB_DOUBLE_REPORT=$$report $(GO) test $(TESTFLAGS) ./...) || rc=1; done; \
 	awk '{r+=$$2; m+=$$4; f+=$$6; e+=$$8} END {printf "strict Pub/Sub double: %d Publish requests (%d messages), %d refused (+%d provoked on purpose by tests of the double)\n", r, m, f, e}' $$report; \
 	rm -f $$report; exit $$rc
 
@@ -57,7 +63,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s): envelope, attributes, 
 generate: ## Regenerate protobuf (buf), sqlc and wire output
 	$(TOOL) buf generate
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate
-	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate -f sqlc.e2e.yaml
+	cd e2e/sqlc && $(GO) tool -modfile=../../tools/go.mod sqlc generate
 	$(TOOL) wire gen ./cmd/... >/dev/null
 	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf generate
 	cd examples/orders/sqlc && $(GO) tool -modfile=../../../tools/go.mod sqlc generate
@@ -65,7 +71,7 @@ generate: ## Regenerate protobuf (buf), sqlc and wire output
 .PHONY: verify
 verify: generate ## Fail if generated code drifts from its sources; lint protos, vet, gofmt
 	@git add -N . >/dev/null 2>&1 || true
-	@git diff --exit-code --stat -- api internal cmd examples/orders/api examples/orders/internal || { echo "generated code is out of date: run make generate and commit"; exit 1; }
+	@git diff --exit-code --stat -- api internal cmd e2e/e2edb examples/orders/api examples/orders/internal || { echo "generated code is out of date: run make generate and commit"; exit 1; }
 	$(TOOL) buf lint
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
 		$(TOOL) buf breaking --against '.git#branch=main'; \
@@ -75,16 +81,19 @@ verify: generate ## Fail if generated code drifts from its sources; lint protos,
 		cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf breaking --against '../../.git#branch=main,subdir=examples/orders'; \
 	else echo "buf breaking (examples/orders): no main branch with examples/orders/buf.yaml to compare against yet"; fi
 	$(GO) vet ./...
-	cd examples/orders && $(GO) build ./... && $(GO) vet ./...
+	for m in $(MODULES); do (cd $$m && $(GO) build ./... && $(GO) vet ./...) || exit 1; done
+	cd e2e && $(GO) vet -tags e2e ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 # VERSION is stamped into every binary (--version) and image tag.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X github.com/eventrelay/eventrelay/internal/version.Version=$(VERSION)
 
-.PHONY: build
-build: ## Build all binaries into bin/ (version stamped from git describe)
+.PHONY: build build-e2e
+build: ## Build the daemons and relayctl into bin/ (version stamped from git describe)
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+build-e2e: ## Build the demo driver and the Elasticsearch test server (e2e/ module) into bin/
+	$(GO) -C e2e build -o ../bin/ ./cmd/...
 
 # --- Deployment (deploy/) ---------------------------------------------------
 .PHONY: deploy-check
@@ -98,17 +107,17 @@ images: ## Build one OCI image per daemon (FROM scratch, static, non-root; build
 	@VERSION=$(VERSION) scripts/images.sh
 	cd deploy/check && EVENTRELAY_IMAGES_DIR=$(CURDIR)/.run/images $(GO) test -count=1 -run TestImages -v ./...
 
-# --- Benchmarks (cmd/relaybench, internal/bench) ----------------------------
+# --- Benchmarks (bench/: its own module) -------------------------------------
 # BENCHFLAGS passes options, e.g. BENCHFLAGS='-only ceilings,scale -runs 1'.
 BENCHFLAGS ?=
 
 .PHONY: bench bench-smoke
-bench: ## Measure publisher/projector against ceilings in one run (~40 min); JSON in bench/results, table in README
-	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) run ./cmd/relaybench $(BENCHFLAGS)
+bench: ## Measure publisher/projector against ceilings in one run (~40 min); JSON in bench/results, table in bench/README.md
+	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) -C bench run ./cmd/relaybench $(BENCHFLAGS)
 bench-smoke: ## The same bench with tiny sizes in seconds (CI: keeps the benchmark from rotting)
-	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) run ./cmd/relaybench -smoke $(BENCHFLAGS)
+	@pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && $(GO) -C bench run ./cmd/relaybench -smoke $(BENCHFLAGS)
 
-# --- End to end (cmd/relaydemo, internal/e2e) --------------------------------
+# --- End to end (e2e/: its own module) ---------------------------------------
 # DEMOFLAGS passes options to the demo, e.g. DEMOFLAGS='-rate 500 -duration 1m -aggregates 500'.
 DEMOFLAGS ?=
 E2EFLAGS  ?= -count=1 -timeout 15m -v
@@ -116,7 +125,7 @@ E2EFLAGS  ?= -count=1 -timeout 15m -v
 .PHONY: e2e
 # PUBSUB_DOUBLE_RTT=15ms runs it with a 15 ms round trip through the strict double.
 e2e: ## Fault-injection suite: processes + real emulator behind the strict double, >=20k events, kills/restarts/outages; asserts convergence (~3-5 min)
-	@$(GO) test -tags e2e $(E2EFLAGS) -run 'TestFaultSuite' ./internal/e2e/
+	@$(GO) -C e2e test -tags e2e $(E2EFLAGS) -run 'TestFaultSuite' .
 
 .PHONY: emulator-start emulator-stop
 emulator-start: ## Start the Pub/Sub emulator (idempotent) and print its env
@@ -139,5 +148,5 @@ run-publisher: build ## Run one publisher replica
 	@$(RUN_ENV) && bin/publisher -conf configs/publisher.yaml
 run-projector: build ## Run the projector (ELASTIC_URL defaults to the test server of run-es)
 	@$(RUN_ENV) && ELASTIC_URL=$${ELASTIC_URL:-http://127.0.0.1:9200} bin/projector -conf configs/projector.yaml
-run-es: build ## Run the Elasticsearch test server on 127.0.0.1:9200
+run-es: build-e2e ## Run the Elasticsearch test server on 127.0.0.1:9200
 	@bin/es-testserver -addr 127.0.0.1:9200

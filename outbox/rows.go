@@ -64,7 +64,7 @@ func (rs rows) statement(ctx context.Context, q *outboxdb.Queries, out []Written
 		return nil
 	}
 	cols := rs.columns()
-	cols.Notify, cols.NotifyChannel, cols.NotifyAlways = rs[0].Notify, rs[0].NotifyChannel, rs[0].NotifyAlways
+	cols.Notify, cols.NotifyChannel = rs[0].Notify, rs[0].NotifyChannel
 	stored, err := q.InsertOutboxEvents(ctx, cols)
 	if err != nil {
 		// One statement wrote them all: the detail names the row that

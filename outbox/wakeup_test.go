@@ -14,10 +14,9 @@ import (
 
 // TestNotifyOnlyWhenAPublisherAsked: with Notify on, a commit notifies when
 // no publisher keeps a row in outbox_wakeups (older or polling publishers)
-// or when one is armed, and not while every registered publisher is busy;
-// NotifyAlways notifies regardless. A barrier notification committed after
-// each write proves a missing one: one session's notifications arrive in
-// commit order.
+// or when one is armed, and not while every registered publisher is busy.
+// A barrier notification committed after each write proves a missing one:
+// one session's notifications arrive in commit order.
 func TestNotifyOnlyWhenAPublisherAsked(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t)
@@ -72,7 +71,6 @@ func TestNotifyOnlyWhenAPublisherAsked(t *testing.T) {
 		}
 	}
 	notify := newWriter(t, outbox.Config{Notify: true})
-	always := newWriter(t, outbox.Config{Notify: true, NotifyAlways: true})
 
 	for _, step := range []struct {
 		name, setup string
@@ -86,8 +84,6 @@ func TestNotifyOnlyWhenAPublisherAsked(t *testing.T) {
 		{"one publisher armed", "UPDATE outbox_wakeups SET armed_until = now() + interval '1 minute' WHERE worker_id = 'b'", notify, 1, channel},
 		{"one publisher armed, several events", "", notify, 3, channel},
 		{"its arming expired", "UPDATE outbox_wakeups SET armed_until = now() - interval '1 second'", notify, 3, "barrier"},
-		{"NotifyAlways", "", always, 1, channel},
-		{"NotifyAlways, several events", "", always, 3, channel},
 	} {
 		if step.setup != "" {
 			exec(step.setup)

@@ -99,9 +99,6 @@ type Config struct {
 	// after its cooldown by itself. With no such publisher registered in
 	// outbox_wakeups (older publishers, polling ones) every commit notifies.
 	Notify bool
-	// NotifyAlways notifies on every commit even when no publisher asked:
-	// the behaviour before coalesced wake-ups (for comparison benchmarks).
-	NotifyAlways bool
 	// NotifyChannel overrides the channel Notify uses. Empty (the default):
 	// NotifyChannelFor the schema the transaction works in (its
 	// current_schema(), derived in SQL), which is the channel a relay on
@@ -172,7 +169,7 @@ func (w *Writer) InsertTx(ctx context.Context, tx pgx.Tx, events ...Event) ([]Wr
 		out[i].Metadata, rows[i] = meta, row
 	}
 	for i := range rows { // the statements notify too (outbox_notify): no extra round trip
-		rows[i].Notify, rows[i].NotifyChannel, rows[i].NotifyAlways = w.cfg.Notify, w.cfg.NotifyChannel, w.cfg.NotifyAlways
+		rows[i].Notify, rows[i].NotifyChannel = w.cfg.Notify, w.cfg.NotifyChannel
 	}
 	if err := rows.insert(ctx, outboxdb.New(tx), out, w.statementBytes); err != nil {
 		return nil, err

@@ -72,7 +72,8 @@ wait_for() {
 DRILL_PUBSUB_PORT=${DRILL_PUBSUB_PORT:-28790}
 
 step "build"
-go build -o "$run/bin/" ./cmd/catalog ./cmd/publisher ./cmd/projector ./cmd/relayctl ./cmd/relayctl/drillpublish ./cmd/es-testserver
+go build -o "$run/bin/" ./cmd/catalog ./cmd/publisher ./cmd/projector ./cmd/relayctl ./cmd/relayctl/drillpublish
+go -C e2e build -o "$run/bin/" ./cmd/es-testserver
 export PATH=$run/bin:$PATH
 
 step "infrastructure: Postgres, a fresh emulator, the Elasticsearch test server"

@@ -10,7 +10,7 @@
 //
 // In tests: srv := estest.New(estest.Options{GCDeletes: 50 * time.Millisecond});
 // defer srv.Close(); point the client at srv.URL. As a process:
-// cmd/es-testserver -addr 127.0.0.1:9200 (see its -h). NewHandler returns the
+// e2e/cmd/es-testserver -addr 127.0.0.1:9200 (see its -h). NewHandler returns the
 // bare http.Handler (without connection-level outages).
 //
 // # Semantics implemented (as Elasticsearch 8.x answers them)

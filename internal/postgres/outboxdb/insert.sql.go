@@ -19,19 +19,18 @@ INSERT INTO outbox_events (
     event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
     schema_version, ordering_key, topic, headers, payload, occurred_at, origin
 ) VALUES (
-    $4, $5, $6, $7, $8,
-    $9, $10, $11, $12, $13, $14, $15
+    $3, $4, $5, $6, $7,
+    $8, $9, $10, $11, $12, $13, $14
 )
 RETURNING id, created_at
 )
 SELECT id, created_at,
-       ((SELECT outbox_notify($1::text, $2::boolean) WHERE $3::boolean) IS TRUE)::boolean AS notified
+       ((SELECT outbox_notify($1::text, false) WHERE $2::boolean) IS TRUE)::boolean AS notified
 FROM inserted
 `
 
 type InsertOutboxEventParams struct {
 	NotifyChannel    string
-	NotifyAlways     bool
 	Notify           bool
 	EventID          uuid.UUID
 	AggregateType    string
@@ -58,7 +57,6 @@ type InsertOutboxEventRow struct {
 func (q *Queries) InsertOutboxEvent(ctx context.Context, arg InsertOutboxEventParams) (InsertOutboxEventRow, error) {
 	row := q.db.QueryRow(ctx, insertOutboxEvent,
 		arg.NotifyChannel,
-		arg.NotifyAlways,
 		arg.Notify,
 		arg.EventID,
 		arg.AggregateType,
@@ -87,31 +85,30 @@ INSERT INTO outbox_events (
 SELECT e.event_id, e.aggregate_type, e.aggregate_id, e.aggregate_version, e.event_type,
        e.schema_version, e.ordering_key, e.topic, e.headers, e.payload, e.occurred_at, e.origin
 FROM (
-    SELECT generate_subscripts($4::uuid[], 1) AS position,
-           unnest($4::uuid[]) AS event_id,
-           unnest($5::text[]) AS aggregate_type,
-           unnest($6::text[]) AS aggregate_id,
-           unnest($7::bigint[]) AS aggregate_version,
-           unnest($8::text[]) AS event_type,
-           unnest($9::integer[]) AS schema_version,
-           unnest($10::text[]) AS ordering_key,
-           unnest($11::text[]) AS topic,
-           unnest($12::jsonb[]) AS headers,
-           unnest($13::bytea[]) AS payload,
-           unnest($14::timestamptz[]) AS occurred_at,
-           unnest($15::text[]) AS origin
+    SELECT generate_subscripts($3::uuid[], 1) AS position,
+           unnest($3::uuid[]) AS event_id,
+           unnest($4::text[]) AS aggregate_type,
+           unnest($5::text[]) AS aggregate_id,
+           unnest($6::bigint[]) AS aggregate_version,
+           unnest($7::text[]) AS event_type,
+           unnest($8::integer[]) AS schema_version,
+           unnest($9::text[]) AS ordering_key,
+           unnest($10::text[]) AS topic,
+           unnest($11::jsonb[]) AS headers,
+           unnest($12::bytea[]) AS payload,
+           unnest($13::timestamptz[]) AS occurred_at,
+           unnest($14::text[]) AS origin
 ) AS e
 ORDER BY e.position
 RETURNING id, event_id, created_at
 )
 SELECT id, event_id, created_at,
-       ((SELECT outbox_notify($1::text, $2::boolean) WHERE $3::boolean) IS TRUE)::boolean AS notified
+       ((SELECT outbox_notify($1::text, false) WHERE $2::boolean) IS TRUE)::boolean AS notified
 FROM inserted
 `
 
 type InsertOutboxEventsParams struct {
 	NotifyChannel     string
-	NotifyAlways      bool
 	Notify            bool
 	EventIds          []uuid.UUID
 	AggregateTypes    []string
@@ -142,7 +139,6 @@ type InsertOutboxEventsRow struct {
 func (q *Queries) InsertOutboxEvents(ctx context.Context, arg InsertOutboxEventsParams) ([]InsertOutboxEventsRow, error) {
 	rows, err := q.db.Query(ctx, insertOutboxEvents,
 		arg.NotifyChannel,
-		arg.NotifyAlways,
 		arg.Notify,
 		arg.EventIds,
 		arg.AggregateTypes,

@@ -30,7 +30,7 @@ ORDER BY e.position
 RETURNING id, event_id, created_at
 )
 SELECT id, event_id, created_at,
-       ((SELECT outbox_notify(@notify_channel::text, @notify_always::boolean) WHERE @notify::boolean) IS TRUE)::boolean AS notified
+       ((SELECT outbox_notify(@notify_channel::text, false) WHERE @notify::boolean) IS TRUE)::boolean AS notified
 FROM inserted;
 
 -- InsertOutboxEvent appends one event; with notify it also calls
@@ -47,7 +47,7 @@ INSERT INTO outbox_events (
 RETURNING id, created_at
 )
 SELECT id, created_at,
-       ((SELECT outbox_notify(@notify_channel::text, @notify_always::boolean) WHERE @notify::boolean) IS TRUE)::boolean AS notified
+       ((SELECT outbox_notify(@notify_channel::text, false) WHERE @notify::boolean) IS TRUE)::boolean AS notified
 FROM inserted;
 
 -- NotifyOutbox wakes the publishers of the current schema through

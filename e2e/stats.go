@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eventrelay/eventrelay/internal/e2e/e2edb"
+	"github.com/eventrelay/eventrelay/e2e/e2edb"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 

@@ -2,7 +2,7 @@
 // `make bench-smoke`): it measures the ceilings of Postgres and Pub/Sub and
 // the publisher and projector against them in one run, prints a Markdown
 // table with PASS/MISS per target, writes bench/results/<date>-<host>.json
-// and (full runs) rewrites the README's bench block.
+// and (full runs) rewrites the bench block of bench/README.md.
 //
 // It needs DATABASE_URL pointing at a Postgres server it may create the
 // database eventrelay_bench on (`eval "$(scripts/pg.sh start)"`; make does
@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/bench"
+	"github.com/eventrelay/eventrelay/bench"
 )
 
 func main() {
@@ -59,7 +59,7 @@ func run() error {
 	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 28185)")
 	dbName := flag.String("db", "", "bench database name, dropped at every run (default eventrelay_bench)")
 	out := flag.String("out", "", "directory of the JSON results (default bench/results; smoke and -only runs .run/bench)")
-	readme := flag.String("readme", "", "README to rewrite the bench block of (default README.md for complete full runs, none for smoke/partial/failed runs; '-' for none)")
+	readme := flag.String("readme", "", "README to rewrite the bench block of, relative to the repository root (default bench/README.md for complete full runs, none for smoke/partial/failed runs; '-' for none)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the bench process (the in-process loops) to this file")
 	timeout := flag.Duration("timeout", 3*time.Hour, "give up after this long")
 	flag.Parse()
@@ -155,7 +155,7 @@ func run() error {
 		command = "make bench-smoke"
 	}
 	if len(os.Args) > 1 {
-		command = "go run ./cmd/relaybench " + strings.Join(os.Args[1:], " ")
+		command = "go -C bench run ./cmd/relaybench " + strings.Join(os.Args[1:], " ")
 	}
 	report, runErr := bench.Run(ctx, cfg, command, os.Stderr)
 	if report == nil {
@@ -172,7 +172,7 @@ func run() error {
 
 	target := *readme
 	if target == "" && !*smoke && *only == "" {
-		target = "README.md"
+		target = "bench/README.md"
 	}
 	if target != "" && target != "-" && runErr != nil {
 		fmt.Printf("README not updated: the run had failures\n")

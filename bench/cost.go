@@ -29,6 +29,7 @@ type costMode struct {
 	sqlRelay    bool          // the publisher's claim and mark statements run alone (sqlRelay)
 	burst       bool          // no relay: a process that only burns CPU in bursts runs next to the writers (CPUBurstEnv)
 	writer      outbox.Config // the writers' wake-up settings
+	notifyEvery bool          // the bench notifies the publisher's channel in every writer transaction itself
 	env         []string      // publisher settings beyond the bench's
 }
 
@@ -46,7 +47,7 @@ type costMode struct {
 // neighbour's bursts.
 var costModes = []costMode{
 	{name: "off", label: "relay off"},
-	{name: "notify", label: "NOTIFY every commit", relay: true, writer: outbox.Config{Notify: true, NotifyAlways: true},
+	{name: "notify", label: "NOTIFY every commit", relay: true, notifyEvery: true,
 		env: []string{"OUTBOX_FETCH_COOLDOWN_SECONDS=0"}},
 	{name: "poll", label: "polling", relay: true, env: []string{"OUTBOX_LISTEN=false"}},
 	{name: "coalesced", label: "coalesced (defaults)", relay: true, writer: outbox.Config{Notify: true}},
@@ -137,7 +138,8 @@ func runCost(ctx context.Context, r *Runner) error {
 	r.report.note("cost: writers commit one event per transaction through outbox.Writer on a %d-connection pool, open loop "+
 		"(each commit starts at its scheduled time; latency counts from then), %s per step over up to %d aggregates; "+
 		"one publisher (bulk %d) on pstest behind the strict double. Postgres CPU is the utime+stime of the server's "+
-		"processes from the step's start until every event is published.",
+		"processes from the step's start until every event is published. In mode notify the writers do not set Notify: "+
+		"each transaction runs one statement more, the bench's own pg_notify on the publisher's channel.",
 		costWriterConns, r.cfg.LatencyEach, r.cfg.Aggregates, r.cfg.Bulk)
 	for run := 1; run <= r.cfg.Runs; run++ {
 		for i, rtt := range r.cfg.RTTs {
@@ -166,7 +168,7 @@ func runCost(ctx context.Context, r *Runner) error {
 // warmWriters opens the writer pool's connections and prepares their
 // statements, so the first step does not measure connection set-up.
 func warmWriters(ctx context.Context, pool *pgxpool.Pool) error {
-	w, err := newLoadWriter(outbox.Config{})
+	w, err := newLoadWriter(outbox.Config{}, false)
 	if err != nil {
 		return err
 	}
@@ -247,7 +249,7 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	if err != nil {
 		return res, err
 	}
-	w, err := newLoadWriter(m.writer)
+	w, err := newLoadWriter(m.writer, m.notifyEvery)
 	if err != nil {
 		return res, err
 	}

@@ -113,13 +113,16 @@ type Stack struct {
 // bin is the path of a built binary.
 func (s *Stack) bin(name string) string { return filepath.Join(s.Cfg.BinDir, name) }
 
-// BuildBinaries runs `go build -o binDir/ ./cmd/...` in repo.
+// BuildBinaries runs `go build -o binDir/ ./cmd/...` in repo (the daemons
+// and relayctl) and in repo/e2e (relaydemo, es-testserver).
 func BuildBinaries(ctx context.Context, repo, binDir string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/...")
-	cmd.Dir = repo
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("go build ./cmd/...: %w\n%s", err, out)
+	for _, dir := range []string{repo, filepath.Join(repo, "e2e")} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/...")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("go build ./cmd/... in %s: %w\n%s", dir, err, out)
+		}
 	}
 	return nil
 }
@@ -148,7 +151,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	}
 	for _, b := range []string{"catalog", "publisher", "projector", "relayctl", "es-testserver", "relaydemo"} {
 		if _, err := os.Stat(s.bin(b)); err != nil {
-			return nil, fmt.Errorf("binary %s missing in %s (build ./cmd/... first): %w", b, cfg.BinDir, err)
+			return nil, fmt.Errorf("binary %s missing in %s (BuildBinaries first): %w", b, cfg.BinDir, err)
 		}
 	}
 

@@ -30,7 +30,7 @@ type written struct {
 // as a catalog write does) at perSecond events/s and returns the commit times
 // and the achieved rate (perSecond is the offered rate).
 func writeLoad(ctx context.Context, db *DB, evs []Event, perSecond int, notify bool) ([]written, float64, error) {
-	w, err := newLoadWriter(outbox.Config{Notify: notify})
+	w, err := newLoadWriter(outbox.Config{Notify: notify}, false)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -83,23 +83,43 @@ func writeLoad(ctx context.Context, db *DB, evs []Event, perSecond int, notify b
 	return out, rate(len(out), last.Sub(start)), nil
 }
 
-// newLoadWriter is the outbox.Writer of the load generators: the catalog's
-// encoder, topic and producer, with wake-ups as set in c.
-func newLoadWriter(c outbox.Config) (*outbox.Writer, error) {
+// loadWriter is the outbox.Writer of the load generators and the channel
+// the bench notifies in every transaction itself ("" for none).
+type loadWriter struct {
+	*outbox.Writer
+	notifyChannel string
+}
+
+// newLoadWriter returns the load generators' writer: the catalog's
+// encoder, topic and producer, with wake-ups as set in c; with notifyEvery
+// every transaction also sends a NOTIFY on the channel the publisher of
+// Schema listens on.
+func newLoadWriter(c outbox.Config, notifyEvery bool) (*loadWriter, error) {
 	c.Encoder, c.DefaultTopic = events.Encode, events.Topic
 	c.Producer = outbox.Producer{Service: "catalog", Instance: "relaybench", Version: "bench"}
-	return outbox.NewWriter(c)
+	w, err := outbox.NewWriter(c)
+	if err != nil {
+		return nil, err
+	}
+	lw := &loadWriter{Writer: w}
+	if notifyEvery {
+		lw.notifyChannel = outbox.NotifyChannelFor(Schema)
+	}
+	return lw, nil
 }
 
 // commitEvent writes e through w in a transaction of its own on db (a
 // pool or one of its connections), as a catalog write does.
 func commitEvent(ctx context.Context, db interface {
 	Begin(context.Context) (pgx.Tx, error)
-}, w *outbox.Writer, e Event) error {
+}, w *loadWriter, e Event) error {
 	ev := e.Outbox()
 	ev.OccurredAt = time.Now()
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		_, err := w.InsertTx(ctx, tx, ev)
+		if _, err := w.InsertTx(ctx, tx, ev); err != nil || w.notifyChannel == "" {
+			return err
+		}
+		_, err := tx.Exec(ctx, "SELECT pg_notify($1, '')", w.notifyChannel)
 		return err
 	})
 	if err != nil {
@@ -134,7 +154,7 @@ func (c commit) latency() time.Duration { return c.done.Sub(c.due) }
 // giveUp after the last one was due are given up (not written), so a
 // collapsed step ends. It returns every commit and the achieved rate of
 // those written.
-func openLoad(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, evs []Event, perSecond int, giveUp time.Duration) ([]commit, float64, error) {
+func openLoad(ctx context.Context, pool *pgxpool.Pool, w *loadWriter, evs []Event, perSecond int, giveUp time.Duration) ([]commit, float64, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	out := make([]commit, len(evs))

@@ -24,7 +24,7 @@ import (
 // built from a tree with the version guard or the fencing broken, to see
 // the suite fail).
 func TestFaultSuite(t *testing.T) {
-	repo, err := filepath.Abs("../..")
+	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/eventrelay/eventrelay/internal/e2e/e2edb"
+	"github.com/eventrelay/eventrelay/e2e/e2edb"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/projection"
 )

@@ -29,7 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/e2e"
+	"github.com/eventrelay/eventrelay/e2e"
 )
 
 func main() {

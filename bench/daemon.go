@@ -31,15 +31,20 @@ type binaries struct {
 	built     map[string]string
 }
 
-// path returns the built binary of ./cmd/<name>, building it first; "" and
-// a reason when the command does not exist yet.
+// commandModules names the module directory, under the repository, of the
+// commands built here that are not in the root module.
+var commandModules = map[string]string{"relaybench": "bench"}
+
+// path returns the built binary of ./cmd/<name> of its module, building it
+// first; "" and a reason when the command does not exist yet.
 func (b *binaries) path(ctx context.Context, name string) (string, string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p, ok := b.built[name]; ok {
 		return p, "", nil
 	}
-	pkg := filepath.Join(b.repo, "cmd", name)
+	mod := filepath.Join(b.repo, commandModules[name])
+	pkg := filepath.Join(mod, "cmd", name)
 	if !hasMain(pkg) {
 		return "", "cmd/" + name + " has no main package yet", nil
 	}
@@ -49,7 +54,7 @@ func (b *binaries) path(ctx context.Context, name string) (string, string, error
 		return "", "", err
 	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-overlay", overlay, "-o", out, "./cmd/"+name)
-	cmd.Dir = b.repo
+	cmd.Dir = mod
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("building cmd/%s: %w: %s", name, err, strings.TrimSpace(string(msg)))
 	}
