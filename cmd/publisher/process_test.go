@@ -17,6 +17,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 )
 
 // binary is the publisher built once for the process-level tests.
@@ -75,7 +76,7 @@ func startPublisher(t *testing.T, worker, dbURL string, ps gpubsub.Config, env m
 		"OUTBOX_STATS_INTERVAL_SECONDS":   "0.2",
 		"OUTBOX_BASE_BACKOFF_SECONDS":     "0.05",
 		"OUTBOX_GRACE_PERIOD_SECONDS":     "10",
-		"OUTBOX_READY_TOPIC":              "catalog.video.events",
+		"OUTBOX_READY_TOPIC":              fx.Topic,
 		"LOG_LEVEL":                       "info",
 	}
 	for k, v := range env {
