@@ -64,36 +64,64 @@ func PoolConfig(d Database) postgres.Config {
 	return pc
 }
 
-// Outbox configures claiming, retries and retention: each key sets the
-// relay.Options field of the same name (see its documentation), except
-// where noted.
+// Outbox configures claiming, retries and retention; Config.Options
+// converts it into relay.Options (see their documentation).
 type Outbox struct {
-	WorkerID     string        `yaml:"worker_id" env:"OUTBOX_WORKER_ID"`
-	Concurrency  int           `yaml:"concurrency" env:"OUTBOX_CONCURRENCY"`
-	BulkSize     int           `yaml:"bulk_size" env:"OUTBOX_BULK_SIZE"`
+	// WorkerID names this replica in locked_by (default hostname-pid).
+	WorkerID string `yaml:"worker_id" env:"OUTBOX_WORKER_ID"`
+	// Concurrency is the number of claimed batches in flight per replica.
+	Concurrency int `yaml:"concurrency" env:"OUTBOX_CONCURRENCY"`
+	// BulkSize is the maximum number of rows per claim.
+	BulkSize int `yaml:"bulk_size" env:"OUTBOX_BULK_SIZE"`
+	// PollInterval is the fallback when no NOTIFY arrives.
 	PollInterval conf.Duration `yaml:"poll_interval" env:"OUTBOX_POLL_INTERVAL_SECONDS"`
-	// Listen is the opposite of relay.Options.ListenOff.
+	// Listen turns on LISTEN (wake within milliseconds); off sets
+	// relay.Options.ListenOff.
 	Listen bool `yaml:"listen" env:"OUTBOX_LISTEN"`
-	// FetchCooldown 0 sets relay.Options.FetchCooldownOff.
+	// FetchCooldown is the least time between the starts of two claims
+	// that were not forced by a full batch: wake-ups within it are
+	// coalesced into one claim, and while claims keep returning rows the
+	// relay claims again after it without a NOTIFY (writers skip theirs,
+	// see outbox_wakeups). 0 claims on every wake-up
+	// (relay.Options.FetchCooldownOff).
 	FetchCooldown conf.Duration `yaml:"fetch_cooldown" env:"OUTBOX_FETCH_COOLDOWN_SECONDS" zero:"allowed"`
-	Lease         conf.Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
-	// PartitionHeartbeat 0 is a quarter of the lease.
+	// Lease is how long a claim is valid without extension.
+	Lease conf.Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
+	// PartitionHeartbeat is how often a replica renews its membership and
+	// its outbox partitions' leases (which last lease - heartbeat) and
+	// rebalances them (0: lease/4; at most lease/3).
 	PartitionHeartbeat conf.Duration `yaml:"partition_heartbeat" env:"OUTBOX_PARTITION_HEARTBEAT_SECONDS" zero:"allowed"`
-	ReclaimInterval    conf.Duration `yaml:"reclaim_interval" env:"OUTBOX_RECLAIM_INTERVAL_SECONDS"`
-	MaxProcessing      conf.Duration `yaml:"max_processing" env:"OUTBOX_MAX_PROCESSING_SECONDS"`
-	MaxAttempts        int           `yaml:"max_attempts" env:"OUTBOX_MAX_ATTEMPTS"`
-	BaseBackoff        conf.Duration `yaml:"base_backoff" env:"OUTBOX_BASE_BACKOFF_SECONDS"`
-	MaxBackoff         conf.Duration `yaml:"max_backoff" env:"OUTBOX_MAX_BACKOFF_SECONDS"`
-	Jitter             string        `yaml:"jitter" env:"OUTBOX_BACKOFF_JITTER"`
-	StatsInterval      conf.Duration `yaml:"stats_interval" env:"OUTBOX_STATS_INTERVAL_SECONDS"`
-	GracePeriod        conf.Duration `yaml:"grace_period" env:"OUTBOX_GRACE_PERIOD_SECONDS"`
-	// Retention 0 sets relay.Options.RetentionOff (never delete).
-	Retention          conf.Duration `yaml:"retention" env:"OUTBOX_RETENTION_SECONDS" zero:"allowed"`
-	RetentionInterval  conf.Duration `yaml:"retention_interval" env:"OUTBOX_RETENTION_INTERVAL_SECONDS"`
-	RetentionBatchSize int           `yaml:"retention_batch_size" env:"OUTBOX_RETENTION_BATCH_SIZE"`
-	// ReindexBloatFactor 0 sets relay.Options.ReindexOff.
+	// ReclaimInterval is how often expired claims are taken over.
+	ReclaimInterval conf.Duration `yaml:"reclaim_interval" env:"OUTBOX_RECLAIM_INTERVAL_SECONDS"`
+	// MaxProcessing bounds a claim even when its lease keeps being extended.
+	MaxProcessing conf.Duration `yaml:"max_processing" env:"OUTBOX_MAX_PROCESSING_SECONDS"`
+	// MaxAttempts is the number of publish attempts before a row fails with
+	// max_attempts_exceeded.
+	MaxAttempts int `yaml:"max_attempts" env:"OUTBOX_MAX_ATTEMPTS"`
+	// BaseBackoff and MaxBackoff bound the retry delay
+	// min(max, base * 2^attempts), jittered.
+	BaseBackoff conf.Duration `yaml:"base_backoff" env:"OUTBOX_BASE_BACKOFF_SECONDS"`
+	MaxBackoff  conf.Duration `yaml:"max_backoff" env:"OUTBOX_MAX_BACKOFF_SECONDS"`
+	// Jitter is "equal" (delay in [d/2, d]) or "full" (delay in [0, d]).
+	Jitter string `yaml:"jitter" env:"OUTBOX_BACKOFF_JITTER"`
+	// StatsInterval is how often the lag/age/stuck gauges are refreshed.
+	StatsInterval conf.Duration `yaml:"stats_interval" env:"OUTBOX_STATS_INTERVAL_SECONDS"`
+	// GracePeriod bounds the drain on SIGTERM.
+	GracePeriod conf.Duration `yaml:"grace_period" env:"OUTBOX_GRACE_PERIOD_SECONDS"`
+	// Retention keeps published rows this long (0 disables deletion:
+	// relay.Options.RetentionOff).
+	Retention conf.Duration `yaml:"retention" env:"OUTBOX_RETENTION_SECONDS" zero:"allowed"`
+	// RetentionInterval is how often old published rows are deleted.
+	RetentionInterval conf.Duration `yaml:"retention_interval" env:"OUTBOX_RETENTION_INTERVAL_SECONDS"`
+	// RetentionBatchSize bounds each DELETE.
+	RetentionBatchSize int `yaml:"retention_batch_size" env:"OUTBOX_RETENTION_BATCH_SIZE"`
+	// ReindexBloatFactor: after each retention round, an outbox index
+	// whose size (at its last VACUUM/ANALYZE) is more than this many times
+	// what its live entries need is rebuilt with REINDEX CONCURRENTLY, by
+	// one replica at a time (0 disables: relay.Options.ReindexOff).
 	ReindexBloatFactor float64 `yaml:"reindex_bloat_factor" env:"OUTBOX_REINDEX_BLOAT_FACTOR" zero:"allowed"`
-	// ReindexMinBytes 0 is no minimum.
+	// ReindexMinBytes: indexes smaller than this are never rebuilt (0: no
+	// minimum).
 	ReindexMinBytes int64 `yaml:"reindex_min_bytes" env:"OUTBOX_REINDEX_MIN_BYTES" zero:"allowed"`
 }
 
@@ -110,17 +138,31 @@ const (
 // stop timeout and deploy/'s termination grace both derive from it.
 func (o Outbox) StopTimeout() time.Duration { return o.GracePeriod.D() + o.Lease.D() }
 
-// Publish configures the Pub/Sub side: each key sets the
-// relay.PublishOptions field of the same name.
+// Publish configures the Pub/Sub side.
 type Publish struct {
-	Topics          map[string]string `yaml:"topics"`
-	MaxMessageBytes int               `yaml:"max_message_bytes" env:"OUTBOX_MAX_MESSAGE_BYTES"`
-	Timeout         conf.Duration     `yaml:"timeout" env:"OUTBOX_PUBLISH_TIMEOUT_SECONDS"`
-	// DelayThreshold 0 sets relay.PublishOptions.DelayThresholdOff.
-	DelayThreshold      conf.Duration `yaml:"delay_threshold" env:"OUTBOX_PUBLISH_DELAY_THRESHOLD" zero:"allowed"`
-	CountThreshold      int           `yaml:"count_threshold" env:"OUTBOX_PUBLISH_COUNT_THRESHOLD"`
-	MaxInflightRequests int           `yaml:"max_inflight_requests" env:"OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS"`
-	ReadyTopic          string        `yaml:"ready_topic" env:"OUTBOX_READY_TOPIC"`
+	// Topics routes aggregate types to topic ids, overriding the row's
+	// topic. Unlisted aggregate types use the row's topic.
+	Topics map[string]string `yaml:"topics"`
+	// MaxMessageBytes fails larger messages with message_too_large without
+	// calling Pub/Sub (Pub/Sub's limit is 10 MB).
+	MaxMessageBytes int `yaml:"max_message_bytes" env:"OUTBOX_MAX_MESSAGE_BYTES"`
+	// Timeout bounds one publish (the client retries transient errors
+	// within it).
+	Timeout conf.Duration `yaml:"timeout" env:"OUTBOX_PUBLISH_TIMEOUT_SECONDS"`
+	// The client library bundles per ordering key (Cloud Pub/Sub takes one
+	// key per Publish request): DelayThreshold is how long a key's bundle
+	// waits for more messages, CountThreshold the most messages per
+	// request (1..1000). DelayThreshold 0 sends at once
+	// (relay.PublishOptions.DelayThresholdOff).
+	DelayThreshold conf.Duration `yaml:"delay_threshold" env:"OUTBOX_PUBLISH_DELAY_THRESHOLD" zero:"allowed"`
+	CountThreshold int           `yaml:"count_threshold" env:"OUTBOX_PUBLISH_COUNT_THRESHOLD"`
+	// MaxInflightRequests is how many Publish requests (each of one
+	// ordering key) are in flight at once per topic: the library's
+	// NumGoroutines. Throughput per topic is at most this many requests
+	// per round trip.
+	MaxInflightRequests int `yaml:"max_inflight_requests" env:"OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS"`
+	// ReadyTopic is probed by /readyz (GetTopic). Empty: list topics.
+	ReadyTopic string `yaml:"ready_topic" env:"OUTBOX_READY_TOPIC"`
 }
 
 // HTTP configures /healthz, /readyz and /metrics.
