@@ -98,16 +98,16 @@ func reportClaims(b *testing.B, relays []*fx.Relay) {
 	}
 }
 
-// BenchmarkPublisherDrain measures how fast relays drain a backlog of b.N
+// BenchmarkRelayDrain measures how fast relays drain a backlog of b.N
 // committed events over BENCH_AGGREGATES (1000) aggregates: events/s, and
 // commit->publish latency (dominated by queueing in a backlog).
 //
-//	go test -run '^$' -bench PublisherDrain -benchtime 20000x ./internal/publisher/
-//	PUBSUB_EMULATOR_HOST=127.0.0.1:8786 go test -run '^$' -bench PublisherDrain -benchtime 20000x ./internal/publisher/
+//	go test -run '^$' -bench RelayDrain -benchtime 20000x ./relay/
+//	PUBSUB_EMULATOR_HOST=127.0.0.1:8786 go test -run '^$' -bench RelayDrain -benchtime 20000x ./relay/
 //
 // BENCH_RELAYS (1), OUTBOX_CONCURRENCY (4) and OUTBOX_BULK_SIZE (500) shape
 // the relays.
-func BenchmarkPublisherDrain(b *testing.B) {
+func BenchmarkRelayDrain(b *testing.B) {
 	db := relaytest.NewDB(b)
 	ps, target := benchPubSub(b)
 	aggregates := envInt("BENCH_AGGREGATES", 1000)
@@ -133,13 +133,13 @@ func BenchmarkPublisherDrain(b *testing.B) {
 	b.Logf("%s: drained %d events over %d aggregates in %s", target, total, aggregates, elapsed)
 }
 
-// BenchmarkPublisherLatency measures commit->publish latency under a steady
+// BenchmarkRelayLatency measures commit->publish latency under a steady
 // load: BENCH_WRITERS (4) writers commit transactions of BENCH_TX_EVENTS (5)
 // events (NOTIFY on) as fast as they can, b.N events in all, while one relay
 // publishes. It reports the achieved events/s and p50/p99 latency.
 //
-//	go test -run '^$' -bench PublisherLatency -benchtime 10000x ./internal/publisher/
-func BenchmarkPublisherLatency(b *testing.B) {
+//	go test -run '^$' -bench RelayLatency -benchtime 10000x ./relay/
+func BenchmarkRelayLatency(b *testing.B) {
 	db := relaytest.NewDB(b)
 	ps, target := benchPubSub(b)
 	cfg := fx.NewConfig("bench", ps)
@@ -204,7 +204,7 @@ func writeSteadily(db *relaytest.DB, w *outbox.Writer, first, keys, n, perTx int
 // at commit, serializing committers; the publisher works either way (LISTEN
 // or polling).
 //
-//	go test -run '^$' -bench WriterNotify -benchtime 4000x ./internal/publisher/
+//	go test -run '^$' -bench WriterNotify -benchtime 4000x ./relay/
 func BenchmarkWriterNotify(b *testing.B) {
 	for _, notify := range []bool{false, true} {
 		b.Run(fmt.Sprintf("notify=%v", notify), func(b *testing.B) {

@@ -113,7 +113,7 @@ func (r *Relay) claimLoop(ctx context.Context) {
 	var lastClaim, lastErrLog time.Time
 	failedClaims := 0
 	for {
-		r.live.Tick(LoopName)
+		r.live.Tick(loopName)
 		if !now {
 			select {
 			case <-r.stopClaiming:
@@ -226,7 +226,7 @@ func (r *Relay) acquire(ctx context.Context, slots chan struct{}, poll *time.Tic
 		case <-ctx.Done():
 			return false
 		case <-poll.C:
-			r.live.Tick(LoopName)
+			r.live.Tick(loopName)
 		}
 	}
 }

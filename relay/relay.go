@@ -27,8 +27,8 @@ import (
 // for itself (when Options.Health is nil).
 const checkTimeout = 2 * time.Second
 
-// LoopName is the relay's loop in /healthz.
-const LoopName = "outbox-relay"
+// loopName is the relay's loop in /healthz.
+const loopName = "outbox-relay"
 
 // Relay publishes the committed rows of one schema's outbox_events to
 // Pub/Sub in per-aggregate order and records the outcome. Several relays
@@ -131,7 +131,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	r.own.Announce = r.announcePartitions
 	// The loop ticks at least every poll interval, and a claim is bounded
 	// by the lease; allow generous slack before /healthz fails.
-	h.RegisterLoop(LoopName, 3*o.PollInterval+2*o.Lease)
+	h.RegisterLoop(loopName, 3*o.PollInterval+2*o.Lease)
 	return r, nil
 }
 

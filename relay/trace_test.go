@@ -31,7 +31,7 @@ func TestPublishSpanContinuesTheRowsTrace(t *testing.T) {
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, fx.Topic)
 
-	ctx, request := otel.Tracer("test").Start(context.Background(), "POST /v1/videos", trace.WithSpanKind(trace.SpanKindServer))
+	ctx, request := otel.Tracer("test").Start(context.Background(), "POST /v1/items", trace.WithSpanKind(trace.SpanKindServer))
 	w := fx.Writer(t, true)
 	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		_, err := w.InsertTx(ctx, tx, fx.Item(fx.ID(1), 1, 0))

@@ -18,7 +18,7 @@ import (
 // 100,000 published rows and 2,000 rows in flight: the claim must cost
 // about the batch, not the backlog.
 //
-//	BENCH_PENDING=1000000 go test -run '^$' -bench ClaimWithBacklog -benchtime 50x ./internal/publisher/data/
+//	BENCH_PENDING=1000000 go test -run '^$' -bench ClaimWithBacklog -benchtime 50x ./relay/internal/claim/
 func BenchmarkClaimWithBacklog(b *testing.B) {
 	pending := 200_000
 	if v, err := strconv.Atoi(os.Getenv("BENCH_PENDING")); err == nil && v > 0 {
@@ -29,8 +29,8 @@ func BenchmarkClaimWithBacklog(b *testing.B) {
 	if _, err := db.Pool.Exec(ctx, `
 		INSERT INTO outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
 		                           ordering_key, topic, payload, occurred_at, status, published_at)
-		SELECT gen_random_uuid(), 'catalog.video', 'k' || (g % 10000), g / 10000 + 1, 'catalog.video.updated',
-		       'k' || (g % 10000), 'catalog.video.events', '\x00'::bytea, now(),
+		SELECT gen_random_uuid(), 'item', 'k' || (g % 10000), g / 10000 + 1, 'test.item.updated',
+		       'k' || (g % 10000), 'test-items', '\x00'::bytea, now(),
 		       CASE WHEN g < 100000 THEN 'published' ELSE 'pending' END, CASE WHEN g < 100000 THEN now() END
 		FROM generate_series(0, 100000 + $1 - 1) AS g`, pending); err != nil {
 		b.Fatal(err)

@@ -107,8 +107,8 @@ func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 	_, err := db.Pool.Exec(ctx, `
 		INSERT INTO outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
 		                           ordering_key, topic, payload, occurred_at, status, published_at, attempts, next_attempt_at)
-		SELECT gen_random_uuid(), 'catalog.video', 'k' || (g % 6000), g / 6000 + 1, 'catalog.video.updated',
-		       'k' || (g % 6000), 'catalog.video.events', '\x00'::bytea, now(),
+		SELECT gen_random_uuid(), 'item', 'k' || (g % 6000), g / 6000 + 1, 'test.item.updated',
+		       'k' || (g % 6000), 'test-items', '\x00'::bytea, now(),
 		       CASE WHEN g < 60000 THEN 'published'
 		            WHEN g < 60600 AND g % 60 = 0 THEN 'failed'
 		            ELSE 'pending' END,
@@ -190,8 +190,8 @@ func TestClaimPlanAfterAnAnalyzeOfABacklog(t *testing.T) {
 	_, err := db.Pool.Exec(ctx, `
 		INSERT INTO outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
 		                           ordering_key, topic, payload, occurred_at)
-		SELECT gen_random_uuid(), 'catalog.video', md5((g % 5000)::text)::uuid::text, g / 5000 + 1, 'catalog.video.updated',
-		       md5((g % 5000)::text)::uuid::text, 'catalog.video.events', decode(repeat('ab', 400), 'hex'), now()
+		SELECT gen_random_uuid(), 'item', md5((g % 5000)::text)::uuid::text, g / 5000 + 1, 'test.item.updated',
+		       md5((g % 5000)::text)::uuid::text, 'test-items', decode(repeat('ab', 400), 'hex'), now()
 		FROM generate_series(0, 29999) AS g`)
 	if err != nil {
 		t.Fatal(err)
@@ -239,8 +239,8 @@ func TestFencedWritesReadByPrimaryKey(t *testing.T) {
 		_, err := db.Pool.Exec(ctx, `
 			INSERT INTO outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
 			                           ordering_key, topic, payload, occurred_at)
-			SELECT gen_random_uuid(), 'catalog.video', md5(g::text)::uuid::text, 1, 'catalog.video.updated',
-			       md5(g::text)::uuid::text, 'catalog.video.events', decode(repeat('ab', 400), 'hex'), now()
+			SELECT gen_random_uuid(), 'item', md5(g::text)::uuid::text, 1, 'test.item.updated',
+			       md5(g::text)::uuid::text, 'test-items', decode(repeat('ab', 400), 'hex'), now()
 			FROM generate_series($1::int, $2::int) AS g`, from, to)
 		if err != nil {
 			t.Fatal(err)

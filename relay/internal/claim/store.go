@@ -35,7 +35,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// CheckSchema checks that the schema holds the publisher's tables (an
+// CheckSchema checks that the schema holds the relay's tables (an
 // unmigrated database or a wrong DATABASE_SCHEMA is schema_missing).
 func (s *Store) CheckSchema(ctx context.Context) error {
 	return postgres.CheckSchema(ctx, s.pool, postgres.PublisherTables)

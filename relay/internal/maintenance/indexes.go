@@ -15,7 +15,7 @@ import (
 )
 
 // OutboxIndexNames are the indexes of outbox_events that eventrelay's
-// migrations create: the only ones the publisher measures and rebuilds
+// migrations create: the only ones the relay measures and rebuilds
 // (an adopter's own indexes are left alone). Every name that reaches a
 // REINDEX or DROP INDEX statement comes from this list, or is a leftover
 // of one of them (<name>_ccnew / _ccold) read from pg_class and matched

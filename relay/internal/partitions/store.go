@@ -35,7 +35,7 @@ func (s *Store) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heartbeat,
 		q := outboxdb.New(tx)
 		ttl := req.TTL.Seconds()
 		if err := q.DeleteExpiredOutboxPublishers(ctx); err != nil {
-			return fmt.Errorf("forgetting expired publishers: %w", err)
+			return fmt.Errorf("forgetting expired relays: %w", err)
 		}
 		m, err := q.JoinOutboxPublishers(ctx, outboxdb.JoinOutboxPublishersParams{WorkerID: req.Worker, TtlSeconds: ttl})
 		if err != nil {
