@@ -130,7 +130,8 @@ type Options struct {
 	// (Schema holds the outbox table) and "pubsub" (ReadyTopic answers);
 	// Stop marks it draining. Mount it with health.Handler. Checks and
 	// loops are keyed by name: a second relay on the same Health replaces
-	// the first one's.
+	// the first one's. Default: a Health of the relay's own, served by
+	// nobody.
 	Health *health.Health
 	// TracerProvider makes the producer spans (default: the global one).
 	TracerProvider trace.TracerProvider
