@@ -248,8 +248,9 @@ func (c *Config) Validate() error {
 	if err := c.PubSub.Validate("pubsub"); err != nil {
 		return err
 	}
-	// The keys whose 0 means "off" or "none" (zero:"allowed"): relay.Options
-	// has switches for those, and refuses negative values naming its fields.
+	// The keys whose 0 has a meaning of its own (zero:"allowed"; Options
+	// turns it into the relay's switches) are refused here when negative,
+	// so that the error says what 0 means.
 	for _, k := range []struct {
 		key, zero string
 		negative  bool
