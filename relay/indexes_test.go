@@ -2,12 +2,14 @@ package relay_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
+	"github.com/eventrelay/eventrelay/relay"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -75,5 +77,49 @@ func TestRetentionRoundRebuildsBloatedIndexes(t *testing.T) {
 	}
 	if n := opstest.Metric(t, r.Registry, "outbox_reindex_failed_total", nil); n != 0 {
 		t.Errorf("outbox_reindex_failed_total = %v, want 0", n)
+	}
+}
+
+// TestRebuildIndexesOnDemand: RebuildIndexes rebuilds the pending indexes
+// a drained wave bloated, and does nothing while another session holds
+// the maintenance lock.
+func TestRebuildIndexesOnDemand(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t)
+	ctx := context.Background()
+	fx.PublishedWave(t, db.Pool, 20_000, time.Now())
+	pending := fx.IndexOID(t, db.Pool, "outbox_events_pending_idx")
+
+	// An operator's session holds the maintenance lock (runbook).
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = `hashtextextended('eventrelay.outbox.maintenance.' || current_schema(), 0)`
+	var locked bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+key+`)`).Scan(&locked); err != nil || !locked {
+		t.Fatalf("taking the maintenance lock: %v, %v", locked, err)
+	}
+	if done, err := relay.RebuildIndexes(ctx, db.Pool, relay.Options{ReindexMinBytes: 1}); !errors.Is(err, relay.ErrMaintenanceLocked) || len(done) != 0 {
+		t.Fatalf("RebuildIndexes under another session's lock = %+v, %v; want ErrMaintenanceLocked", done, err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT pg_advisory_unlock(`+key+`)`).Scan(&locked); err != nil || !locked {
+		t.Fatalf("releasing the maintenance lock: %v, %v", locked, err)
+	}
+	conn.Release()
+
+	done, err := relay.RebuildIndexes(ctx, db.Pool, relay.Options{ReindexMinBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt := map[string]bool{}
+	for _, d := range done {
+		if d.Err != nil || d.BytesAfter >= d.BytesBefore {
+			t.Errorf("rebuild of %s: %d -> %d bytes, %v", d.Index, d.BytesBefore, d.BytesAfter, d.Err)
+		}
+		rebuilt[d.Index] = true
+	}
+	if !rebuilt["outbox_events_pending_idx"] || fx.IndexOID(t, db.Pool, "outbox_events_pending_idx") == pending {
+		t.Fatalf("outbox_events_pending_idx not rebuilt: %+v", done)
 	}
 }
