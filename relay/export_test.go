@@ -20,4 +20,4 @@ func PartitionMetrics(reg prometheus.Registerer) (partitions.Metrics, error) {
 
 // Drain is Stop's drain without its logging: it returns ctx's error when
 // ctx ends before the in-flight batches finished.
-func Drain(r *Relay, ctx context.Context) error { return r.drain(ctx) }
+func Drain(ctx context.Context, r *Relay) error { return r.drain(ctx) }

@@ -319,7 +319,7 @@ func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err := relay.Drain(r.Relay, ctx)
+	err := relay.Drain(ctx, r.Relay)
 	if err == nil {
 		t.Fatal("Drain returned nil although the grace period ended with publishes in flight")
 	}
