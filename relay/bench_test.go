@@ -108,7 +108,7 @@ func reportClaims(b *testing.B, relays []*fx.Relay) {
 // BENCH_RELAYS (1), OUTBOX_CONCURRENCY (4) and OUTBOX_BULK_SIZE (500) shape
 // the relays.
 func BenchmarkRelayDrain(b *testing.B) {
-	db := relaytest.NewDB(b)
+	db := relaytest.NewDB(b, relaytest.Options{Schema: "items"})
 	ps, target := benchPubSub(b)
 	aggregates := envInt("BENCH_AGGREGATES", 1000)
 	versions := (b.N + aggregates - 1) / aggregates
@@ -140,7 +140,7 @@ func BenchmarkRelayDrain(b *testing.B) {
 //
 //	go test -run '^$' -bench RelayLatency -benchtime 10000x ./relay/
 func BenchmarkRelayLatency(b *testing.B) {
-	db := relaytest.NewDB(b)
+	db := relaytest.NewDB(b, relaytest.Options{Schema: "items"})
 	ps, target := benchPubSub(b)
 	cfg := fx.NewConfig("bench", ps)
 	cfg.Concurrency = envInt("OUTBOX_CONCURRENCY", 4)
@@ -208,7 +208,7 @@ func writeSteadily(db *relaytest.DB, w *outbox.Writer, first, keys, n, perTx int
 func BenchmarkWriterNotify(b *testing.B) {
 	for _, notify := range []bool{false, true} {
 		b.Run(fmt.Sprintf("notify=%v", notify), func(b *testing.B) {
-			db := relaytest.NewDB(b)
+			db := relaytest.NewDB(b, relaytest.Options{Schema: "items"})
 			w := fx.Writer(b, notify)
 			writers := envInt("BENCH_WRITERS", 8)
 			perWriter := (b.N + writers - 1) / writers

@@ -23,7 +23,7 @@ import (
 func TestThreeRelaysDeliverEverythingOnceInOrder(t *testing.T) {
 	t.Parallel()
 	const aggregates, versions = 500, 40
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, fx.Topic)
 
@@ -81,7 +81,7 @@ func TestThreeRelaysDeliverEverythingOnceInOrder(t *testing.T) {
 func TestOrderedSubscriptionReceivesVersionsInOrder(t *testing.T) {
 	t.Parallel()
 	const aggregates, versions = 20, 10
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, fx.Topic)
 	ps.Subscription(t, "ordered", fx.Topic, gpubsubtest.SubscriptionOptions{Ordered: true})
@@ -134,7 +134,7 @@ func TestWakeUpByNotifyAndByPolling(t *testing.T) {
 	}{{"notify", true, time.Minute}, {"poll", false, 200 * time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			db := relaytest.NewDB(t)
+			db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 			ps := gpubsubtest.New(t)
 			ps.Topic(t, fx.Topic)
 			cfg := fx.NewConfig("relay", ps.Config)
@@ -157,7 +157,7 @@ func TestWakeUpByNotifyAndByPolling(t *testing.T) {
 // the others.
 func TestRetentionDeletesPublishedRows(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, fx.Topic)
 	cfg := fx.NewConfig("relay", ps.Config)

@@ -21,7 +21,7 @@ import (
 // in the metrics.
 func TestRetentionRoundRebuildsBloatedIndexes(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, fx.Topic)
 	const rows = 20_000
@@ -85,7 +85,7 @@ func TestRetentionRoundRebuildsBloatedIndexes(t *testing.T) {
 // the maintenance lock.
 func TestRebuildIndexesOnDemand(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
 	fx.PublishedWave(t, db.Pool, 20_000, time.Now())
 	pending := fx.IndexOID(t, db.Pool, "outbox_events_pending_idx")

@@ -24,7 +24,7 @@ import (
 // reclaim timed out on the lock every tick.)
 func TestReclaimIsNotStarvedBySlowClaims(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, fx.Topic)
 	fx.Insert(t, db.Pool, fx.Writer(t, false), fx.Item(fx.ID(1), 1, 0))

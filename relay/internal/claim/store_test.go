@@ -65,7 +65,7 @@ func state(t *testing.T, pool *pgxpool.Pool, id int64) rowState {
 
 func TestClaimHeadOfLine(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := newStore(db.Pool)
 	w := fx.Writer(t, false)
 	a, b, c := fx.ID(1), fx.ID(2), fx.ID(3)
@@ -151,7 +151,7 @@ func TestClaimHeadOfLine(t *testing.T) {
 
 func TestFencedWritesAndReclaim(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := newStore(db.Pool)
 	w := fx.Writer(t, false)
 	fx.Insert(t, db.Pool, w, fx.Item(fx.ID(1), 1, 0), fx.Item(fx.ID(2), 1, 0))
@@ -228,7 +228,7 @@ func TestFencedWritesAndReclaim(t *testing.T) {
 
 func TestErrorHistoryKeepsLastTwenty(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := newStore(db.Pool)
 	fx.Insert(t, db.Pool, fx.Writer(t, false), fx.Item(fx.ID(1), 1, 0))
 	var id int64
@@ -260,7 +260,7 @@ func TestErrorHistoryKeepsLastTwenty(t *testing.T) {
 
 func TestRetentionDeletesOldPublishedRowsInBatches(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := newStore(db.Pool)
 	w := fx.Writer(t, false)
 	fx.InsertRounds(t, db.Pool, w, 1, 10, 3, 30) // 30 rows
@@ -301,7 +301,7 @@ func TestRetentionDeletesOldPublishedRowsInBatches(t *testing.T) {
 // never hold the same row, and never hold two batches of one key at once.
 func TestConcurrentClaimsNeverOverlap(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := newStore(db.Pool)
 	fx.InsertRounds(t, db.Pool, fx.Writer(t, false), 1, 50, 20, 500) // 1000 rows
 	var mu sync.Mutex
@@ -366,7 +366,7 @@ func TestConcurrentClaimsNeverOverlap(t *testing.T) {
 
 func TestStatsAndHeaders(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := newStore(db.Pool)
 	ev := fx.Item(fx.ID(1), 1, 0)
 	ev.Headers = map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}

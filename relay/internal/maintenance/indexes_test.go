@@ -94,7 +94,7 @@ func waitingReindex(t *testing.T, pool *pgxpool.Pool) int32 {
 // them. The others, whose rows are live, are left alone.
 func TestRebuildShrinksTheBloatedPendingIndexesOnly(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := maintenance.NewStore(db.Pool)
 	fx.PublishedWave(t, db.Pool, 20_000, time.Now())
 
@@ -138,7 +138,7 @@ func TestRebuildShrinksTheBloatedPendingIndexesOnly(t *testing.T) {
 // at a time; the others skip the round.
 func TestRebuildSkipsWhileAnotherSessionHoldsTheLock(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := maintenance.NewStore(db.Pool)
 	conn, err := db.Pool.Acquire(ctxT(t))
 	if err != nil {
@@ -170,7 +170,7 @@ func TestRebuildSkipsWhileAnotherSessionHoldsTheLock(t *testing.T) {
 // rebuilding. Without that, every interrupted round would add one more.
 func TestRebuildDropsTheLeftoverOfAnInterruptedRebuild(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := maintenance.NewStore(db.Pool)
 	fx.Insert(t, db.Pool, fx.Writer(t, false), fx.Item(fx.ID(1), 1, 0))
 
@@ -212,7 +212,7 @@ func TestRebuildDropsTheLeftoverOfAnInterruptedRebuild(t *testing.T) {
 // open snapshot), rows are inserted, claimed and marked published.
 func TestClaimsKeepWorkingDuringARebuild(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := maintenance.NewStore(db.Pool)
 	w := fx.Writer(t, false)
 	fx.Insert(t, db.Pool, w, fx.Item(fx.ID(1), 1, 0))
@@ -278,7 +278,7 @@ func TestClaimsKeepWorkingDuringARebuild(t *testing.T) {
 // migrations create.
 func TestOutboxIndexNamesAreTheMigrationsIndexes(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	rows, err := db.Pool.Query(context.Background(),
 		`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'outbox_events' ORDER BY 1`)
 	if err != nil {
