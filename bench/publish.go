@@ -7,8 +7,8 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
+	pubconfig "github.com/eventrelay/eventrelay/cmd/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	pubconfig "github.com/eventrelay/eventrelay/internal/publisher/config"
 )
 
 // publishLoop is the Pub/Sub-side ceiling: the client library publishing

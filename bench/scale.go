@@ -2,16 +2,14 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/eventrelay/eventrelay/cmd/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	"github.com/eventrelay/eventrelay/internal/publisher/biz"
-	"github.com/eventrelay/eventrelay/internal/publisher/config"
-	"github.com/eventrelay/eventrelay/internal/publisher/data"
+	"github.com/eventrelay/eventrelay/relay"
 )
 
 // runScale pushes a wave through the outbox and measures claim latency
@@ -119,40 +117,28 @@ func (r *Runner) maintainOutboxIndexes(ctx context.Context) error {
 	if err := vacuum(ctx, r.db); err != nil {
 		return err
 	}
-	upkeep := biz.IndexUpkeep{BloatFactor: config.DefaultReindexBloatFactor, MinBytes: config.DefaultReindexMinBytes}
+	upkeep := relay.Options{ReindexBloatFactor: config.DefaultReindexBloatFactor, ReindexMinBytes: config.DefaultReindexMinBytes}
 	if r.cfg.Smoke {
-		upkeep.MinBytes = 0 // smoke indexes are all under the minimum: rebuild anyway so the path runs
+		upkeep.ReindexMinBytes = 1 // smoke indexes are all under the minimum: rebuild anyway so the path runs
 	}
-	store := data.NewStore(r.db.Pool)
 	start := time.Now()
-	stats, err := store.OutboxIndexes(ctx)
+	done, err := relay.RebuildIndexes(ctx, r.db.Pool, upkeep)
 	if err != nil {
-		return err
+		return fmt.Errorf("index upkeep: %w", err)
 	}
 	var names, parts []string
-	for _, s := range upkeep.Bloated(stats) {
-		names = append(names, s.Name)
-	}
-	if len(names) > 0 {
-		locked, done, err := store.RebuildIndexes(ctx, names)
-		if err == nil && !locked {
-			err = errors.New("the outbox maintenance lock is taken")
+	for _, d := range done {
+		if d.Err != nil {
+			return fmt.Errorf("index upkeep: %w", d.Err)
 		}
-		if err != nil {
-			return fmt.Errorf("index upkeep: %w", err)
-		}
-		for _, d := range done {
-			if d.Err != nil {
-				return fmt.Errorf("index upkeep: %w", d.Err)
-			}
-			parts = append(parts, fmt.Sprintf("%s %.1f -> %.1f MB in %s", d.Name, float64(d.Before)/(1<<20), float64(d.After)/(1<<20),
-				d.Took.Round(time.Millisecond)))
-		}
+		names = append(names, d.Index)
+		parts = append(parts, fmt.Sprintf("%s %.1f -> %.1f MB in %s", d.Index, float64(d.BytesBefore)/(1<<20), float64(d.BytesAfter)/(1<<20),
+			d.Took.Round(time.Millisecond)))
 	}
 	took := time.Since(start)
 	r.addRun(Measurement{ID: "scale.maintenance", Scenario: "scale", Backend: "postgres", Unit: "s",
 		Name: fmt.Sprintf("index upkeep after the wave (bloat factor %v, min %d MiB): %d indexes rebuilt",
-			upkeep.BloatFactor, upkeep.MinBytes>>20, len(names)),
+			upkeep.ReindexBloatFactor, upkeep.ReindexMinBytes>>20, len(names)),
 		Note: strings.Join(parts, "; ")}, took.Seconds())
 	r.logf("  index upkeep rebuilt %d indexes in %s: %s", len(names), took.Round(time.Millisecond), strings.Join(parts, "; "))
 	return nil

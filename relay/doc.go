@@ -15,6 +15,11 @@
 //
 // # Contract
 //
+// The relay publishes every committed outbox row at least once, in
+// aggregate order, and records its outcome in the row; docs/design.md in
+// the repository describes the protocol that keeps these promises
+// (claims, leases, fencing, reclaim, partitions, retention, index upkeep).
+//
 //   - No loss: every committed row is eventually published or ends in
 //     status failed with an error_reason; rows of rolled-back
 //     transactions never exist. A row may be published more than once
@@ -23,8 +28,8 @@
 //   - Per-aggregate order: for one ordering key, rows reach Pub/Sub in
 //     outbox id order, across replicas, retries and a failed head of
 //     line. Several relays (replicas, processes) may share one outbox:
-//     they divide its 64 key-hash partitions (outbox_partitions, Eventrelay
-//     migration 00004) under leases renewed every PartitionHeartbeat and
+//     they divide its 64 key-hash partitions (outbox_partitions) under
+//     leases renewed every PartitionHeartbeat and
 //     publish disjoint keys in parallel; a stopped relay's partitions move
 //     at the others' next heartbeat, a crashed one's within one Lease.
 //   - Every message carries the attributes projection.AttrEventID,
@@ -39,9 +44,10 @@
 // # Schema
 //
 // The relay's SQL is unqualified: it works in the schema the pool's
-// search_path starts with. New refuses a pool whose search_path does not
-// start with Options.Schema (or sets none), so a relay cannot silently
-// work on another service's outbox; PoolConfig builds a conforming pool
+// search_path starts with. Options.Schema names it, or (empty) is taken
+// from that search_path; New refuses a pool whose search_path does not
+// start with Options.Schema, or sets none, so a relay cannot silently work
+// on another service's outbox. PoolConfig builds a conforming pool
 // configuration. The "schema" readiness check reports schema_missing
 // until the eventrelay migrations ran in that schema.
 //
@@ -62,7 +68,4 @@
 // batches finish within GracePeriod; what is still unfinished then is
 // handed back to be published by another replica. Give the Kratos app a
 // stop timeout of at least GracePeriod plus Lease.
-//
-// The protocol (claims, leases, fencing, reclaim, retention) is described
-// in the documentation of internal/publisher.
 package relay

@@ -1,26 +1,35 @@
 package relay
 
 import (
+	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/health"
+	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
+	"github.com/eventrelay/eventrelay/relay/internal/publish"
 )
 
-// DefaultSchema is the schema Options.Schema defaults to (the one the
-// shipped daemons use when DATABASE_SCHEMA is unset).
-const DefaultSchema = "catalog"
-
-// Options configures a Relay. It is a plain struct: zero values take the
-// documented defaults (those of cmd/publisher); New validates the result
-// and its errors name the field ("relay: Options.Lease must be ...").
+// Options configures a Relay. It is a plain struct: a zero field takes
+// its documented default, and features that can be turned off have a
+// switch of their own (ListenOff, FetchCooldownOff, RetentionOff,
+// ReindexOff, Publish.DelayThresholdOff). New validates the result;
+// its errors are *OptionError and name the field ("relay: Options.Lease
+// must be ...").
 type Options struct {
-	// Schema holds outbox_events (default DefaultSchema). The relay's SQL
-	// is unqualified: the pool's search_path must start with Schema (see
-	// PoolConfig); New refuses a pool configured otherwise.
+	// Schema holds outbox_events. Empty: the first schema of the pool's
+	// search_path. The relay's SQL is unqualified: the pool's search_path
+	// must start with Schema (see PoolConfig); New refuses a pool
+	// configured otherwise, or one that sets no search_path when Schema is
+	// empty.
 	Schema string
 	// NotifyChannel is the LISTEN channel (default
 	// outbox.NotifyChannelFor(Schema), the channel an outbox.Writer on
@@ -30,13 +39,16 @@ type Options struct {
 	// ListenOff turns LISTEN off: the relay only polls every PollInterval.
 	ListenOff bool
 	// FetchCooldown is the least time between two claims that were not
-	// forced by a full batch (default 40ms; negative: none, a claim on
-	// every wake-up). Wake-ups within it coalesce into one claim; while
-	// claims return rows the relay claims again after it by itself and
-	// asks writers not to notify (outbox_wakeups), which spares their
-	// commits NOTIFY's database-wide lock. After an idle period a NOTIFY
-	// is answered at once.
+	// forced by a full batch (default 40ms, below PollInterval). Wake-ups
+	// within it coalesce into one claim; while claims return rows the
+	// relay claims again after it by itself and asks writers not to
+	// notify (outbox_wakeups), which spares their commits NOTIFY's
+	// database-wide lock. After an idle period a NOTIFY is answered at
+	// once.
 	FetchCooldown time.Duration
+	// FetchCooldownOff claims on every wake-up, with no cooldown (writers
+	// then notify on every commit).
+	FetchCooldownOff bool
 
 	// WorkerID names this replica in locked_by (default hostname-pid).
 	WorkerID string
@@ -50,6 +62,7 @@ type Options struct {
 	// with max_attempts_exceeded (default 12, 1..1000).
 	MaxAttempts int
 	// PollInterval is the fallback when no NOTIFY arrives (default 1s).
+	// Like every duration below, it must be positive.
 	PollInterval time.Duration
 	// Lease is how long a claim is valid without extension (default 30s,
 	// at least 500ms).
@@ -80,21 +93,28 @@ type Options struct {
 	// batches finish within it, then unfinished rows are handed back.
 	GracePeriod time.Duration
 	// Retention keeps published rows this long before deleting them
-	// (default 72h; negative: never delete).
+	// (default 72h).
 	Retention time.Duration
+	// RetentionOff never deletes published rows.
+	RetentionOff bool
 	// RetentionInterval is how often old published rows are deleted
 	// (default 1m).
 	RetentionInterval time.Duration
-	// RetentionBatchSize bounds each DELETE (default 5000).
+	// RetentionBatchSize bounds each DELETE (default 5000,
+	// 1..1,000,000).
 	RetentionBatchSize int
 	// ReindexBloatFactor: every RetentionInterval, an outbox index whose
 	// size at its last VACUUM/ANALYZE is more than this many times what
 	// its live entries need is rebuilt (REINDEX CONCURRENTLY), by one
-	// replica at a time (default 4, at least 2; negative: never rebuild).
+	// replica at a time (default 4, at least 2: a healthy index measures
+	// 1.0 to 1.4 times its estimate).
 	ReindexBloatFactor float64
 	// ReindexMinBytes: smaller indexes are never rebuilt (default 8 MiB;
-	// negative: no minimum).
+	// 1 rebuilds bloated indexes of any size).
 	ReindexMinBytes int64
+	// ReindexOff never rebuilds the outbox's indexes (their sizes are
+	// still exported as outbox_index_bytes).
+	ReindexOff bool
 
 	// Publish configures the Pub/Sub side.
 	Publish PublishOptions
@@ -110,7 +130,8 @@ type Options struct {
 	// (Schema holds the outbox table) and "pubsub" (ReadyTopic answers);
 	// Stop marks it draining. Mount it with health.Handler. Checks and
 	// loops are keyed by name: a second relay on the same Health replaces
-	// the first one's.
+	// the first one's. Default: a Health of the relay's own, served by
+	// nobody.
 	Health *health.Health
 	// TracerProvider makes the producer spans (default: the global one).
 	TracerProvider trace.TracerProvider
@@ -128,15 +149,238 @@ type PublishOptions struct {
 	// within it (default 20s).
 	Timeout time.Duration
 	// DelayThreshold is how long an ordering key's bundle waits for more
-	// messages (default 2ms; negative: no wait).
+	// messages (default 2ms). Cloud Pub/Sub takes one ordering key per
+	// Publish request.
 	DelayThreshold time.Duration
+	// DelayThresholdOff sends each bundle without waiting for more
+	// messages.
+	DelayThresholdOff bool
 	// CountThreshold is the most messages per Publish request (default
 	// 100, 1..1000).
 	CountThreshold int
 	// MaxInflightRequests is how many Publish requests (each of one
-	// ordering key) are in flight at once per topic (default 256).
+	// ordering key) are in flight at once per topic (default 256,
+	// 1..10000): the client library's NumGoroutines. Throughput per topic
+	// is at most this many requests per round trip.
 	MaxInflightRequests int
 	// ReadyTopic is probed by the "pubsub" readiness check (GetTopic).
 	// Empty: list one page of topics.
 	ReadyTopic string
+}
+
+// Defaults of the fields whose zero value means "default".
+const (
+	defaultConcurrency        = 4
+	defaultBulkSize           = 500
+	defaultMaxAttempts        = 12
+	defaultPollInterval       = time.Second
+	defaultFetchCooldown      = 40 * time.Millisecond
+	defaultLease              = 30 * time.Second
+	defaultReclaimInterval    = 10 * time.Second
+	defaultMaxProcessing      = 5 * time.Minute
+	defaultBaseBackoff        = time.Second
+	defaultMaxBackoff         = 5 * time.Minute
+	defaultJitter             = "equal"
+	defaultStatsInterval      = 10 * time.Second
+	defaultGracePeriod        = 20 * time.Second
+	defaultRetention          = 72 * time.Hour
+	defaultRetentionInterval  = time.Minute
+	defaultRetentionBatchSize = 5000
+	defaultReindexBloatFactor = 4
+	defaultReindexMinBytes    = 8 << 20
+
+	defaultPublishTimeout      = 20 * time.Second
+	defaultDelayThreshold      = 2 * time.Millisecond
+	defaultCountThreshold      = 100
+	defaultMaxInflightRequests = 256
+)
+
+// Limits of the validation.
+const (
+	// minLease keeps lease extensions (every third of a lease) and
+	// heartbeats meaningful.
+	minLease = 500 * time.Millisecond
+	// minReindexBloatFactor: a healthy index measures 1.0 to 1.4 times its
+	// estimate (random keys fill pages to about 70%, and the estimate
+	// errs); below 2 it would be rebuilt again and again.
+	minReindexBloatFactor = 2
+	// maxPubSubMessageBytes is Pub/Sub's limit for one message.
+	maxPubSubMessageBytes = 10_000_000
+)
+
+// An OptionError is an Options field that New or Validate refuses.
+type OptionError struct {
+	// Field is the field's Go name below Options: "Lease",
+	// "Publish.Timeout".
+	Field string
+	// Problem says what is wrong with it; other fields it mentions are
+	// written Options.<Field>.
+	Problem string
+}
+
+func (e *OptionError) Error() string { return "relay: Options." + e.Field + " " + e.Problem }
+
+func optionErrorf(field, format string, args ...any) *OptionError {
+	return &OptionError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// Validate reports whether New would accept o (with a pool on o.Schema):
+// zero fields take their defaults, then every field is checked. The error
+// is an *OptionError naming the first field refused. A daemon calls it to
+// refuse its configuration before it connects anywhere.
+func (o Options) Validate() error { return o.withDefaults().check() }
+
+// withDefaults returns o with its zero fields set to their defaults
+// (NotifyChannel needs Schema: New sets it once Schema is known).
+func (o Options) withDefaults() Options {
+	orDefault(&o.Concurrency, defaultConcurrency)
+	orDefault(&o.BulkSize, defaultBulkSize)
+	orDefault(&o.MaxAttempts, defaultMaxAttempts)
+	orDefault(&o.PollInterval, defaultPollInterval)
+	orDefault(&o.FetchCooldown, defaultFetchCooldown)
+	orDefault(&o.Lease, defaultLease)
+	orDefault(&o.PartitionHeartbeat, o.Lease/4)
+	orDefault(&o.ReclaimInterval, defaultReclaimInterval)
+	orDefault(&o.MaxProcessing, defaultMaxProcessing)
+	orDefault(&o.BaseBackoff, defaultBaseBackoff)
+	orDefault(&o.MaxBackoff, defaultMaxBackoff)
+	orDefault(&o.Jitter, defaultJitter)
+	orDefault(&o.StatsInterval, defaultStatsInterval)
+	orDefault(&o.GracePeriod, defaultGracePeriod)
+	orDefault(&o.Retention, defaultRetention)
+	orDefault(&o.RetentionInterval, defaultRetentionInterval)
+	orDefault(&o.RetentionBatchSize, defaultRetentionBatchSize)
+	orDefault(&o.ReindexBloatFactor, defaultReindexBloatFactor)
+	orDefault(&o.ReindexMinBytes, defaultReindexMinBytes)
+	p := &o.Publish
+	orDefault(&p.MaxMessageBytes, maxPubSubMessageBytes)
+	orDefault(&p.Timeout, defaultPublishTimeout)
+	orDefault(&p.DelayThreshold, defaultDelayThreshold)
+	orDefault(&p.CountThreshold, defaultCountThreshold)
+	orDefault(&p.MaxInflightRequests, defaultMaxInflightRequests)
+	if o.WorkerID == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "publisher"
+		}
+		o.WorkerID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// orDefault sets *v to def when it is zero.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// check validates o after withDefaults.
+func (o Options) check() error {
+	if o.Schema != "" && !postgres.ValidSchema(o.Schema) {
+		return optionErrorf("Schema", "%q must be a lower-case SQL identifier", o.Schema)
+	}
+	if o.NotifyChannel != "" {
+		if err := outbox.CheckNotifyChannel(o.NotifyChannel); err != nil {
+			return optionErrorf("NotifyChannel", "is invalid: %v", err)
+		}
+	}
+	for _, n := range []struct {
+		field    string
+		v        int
+		min, max int
+	}{
+		{"Concurrency", o.Concurrency, 1, 256},
+		{"BulkSize", o.BulkSize, 1, 10000},
+		{"MaxAttempts", o.MaxAttempts, 1, 1000},
+		{"RetentionBatchSize", o.RetentionBatchSize, 1, 1_000_000},
+		{"Publish.MaxMessageBytes", o.Publish.MaxMessageBytes, 1, maxPubSubMessageBytes},
+		{"Publish.CountThreshold", o.Publish.CountThreshold, 1, 1000},
+		{"Publish.MaxInflightRequests", o.Publish.MaxInflightRequests, 1, 10000},
+	} {
+		if n.v < n.min || n.v > n.max {
+			return optionErrorf(n.field, "must be in %d..%d, got %d", n.min, n.max, n.v)
+		}
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"PollInterval", o.PollInterval},
+		{"FetchCooldown", o.FetchCooldown},
+		{"Lease", o.Lease},
+		{"PartitionHeartbeat", o.PartitionHeartbeat},
+		{"ReclaimInterval", o.ReclaimInterval},
+		{"MaxProcessing", o.MaxProcessing},
+		{"BaseBackoff", o.BaseBackoff},
+		{"MaxBackoff", o.MaxBackoff},
+		{"StatsInterval", o.StatsInterval},
+		{"GracePeriod", o.GracePeriod},
+		{"Retention", o.Retention},
+		{"RetentionInterval", o.RetentionInterval},
+		{"Publish.Timeout", o.Publish.Timeout},
+		{"Publish.DelayThreshold", o.Publish.DelayThreshold},
+	} {
+		if d.v <= 0 {
+			return optionErrorf(d.field, "must be > 0, got %s", d.v)
+		}
+	}
+	switch {
+	case o.Lease < minLease:
+		return optionErrorf("Lease", "must be >= %s, got %s", minLease, o.Lease)
+	case o.MaxProcessing < o.Lease:
+		return optionErrorf("MaxProcessing", "%s must be >= Options.Lease %s", o.MaxProcessing, o.Lease)
+	case o.MaxBackoff < o.BaseBackoff:
+		return optionErrorf("MaxBackoff", "%s must be >= Options.BaseBackoff %s", o.MaxBackoff, o.BaseBackoff)
+	case !o.FetchCooldownOff && o.FetchCooldown >= o.PollInterval:
+		return optionErrorf("FetchCooldown", "must be below Options.PollInterval %s, got %s", o.PollInterval, o.FetchCooldown)
+	case o.PartitionHeartbeat > o.Lease/3:
+		return optionErrorf("PartitionHeartbeat", "must be at most %s (a third of Options.Lease; zero means a quarter), got %s",
+			o.Lease/3, o.PartitionHeartbeat)
+	case !(o.ReindexBloatFactor >= minReindexBloatFactor):
+		return optionErrorf("ReindexBloatFactor", "must be >= %d (ReindexOff turns rebuilds off), got %v", minReindexBloatFactor, o.ReindexBloatFactor)
+	case o.ReindexMinBytes < 0:
+		return optionErrorf("ReindexMinBytes", "must be > 0, got %d", o.ReindexMinBytes)
+	case o.Jitter != "equal" && o.Jitter != "full":
+		return optionErrorf("Jitter", `must be "equal" or "full", got %q`, o.Jitter)
+	}
+	for at, topic := range o.Publish.Topics {
+		if strings.TrimSpace(at) == "" || strings.TrimSpace(topic) == "" {
+			return optionErrorf("Publish.Topics", "has %q: %q: aggregate type and topic must be non-empty", at, topic)
+		}
+	}
+	return nil
+}
+
+// fetchCooldown is the effective cooldown (0: none).
+func (o Options) fetchCooldown() time.Duration {
+	if o.FetchCooldownOff {
+		return 0
+	}
+	return o.FetchCooldown
+}
+
+// indexUpkeep is when the maintenance loop rebuilds an index.
+func (o Options) indexUpkeep() maintenance.IndexUpkeep {
+	if o.ReindexOff {
+		return maintenance.IndexUpkeep{} // BloatFactor 0: never
+	}
+	return maintenance.IndexUpkeep{BloatFactor: o.ReindexBloatFactor, MinBytes: o.ReindexMinBytes}
+}
+
+// publishSettings are the Pub/Sub publisher's settings.
+func (p PublishOptions) publishSettings() publish.Settings {
+	s := pubsub.DefaultPublishSettings
+	s.DelayThreshold = p.DelayThreshold
+	if p.DelayThresholdOff {
+		s.DelayThreshold = 0
+	}
+	s.CountThreshold = p.CountThreshold
+	s.NumGoroutines = p.MaxInflightRequests
+	s.Timeout = p.Timeout
+	return publish.Settings{Topics: p.Topics, MaxMessageBytes: p.MaxMessageBytes, ReadyTopic: p.ReadyTopic, Client: s}
 }

@@ -26,16 +26,24 @@ func PoolConfig(connString, schema string) (*pgxpool.Config, error) {
 	return pc, nil
 }
 
-// checkPoolSchema refuses a pool whose search_path does not start with
-// schema: the relay's SQL is unqualified and would silently work on
-// another schema's outbox.
-func checkPoolSchema(pool *pgxpool.Pool, schema string) error {
+// poolSchema is the schema the relay works in: schema, which the pool's
+// search_path must start with, or (schema empty) the first schema of that
+// search_path. The relay's SQL is unqualified: without this it would
+// silently work on another schema's outbox.
+func poolSchema(pool *pgxpool.Pool, schema string) (string, error) {
 	path, ok := pool.Config().ConnConfig.RuntimeParams["search_path"]
-	if !ok {
-		return fmt.Errorf("relay: Options.Schema is %q but the pool sets no search_path (the relay's SQL is unqualified): build the pool with relay.PoolConfig", schema)
+	got := postgres.PoolSchema(pool)
+	switch {
+	case schema == "" && (!ok || got == ""):
+		return "", optionErrorf("Schema", "is empty and the pool sets no search_path (the relay's SQL is unqualified): set Options.Schema or the pool's search_path (relay.PoolConfig(url, schema) sets it)")
+	case schema == "" && !postgres.ValidSchema(got):
+		return "", optionErrorf("Schema", "is empty and the pool's search_path %q starts with %q, not a lower-case SQL identifier: set Options.Schema or the pool's search_path", strings.TrimSpace(path), got)
+	case schema == "":
+		return got, nil
+	case !ok:
+		return "", optionErrorf("Schema", "is %q but the pool sets no search_path (the relay's SQL is unqualified): build the pool with relay.PoolConfig(url, %q)", schema, schema)
+	case got != schema:
+		return "", optionErrorf("Schema", "is %q but the pool's search_path %q works in %q: build the pool with relay.PoolConfig(url, %q)", schema, strings.TrimSpace(path), got, schema)
 	}
-	if got := postgres.PoolSchema(pool); got != schema {
-		return fmt.Errorf("relay: Options.Schema is %q but the pool's search_path %q works in %q: build the pool with relay.PoolConfig(url, %q)", schema, strings.TrimSpace(path), got, schema)
-	}
-	return nil
+	return schema, nil
 }

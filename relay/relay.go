@@ -14,35 +14,65 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/publisher/biz"
-	"github.com/eventrelay/eventrelay/internal/publisher/data"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/relay/internal/backoff"
+	"github.com/eventrelay/eventrelay/relay/internal/claim"
+	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
+	"github.com/eventrelay/eventrelay/relay/internal/partitions"
+	"github.com/eventrelay/eventrelay/relay/internal/publish"
+	"github.com/eventrelay/eventrelay/relay/internal/wakeup"
 )
 
 // checkTimeout bounds each readiness probe of a Health the relay creates
 // for itself (when Options.Health is nil).
 const checkTimeout = 2 * time.Second
 
+// loopName is the relay's loop in /healthz.
+const loopName = "outbox-relay"
+
 // Relay publishes the committed rows of one schema's outbox_events to
 // Pub/Sub in per-aggregate order and records the outcome. Several relays
 // (replicas, processes) may run on one outbox at once. A Relay runs once:
 // either Run, or Start and Stop (a Kratos transport.Server).
+//
+// Inside, one claim loop hands batches to up to Concurrency workers;
+// partition ownership, reclaim, stats and retention run beside it (see
+// docs/design.md for the protocol).
 type Relay struct {
-	engine *biz.Relay
-	health *health.Health
-	grace  time.Duration
-	log    *slog.Logger
+	opts    Options // defaults filled, validated
+	claims  claims
+	upkeep  upkeep
+	pub     publisher
+	wakeup  wakeups
+	live    liveness
+	health  *health.Health
+	m       *metrics
+	log     *slog.Logger
+	backoff backoff.Policy
+	own     *partitions.Ownership // the partitions this replica claims from
 
-	stopSink func()
-	sinkOnce sync.Once // the sink stops once, after the engine ran or was stopped
+	stopPublisher func()
+	publisherOnce sync.Once // the publisher stops once, after the engine ran or was stopped
+
+	wake         chan struct{} // capacity 1: coalesced wake-ups
+	stopClaiming chan struct{} // closed by drain
+	stopOnce     sync.Once
+	work         context.Context // canceled when the grace period ends
+	abandon      context.CancelFunc
+	workers      sync.WaitGroup
+
+	mu      sync.Mutex
+	started bool
+	done    chan struct{} // closed when run returns
 }
 
 var _ transport.Server = (*Relay)(nil)
 
 // New validates o (filling defaults) and returns a Relay on pool and
 // client. pool's search_path must start with o.Schema (see PoolConfig);
-// the relay publishes in client's project. New does not contact Postgres
-// or Pub/Sub: a relay starts (not ready) while they are down. Errors name
-// the offending field.
+// an empty o.Schema is taken from it. The relay publishes in client's
+// project. New does not contact Postgres or Pub/Sub: a relay starts (not
+// ready) while they are down. Errors name the offending field.
 func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	switch {
 	case pool == nil:
@@ -50,18 +80,26 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	case client == nil:
 		return nil, errors.New("relay: Pub/Sub client is nil")
 	}
-	cfg, err := o.engineConfig()
+	o = o.withDefaults()
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	schema, err := poolSchema(pool, o.Schema)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPoolSchema(pool, o.Schema); err != nil {
-		return nil, err
+	o.Schema = schema
+	if o.NotifyChannel == "" {
+		o.NotifyChannel = outbox.NotifyChannelFor(o.Schema)
+		if err := outbox.CheckNotifyChannel(o.NotifyChannel); err != nil {
+			return nil, optionErrorf("NotifyChannel", "is invalid: %v", err)
+		}
 	}
 	reg := o.Registerer
 	if reg == nil {
 		reg = prometheus.NewRegistry() // collected by nobody
 	}
-	m, err := biz.NewMetrics(reg)
+	m, err := newMetrics(reg)
 	if err != nil {
 		return nil, fmt.Errorf("relay: Options.Registerer: %w", err)
 	}
@@ -69,26 +107,37 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	if h == nil {
 		h = health.NewHealth(checkTimeout)
 	}
-	store := data.NewStore(pool)
-	sink, stopSink := data.NewSink(client, cfg.publish, o.TracerProvider)
-	h.AddCheck("postgres", store.Ping)
-	h.AddCheck("schema", store.CheckSchema)
-	h.AddCheck("pubsub", sink.Ping)
-	listener := data.NewListener(pool, o.NotifyChannel, !o.ListenOff, o.Logger)
-	engine, err := biz.NewRelay(cfg.outbox, store, sink, listener, h, m, o.Logger)
-	if err != nil {
-		stopSink()
-		return nil, fmt.Errorf("relay: %w", err)
+	cs := claim.NewStore(pool)
+	pub, stopPublisher := publish.New(client, o.Publish.publishSettings(), o.TracerProvider)
+	h.AddCheck("postgres", cs.Ping)
+	h.AddCheck("schema", cs.CheckSchema)
+	h.AddCheck("pubsub", pub.Ping)
+	log := o.Logger.With("worker", o.WorkerID)
+	work, abandon := context.WithCancel(context.Background())
+	r := &Relay{
+		opts: o, claims: cs, upkeep: maintenance.NewStore(pool), pub: pub,
+		wakeup: wakeup.NewListener(pool, o.NotifyChannel, !o.ListenOff, o.Logger),
+		live:   h, health: h, m: m, log: log,
+		backoff: backoff.Policy{Base: o.BaseBackoff, Max: o.MaxBackoff, Full: o.Jitter == "full"},
+		own: partitions.NewOwnership(partitions.NewStore(pool), o.WorkerID, o.Lease, o.PartitionHeartbeat,
+			m.partitions(), log),
+		stopPublisher: stopPublisher,
+		wake:          make(chan struct{}, 1),
+		stopClaiming:  make(chan struct{}),
+		work:          work,
+		abandon:       abandon,
+		done:          make(chan struct{}),
 	}
-	return &Relay{
-		engine: engine, health: h, grace: o.GracePeriod, log: o.Logger,
-		stopSink: stopSink,
-	}, nil
+	r.own.Announce = r.announcePartitions
+	// The loop ticks at least every poll interval, and a claim is bounded
+	// by the lease; allow generous slack before /healthz fails.
+	h.RegisterLoop(loopName, 3*o.PollInterval+2*o.Lease)
+	return r, nil
 }
 
 // WorkerID is the locked_by of this relay's claims (Options.WorkerID or
 // its default).
-func (r *Relay) WorkerID() string { return r.engine.WorkerID() }
+func (r *Relay) WorkerID() string { return r.opts.WorkerID }
 
 // Run runs the relay until ctx is done, then drains within GracePeriod
 // (as Stop does) and returns. It returns an error only when the relay
@@ -109,9 +158,9 @@ func (r *Relay) Run(ctx context.Context) error {
 // until Stop has drained the relay (or ctx ends, which abandons in-flight
 // publishes like an expired grace period; their rows are handed back).
 func (r *Relay) Start(ctx context.Context) error {
-	r.log.Info("outbox relay starting", "worker", r.engine.WorkerID())
-	err := r.engine.Run(ctx)
-	r.sinkOnce.Do(r.stopSink) // flush and stop the Pub/Sub publishers
+	r.log.Info("outbox relay starting")
+	err := r.run(ctx)
+	r.publisherOnce.Do(r.stopPublisher) // flush and stop the Pub/Sub publishers
 	return err
 }
 
@@ -125,13 +174,13 @@ func (r *Relay) Start(ctx context.Context) error {
 func (r *Relay) Stop(ctx context.Context) error {
 	r.health.SetDraining()
 	start := time.Now()
-	dctx, cancel := context.WithTimeout(ctx, r.grace)
+	dctx, cancel := context.WithTimeout(ctx, r.opts.GracePeriod)
 	defer cancel()
-	if err := r.engine.Drain(dctx); err != nil {
+	if err := r.drain(dctx); err != nil {
 		r.log.Error("outbox relay drain incomplete", "error", err, "latency_ms", time.Since(start).Milliseconds())
 	} else {
 		r.log.Info("outbox relay drained", "latency_ms", time.Since(start).Milliseconds())
 	}
-	r.sinkOnce.Do(r.stopSink) // Drain returned after the engine's Run did
+	r.publisherOnce.Do(r.stopPublisher) // drain returned after run did
 	return nil
 }

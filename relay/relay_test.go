@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -16,8 +17,7 @@ import (
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/postgres"
-	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relay"
@@ -116,7 +116,7 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 	r, err := relay.New(pool, client, relay.Options{
 		Schema: schema, WorkerID: "embedded", PollInterval: time.Hour, Lease: 10 * time.Second,
 		Concurrency: 2, BulkSize: 20, // the backlog below takes many batches
-		GracePeriod: 10 * time.Second, Registerer: reg, Health: h, Logger: pt.Logger(),
+		GracePeriod: 10 * time.Second, Registerer: reg, Health: h, Logger: fx.Logger(),
 		Publish: relay.PublishOptions{ReadyTopic: topic},
 	})
 	if err != nil {
@@ -129,7 +129,7 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 
 	// The relay LISTENs on its schema's channel; the claims at start and
 	// after LISTEN are done before anything is written.
-	pt.WaitFor(t, 10*time.Second, "the relay LISTENs on orders' channel", func() bool {
+	fx.WaitFor(t, 10*time.Second, "the relay LISTENs on orders' channel", func() bool {
 		var n int
 		if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE query = $1`,
 			`LISTEN "`+outbox.NotifyChannelFor(schema)+`"`).Scan(&n); err != nil {
@@ -137,7 +137,7 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 		}
 		return n == 1
 	})
-	pt.WaitFor(t, 10*time.Second, "the start-up claims", func() bool { return claims(t, reg) >= 2 })
+	fx.WaitFor(t, 10*time.Second, "the start-up claims", func() bool { return claims(t, reg) >= 2 })
 	if rep := h.Ready(context.Background()); !rep.OK {
 		t.Fatalf("not ready: %+v", rep)
 	}
@@ -146,7 +146,7 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 	for v := 1; v <= 5; v++ {
 		write(t, pool, w, orderEvent(1, v))
 	}
-	pt.WaitFor(t, 20*time.Second, "5 events published after NOTIFY", func() bool { return len(ps.Messages()) == 5 })
+	fx.WaitFor(t, 20*time.Second, "5 events published after NOTIFY", func() bool { return len(ps.Messages()) == 5 })
 	msgs := ps.Messages()
 	for i, m := range msgs {
 		if m.OrderingKey != "order-1" || m.Attributes[projection.AttrVersion] != fmt.Sprint(i+1) ||
@@ -167,7 +167,7 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 		}
 	}
 	write(t, pool, w, backlog...)
-	pt.WaitFor(t, 20*time.Second, "part of the backlog published", func() bool { return pt.CountStatus(t, pool, "published") > 5 })
+	fx.WaitFor(t, 20*time.Second, "part of the backlog published", func() bool { return fx.CountStatus(t, pool, "published") > 5 })
 	cancel()
 	select {
 	case err := <-done:
@@ -180,12 +180,12 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 	if !h.Draining() {
 		t.Error("Health not draining after Stop")
 	}
-	if n := pt.CountStatus(t, pool, "publishing"); n != 0 {
+	if n := fx.CountStatus(t, pool, "publishing"); n != 0 {
 		t.Errorf("%d rows still claimed after the drain", n)
 	}
-	published := pt.CountStatus(t, pool, "published")
+	published := fx.CountStatus(t, pool, "published")
 	t.Logf("%d of %d rows published when the drain ended", published, 5+len(backlog))
-	d := pt.Collect(t, ps.Messages())
+	d := fx.Collect(t, ps.Messages())
 	if len(d.Copies) != published {
 		t.Errorf("%d rows published, %d distinct events on Pub/Sub", published, len(d.Copies))
 	}
@@ -230,7 +230,7 @@ func TestNewNamesTheField(t *testing.T) {
 		want []string
 	}{
 		{billing, relay.Options{Schema: "orders"}, []string{"Options.Schema", `"orders"`, `works in "billing"`, "relay.PoolConfig"}},
-		{billing, relay.Options{}, []string{"Options.Schema", `"catalog"`}},
+		{bare, relay.Options{}, []string{"Options.Schema", "set Options.Schema or the pool's search_path"}},
 		{bare, relay.Options{Schema: "billing"}, []string{"Options.Schema", "no search_path"}},
 		{billing, relay.Options{Schema: "Billing"}, []string{"Options.Schema", "lower-case"}},
 		{billing, relay.Options{Schema: "billing", Lease: 100 * time.Millisecond}, []string{"Options.Lease", ">= 500ms"}},
@@ -241,7 +241,10 @@ func TestNewNamesTheField(t *testing.T) {
 		{billing, relay.Options{Schema: "billing", PollInterval: -time.Second}, []string{"Options.PollInterval"}},
 		{billing, relay.Options{Schema: "billing", FetchCooldown: 5 * time.Second}, []string{"Options.FetchCooldown", "below Options.PollInterval"}},
 		{billing, relay.Options{Schema: "billing", NotifyChannel: strings.Repeat("c", 64)}, []string{"Options.NotifyChannel", "63"}},
-		{billing, relay.Options{Schema: "billing", ReindexBloatFactor: 1.2}, []string{"Options.ReindexBloatFactor", ">= 2"}},
+		{billing, relay.Options{Schema: "billing", ReindexBloatFactor: 1.2}, []string{"Options.ReindexBloatFactor", ">= 2", "ReindexOff"}},
+		{billing, relay.Options{Schema: "billing", Retention: -time.Hour}, []string{"Options.Retention", "> 0"}},
+		{billing, relay.Options{Schema: "billing", FetchCooldown: -time.Millisecond}, []string{"Options.FetchCooldown", "> 0"}},
+		{billing, relay.Options{Schema: "billing", Publish: relay.PublishOptions{DelayThreshold: -time.Millisecond}}, []string{"Options.Publish.DelayThreshold"}},
 		{billing, relay.Options{Schema: "billing", Publish: relay.PublishOptions{CountThreshold: 5000}}, []string{"Options.Publish.CountThreshold"}},
 		{billing, relay.Options{Schema: "billing", Publish: relay.PublishOptions{MaxMessageBytes: 20_000_000}}, []string{"Options.Publish.MaxMessageBytes"}},
 		{billing, relay.Options{Schema: "billing", Registerer: taken}, []string{"Options.Registerer", "duplicate"}},
@@ -258,8 +261,16 @@ func TestNewNamesTheField(t *testing.T) {
 			}
 		}
 	}
-	if relay.DefaultSchema != postgres.DefaultSchema {
-		t.Errorf("relay.DefaultSchema %q, the daemons' default %q", relay.DefaultSchema, postgres.DefaultSchema)
+	if err := (relay.Options{Lease: time.Second}).Validate(); err != nil {
+		t.Errorf("Validate(Lease 1s) = %v, want nil (the heartbeat defaults to a quarter of the lease)", err)
+	}
+	var oe *relay.OptionError
+	if err := (relay.Options{Publish: relay.PublishOptions{CountThreshold: 5000}}).Validate(); !errors.As(err, &oe) || oe.Field != "Publish.CountThreshold" {
+		t.Errorf("Validate: %v, want an *OptionError on Publish.CountThreshold", err)
+	}
+	// An empty Schema is the pool's.
+	if r, err := relay.New(billing, ps.Client, relay.Options{}); err != nil || r == nil {
+		t.Errorf("New with the schema of the pool's search_path: %v", err)
 	}
 	if _, err := relay.New(nil, ps.Client, relay.Options{}); err == nil {
 		t.Error("New(nil pool) = nil error")

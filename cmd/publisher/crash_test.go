@@ -12,9 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/publisher/biz"
-	"github.com/eventrelay/eventrelay/internal/publisher/data"
-	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
+	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -48,20 +47,20 @@ func (s *slowPublish) React(req any) (bool, any, error) {
 func TestKillNineMidBatchTakeover(t *testing.T) {
 	t.Parallel()
 	const aggregates, versions = 500, 6
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: testSchema})
 	slow := &slowPublish{}
 	slow.delay.Store(int64(15 * time.Millisecond)) // a batch takes ~1.5s: the kill lands mid-batch
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: slow})
-	ps.Topic(t, pt.Topic)
-	pt.InsertRounds(t, db.Pool, pt.Writer(t, false), 0, aggregates, versions, 500)
+	ps.Topic(t, fx.Topic)
+	fx.InsertRounds(t, db.Pool, fx.Writer(t, false), 0, aggregates, versions, 500)
 
 	env := map[string]string{"OUTBOX_BULK_SIZE": "100", "OUTBOX_CONCURRENCY": "2"}
 	victim := startPublisher(t, "victim", db.URL, ps.Config, env)
 	survivor := startPublisher(t, "survivor", db.URL, ps.Config, env)
 
 	var held []heldRow
-	pt.WaitFor(t, 60*time.Second, "victim frozen holding claimed rows after some were published", func() bool {
-		if pt.CountStatus(t, db.Pool, "published") == 0 {
+	fx.WaitFor(t, 60*time.Second, "victim frozen holding claimed rows after some were published", func() bool {
+		if fx.CountStatus(t, db.Pool, "published") == 0 {
 			return false
 		}
 		victim.signal(syscall.SIGSTOP)
@@ -76,10 +75,10 @@ func TestKillNineMidBatchTakeover(t *testing.T) {
 	t.Logf("victim killed holding %d rows", len(held))
 	slow.delay.Store(0)
 
-	pt.WaitFor(t, 90*time.Second, "all rows published", func() bool {
-		return pt.CountStatus(t, db.Pool, "published") == aggregates*versions
+	fx.WaitFor(t, 90*time.Second, "all rows published", func() bool {
+		return fx.CountStatus(t, db.Pool, "published") == aggregates*versions
 	})
-	d := pt.Collect(t, ps.Messages())
+	d := fx.Collect(t, ps.Messages())
 	dups := d.RequireFirstSeenInOrder(t, aggregates, versions)
 	t.Logf("%d messages, %d duplicates (republished after the takeover)", d.Total, dups)
 
@@ -95,22 +94,23 @@ func TestKillNineMidBatchTakeover(t *testing.T) {
 		t.Fatalf("%d published rows record the takeover from the victim, want >= %d", takenOver, len(held))
 	}
 
-	// The dead worker's late marks (simulated with its token) change nothing.
-	store := data.NewStore(db.Pool)
+	// The dead worker's late marks (simulated with its token, through the
+	// relay's queries) change nothing.
+	q := outboxdb.New(db.Pool)
 	byToken := map[uuid.UUID][]int64{}
 	for _, h := range held {
 		byToken[h.token] = append(byToken[h.token], h.id)
 	}
 	for token, ids := range byToken {
-		var out biz.Outcomes
-		for _, id := range ids {
-			out.Published = append(out.Published, biz.Published{ID: id, MessageID: "late-from-the-dead"})
+		p := outboxdb.MarkOutboxPublishedParams{LockToken: token, Ids: ids}
+		for range ids {
+			p.MessageIds = append(p.MessageIds, "late-from-the-dead")
 		}
-		applied, err := store.Complete(context.Background(), token, out)
-		if err != nil || len(applied.Published) != 0 {
-			t.Fatalf("late mark with the dead worker's token = %+v, %v; want nothing changed", applied, err)
+		marked, err := q.MarkOutboxPublished(context.Background(), p)
+		if err != nil || len(marked) != 0 {
+			t.Fatalf("late mark with the dead worker's token = %+v, %v; want nothing changed", marked, err)
 		}
-		if n, err := store.Release(context.Background(), token, ids); err != nil || n != 0 {
+		if n, err := q.ReleaseOutboxEvents(context.Background(), outboxdb.ReleaseOutboxEventsParams{LockToken: token, Ids: ids}); err != nil || n != 0 {
 			t.Fatalf("late release with the dead worker's token = %d, %v", n, err)
 		}
 	}
@@ -154,20 +154,20 @@ func heldBy(t *testing.T, db *relaytest.DB, worker string) []heldRow {
 func TestSIGTERMUnderLoadDrainsAndExitsZero(t *testing.T) {
 	t.Parallel()
 	const aggregates, versions = 100, 30
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: testSchema})
 	slow := &slowPublish{}
 	slow.delay.Store(int64(2 * time.Millisecond))
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: slow})
-	ps.Topic(t, pt.Topic)
-	pt.InsertRounds(t, db.Pool, pt.Writer(t, false), 0, aggregates, versions, 500)
+	ps.Topic(t, fx.Topic)
+	fx.InsertRounds(t, db.Pool, fx.Writer(t, false), 0, aggregates, versions, 500)
 
 	grace := 5 * time.Second
 	first := startPublisher(t, "first", db.URL, ps.Config, map[string]string{
 		"OUTBOX_GRACE_PERIOD_SECONDS": "5", "OUTBOX_BULK_SIZE": "100", "OUTBOX_CONCURRENCY": "4",
 		"OUTBOX_LEASE_SECONDS": "15", // exactly once is asserted: no takeover on a loaded machine
 	})
-	pt.WaitFor(t, 30*time.Second, "busy publishing", func() bool {
-		return len(heldBy(t, db, "first")) > 0 && pt.CountStatus(t, db.Pool, "published") > 200
+	fx.WaitFor(t, 30*time.Second, "busy publishing", func() bool {
+		return len(heldBy(t, db, "first")) > 0 && fx.CountStatus(t, db.Pool, "published") > 200
 	})
 	start := time.Now()
 	first.signal(syscall.SIGTERM)
@@ -182,7 +182,7 @@ func TestSIGTERMUnderLoadDrainsAndExitsZero(t *testing.T) {
 	if h := heldBy(t, db, "first"); len(h) != 0 {
 		t.Fatalf("%d rows left publishing under the stopped worker", len(h))
 	}
-	published := pt.CountStatus(t, db.Pool, "published")
+	published := fx.CountStatus(t, db.Pool, "published")
 	t.Logf("drained and exited 0 in %s; %d of %d rows published", took, published, aggregates*versions)
 	if published == aggregates*versions {
 		t.Fatal("everything was published before SIGTERM: the test did not stop a busy publisher")
@@ -190,10 +190,10 @@ func TestSIGTERMUnderLoadDrainsAndExitsZero(t *testing.T) {
 
 	slow.delay.Store(0)
 	second := startPublisher(t, "second", db.URL, ps.Config, map[string]string{"OUTBOX_LEASE_SECONDS": "15"})
-	pt.WaitFor(t, 60*time.Second, "the rest published", func() bool {
-		return pt.CountStatus(t, db.Pool, "published") == aggregates*versions
+	fx.WaitFor(t, 60*time.Second, "the rest published", func() bool {
+		return fx.CountStatus(t, db.Pool, "published") == aggregates*versions
 	})
-	pt.Collect(t, ps.Messages()).RequireExactlyOnceInOrder(t, aggregates, versions)
+	fx.Collect(t, ps.Messages()).RequireExactlyOnceInOrder(t, aggregates, versions)
 	second.signal(syscall.SIGINT)
 	if code := second.wait(15 * time.Second); code != 0 {
 		t.Fatalf("second exit code %d", code)

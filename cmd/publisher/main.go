@@ -2,7 +2,8 @@
 // rows of outbox_events, publishes them to Pub/Sub in per-aggregate order
 // and records the outcome. Several replicas can run at once. It runs the
 // embeddable package relay with options from configs/publisher.yaml and
-// the environment; see internal/publisher for the protocol.
+// the environment (package config); docs/design.md describes the
+// protocol.
 //
 //	publisher -conf configs/publisher.yaml
 package main
@@ -14,13 +15,16 @@ import (
 	"log/slog"
 	"os"
 
+	"time"
+
 	"github.com/go-kratos/kratos/v2"
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/cmd/publisher/config"
 	"github.com/eventrelay/eventrelay/health"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
-	"github.com/eventrelay/eventrelay/internal/publisher/config"
 	"github.com/eventrelay/eventrelay/internal/telemetry"
 	"github.com/eventrelay/eventrelay/internal/version"
 	"github.com/eventrelay/eventrelay/relay"
@@ -65,7 +69,7 @@ func main() {
 // Kratos stops both on SIGTERM/SIGINT; readiness fails first.
 func newApp(cfg config.Config, logger *slog.Logger, health *health.Health, relay *relay.Relay, hs *khttp.Server) *kratos.App {
 	return kratos.New(
-		kratos.ID(cfg.Outbox.WorkerID),
+		kratos.ID(relay.WorkerID()),
 		kratos.Name("publisher"),
 		kratos.Version(version.Get()),
 		kratos.Logger(ops.KratosLogger(logger)),
@@ -80,4 +84,25 @@ func newApp(cfg config.Config, logger *slog.Logger, health *health.Health, relay
 		}),
 		kratos.Server(relay, hs),
 	)
+}
+
+// readyTimeout bounds each /readyz dependency probe.
+const readyTimeout = 2 * time.Second
+
+// newHealth is the daemon's health; the relay adds its loop and its
+// postgres, schema and pubsub checks.
+func newHealth() *health.Health { return health.NewHealth(readyTimeout) }
+
+// newHTTPServer serves /healthz, /readyz and /metrics on http.host:port.
+func newHTTPServer(cfg config.HTTP, h *health.Health, reg *prometheus.Registry) *khttp.Server {
+	return health.NewServer(cfg.Addr(), h, reg)
+}
+
+// relayOptions are the configuration's relay options (validated by
+// config.Load, whose errors name the keys) with the daemon's logger,
+// metrics registry and health.
+func relayOptions(cfg config.Config, logger *slog.Logger, h *health.Health, reg *prometheus.Registry) relay.Options {
+	o := cfg.Options()
+	o.Logger, o.Registerer, o.Health = logger, reg, h
+	return o
 }

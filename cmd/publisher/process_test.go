@@ -17,6 +17,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 )
 
 // binary is the publisher built once for the process-level tests.
@@ -57,13 +58,18 @@ type proc struct {
 	err    error
 }
 
-// startPublisher runs the built binary with the test defaults (short
-// lease, fast polling) plus env, configured by environment only.
+// testSchema holds the eventrelay tables of these tests.
+const testSchema = "items"
+
+// startPublisher runs the built binary with the test defaults (schema
+// testSchema, short lease, fast polling) plus env, configured by
+// environment only.
 func startPublisher(t *testing.T, worker, dbURL string, ps gpubsub.Config, env map[string]string) *proc {
 	t.Helper()
 	p := &proc{t: t, worker: worker, port: opstest.FreePort(t), out: &syncBuffer{}, done: make(chan struct{})}
 	vars := map[string]string{
 		"DATABASE_URL":                    dbURL,
+		"DATABASE_SCHEMA":                 testSchema,
 		"PUBSUB_PROJECT_ID":               ps.ProjectID,
 		"PUBSUB_EMULATOR_HOST":            ps.EmulatorHost,
 		"OUTBOX_WORKER_ID":                worker,
@@ -75,7 +81,7 @@ func startPublisher(t *testing.T, worker, dbURL string, ps gpubsub.Config, env m
 		"OUTBOX_STATS_INTERVAL_SECONDS":   "0.2",
 		"OUTBOX_BASE_BACKOFF_SECONDS":     "0.05",
 		"OUTBOX_GRACE_PERIOD_SECONDS":     "10",
-		"OUTBOX_READY_TOPIC":              "catalog.video.events",
+		"OUTBOX_READY_TOPIC":              fx.Topic,
 		"LOG_LEVEL":                       "info",
 	}
 	for k, v := range env {

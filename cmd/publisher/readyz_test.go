@@ -17,7 +17,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -50,7 +50,7 @@ func startPrivatePG(t *testing.T) *privatePG {
 	if p.url == "" {
 		t.Fatal("scripts/pg.sh start printed no DATABASE_URL")
 	}
-	if _, err := postgres.Migrate(ctxFor(t, time.Minute), postgres.Config{URL: p.url, Schema: postgres.DefaultSchema}, migrations.Eventrelay); err != nil {
+	if _, err := postgres.Migrate(ctxFor(t, time.Minute), postgres.Config{URL: p.url, Schema: testSchema}, migrations.Eventrelay); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -70,7 +70,7 @@ func (p *privatePG) run(action string) string {
 // TestReadyzFollowsPostgresAndPubSub: /readyz is 503 while Postgres is
 // stopped and 200 again after it returns (the relay resumes publishing),
 // 503 when Pub/Sub is unreachable; /healthz stays 200 throughout (the loop
-// ticks); /metrics shows every metric name of DESIGN.md.
+// ticks); /metrics shows the relay's metrics.
 func TestReadyzFollowsPostgresAndPubSub(t *testing.T) {
 	t.Parallel()
 	pg := startPrivatePG(t)
@@ -81,10 +81,10 @@ func TestReadyzFollowsPostgresAndPubSub(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	if _, err := client.TopicAdminClient.CreateTopic(context.Background(), &pb.Topic{Name: gpubsub.TopicName(ps.ProjectID, pt.Topic)}); err != nil {
+	if _, err := client.TopicAdminClient.CreateTopic(context.Background(), &pb.Topic{Name: gpubsub.TopicName(ps.ProjectID, fx.Topic)}); err != nil {
 		t.Fatal(err)
 	}
-	pool, err := postgres.Open(context.Background(), postgres.Config{URL: pg.url, Schema: postgres.DefaultSchema})
+	pool, err := postgres.Open(context.Background(), postgres.Config{URL: pg.url, Schema: testSchema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +102,9 @@ func TestReadyzFollowsPostgresAndPubSub(t *testing.T) {
 		}
 	}
 
-	w := pt.Writer(t, true)
-	pt.Insert(t, pool, w, pt.VideoEvent(pt.AggregateID(1), 1, 0))
-	pt.WaitFor(t, 10*time.Second, "first event published", func() bool { return len(srv.Messages()) == 1 })
+	w := fx.Writer(t, true)
+	fx.Insert(t, pool, w, fx.Item(fx.ID(1), 1, 0))
+	fx.WaitFor(t, 10*time.Second, "first event published", func() bool { return len(srv.Messages()) == 1 })
 
 	pg.run("stop")
 	body := p.waitHTTP("/readyz", 503, 10*time.Second)
@@ -117,8 +117,8 @@ func TestReadyzFollowsPostgresAndPubSub(t *testing.T) {
 	time.Sleep(time.Second) // a few failing claim rounds
 	pg.run("start")
 	p.waitHTTP("/readyz", 200, 20*time.Second)
-	pt.Insert(t, pool, w, pt.VideoEvent(pt.AggregateID(1), 2, 0))
-	pt.WaitFor(t, 20*time.Second, "publishing resumed after postgres returned", func() bool { return len(srv.Messages()) == 2 })
+	fx.Insert(t, pool, w, fx.Item(fx.ID(1), 2, 0))
+	fx.WaitFor(t, 20*time.Second, "publishing resumed after postgres returned", func() bool { return len(srv.Messages()) == 2 })
 	if n := p.metric("outbox_store_errors_total"); n == 0 {
 		t.Fatal("outbox_store_errors_total = 0 after an outage")
 	}
@@ -158,16 +158,16 @@ func TestInvalidConfigFailsAtStartNamingTheKey(t *testing.T) {
 // is ready and publishes.
 func TestUnmigratedSchemaIsNotReady(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: testSchema})
 	const schema = "not_migrated_yet"
 	ps := gpubsubtest.New(t)
-	ps.Topic(t, pt.Topic)
+	ps.Topic(t, fx.Topic)
 	p := startPublisher(t, "unmigrated", db.URL, ps.Config, map[string]string{"DATABASE_SCHEMA": schema})
 	body := p.waitHTTP("/readyz", 503, 10*time.Second)
 	if !strings.Contains(body, `"schema"`) || !strings.Contains(body, "run relayctl migrate up") {
 		t.Fatalf("/readyz on an unmigrated schema: %s", body)
 	}
-	pt.WaitFor(t, 10*time.Second, "a failed claim counted", func() bool { return p.metric("outbox_store_errors_total") > 0 })
+	fx.WaitFor(t, 10*time.Second, "a failed claim counted", func() bool { return p.metric("outbox_store_errors_total") > 0 })
 	out := p.out.String()
 	if !strings.Contains(out, "run relayctl migrate up") || !strings.Contains(out, `"error_reason":"schema_missing"`) ||
 		strings.Contains(out, "mapping_error") {
@@ -184,8 +184,8 @@ func TestUnmigratedSchemaIsNotReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	pt.Insert(t, pool, pt.Writer(t, true), pt.VideoEvent(pt.AggregateID(1), 1, 0))
-	pt.WaitFor(t, 10*time.Second, "published after the migration", func() bool { return len(ps.Messages()) == 1 })
+	fx.Insert(t, pool, fx.Writer(t, true), fx.Item(fx.ID(1), 1, 0))
+	fx.WaitFor(t, 10*time.Second, "published after the migration", func() bool { return len(ps.Messages()) == 1 })
 	p.signal(syscall.SIGTERM)
 	if code := p.wait(15 * time.Second); code != 0 {
 		t.Fatalf("exit code %d", code)

@@ -8,9 +8,8 @@ import (
 	"github.com/go-kratos/kratos/v2"
 	"github.com/google/wire"
 
+	"github.com/eventrelay/eventrelay/cmd/publisher/config"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/publisher/config"
-	"github.com/eventrelay/eventrelay/internal/publisher/data"
 	"github.com/eventrelay/eventrelay/relay"
 )
 
@@ -18,7 +17,7 @@ import (
 func wireApp(cfg config.Config, logger *slog.Logger) (*kratos.App, func(), error) {
 	panic(wire.Build(
 		wire.FieldsOf(new(config.Config), "Database", "PubSub", "HTTP"),
-		data.NewPool, data.NewPubSubClient, health.NewRegistry, newHealth, relayOptions,
+		newPool, newPubSubClient, health.NewRegistry, newHealth, relayOptions,
 		relay.ProviderSet, newHTTPServer, newApp,
 	))
 }

@@ -7,9 +7,8 @@
 package main
 
 import (
+	"github.com/eventrelay/eventrelay/cmd/publisher/config"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/publisher/config"
-	"github.com/eventrelay/eventrelay/internal/publisher/data"
 	"github.com/eventrelay/eventrelay/relay"
 	"github.com/go-kratos/kratos/v2"
 	"log/slog"
@@ -21,12 +20,12 @@ import (
 func wireApp(cfg config.Config, logger *slog.Logger) (*kratos.App, func(), error) {
 	healthHealth := newHealth()
 	v := cfg.Database
-	pool, cleanup, err := data.NewPool(v)
+	pool, cleanup, err := newPool(v)
 	if err != nil {
 		return nil, nil, err
 	}
 	gpubsubConfig := cfg.PubSub
-	client, cleanup2, err := data.NewPubSubClient(gpubsubConfig)
+	client, cleanup2, err := newPubSubClient(gpubsubConfig)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

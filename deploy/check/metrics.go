@@ -10,7 +10,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/projector"
-	"github.com/eventrelay/eventrelay/internal/publisher/biz"
+	"github.com/eventrelay/eventrelay/relay"
 )
 
 // Metric is one series family a daemon exports.
@@ -41,6 +41,12 @@ func (d *describer) MustRegister(cs ...prometheus.Collector) {
 
 func (d *describer) Unregister(prometheus.Collector) bool { return false }
 
+// relayMetrics describes the relay's metrics (relay.DescribeMetrics).
+type relayMetrics struct{}
+
+func (relayMetrics) Describe(ch chan<- *prometheus.Desc) { relay.DescribeMetrics(ch) }
+func (relayMetrics) Collect(chan<- prometheus.Metric)    {}
+
 var descRE = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)"`)
 
 // ExportedMetrics lists the families the daemons' own metric constructors
@@ -48,9 +54,7 @@ var descRE = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)"`)
 // serves), read from their descriptors rather than from a copied list.
 func ExportedMetrics() (map[string]Metric, error) {
 	d := &describer{}
-	if _, err := biz.NewMetrics(d); err != nil {
-		return nil, err
-	}
+	d.MustRegister(relayMetrics{})
 	if _, err := projector.NewMetrics(d); err != nil {
 		return nil, err
 	}

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	pubconf "github.com/eventrelay/eventrelay/cmd/publisher/config"
 	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
-	pubconf "github.com/eventrelay/eventrelay/internal/publisher/config"
 )
 
 // envNames lists the env tags of a config struct, depth first.

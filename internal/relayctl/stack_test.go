@@ -26,7 +26,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/projector"
-	"github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	"github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 )
@@ -77,7 +77,7 @@ func newStack(t *testing.T, es ...*estest.Server) *stack {
 		t.Fatal(err)
 	}
 	s.w = w
-	publishertest.StartRelay(t, s.db.Pool, publishertest.Config("relay-1", s.ps.Config))
+	relayfixture.StartRelay(t, s.db.Pool, relayfixture.NewConfig("relay-1", s.ps.Config))
 	s.startProjection()
 	if len(es) > 0 {
 		s.startSearch(es[0])

@@ -24,7 +24,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/elastic/estest"
-	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
+	pt "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -51,7 +51,7 @@ func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
 	h := newHarnessOn(t, db.Pool)
 	h.videos(batchConfig(10))
 	h.search(batchConfig(10), estest.Options{}, nil)
-	pt.StartRelay(t, db.Pool, pt.Config("relay-trace", h.ps.Config))
+	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-trace", h.ps.Config))
 	api := newCatalogHTTP(t, db.URL)
 
 	resp, err := http.Post(api.URL+"/v1/videos", "application/json",

@@ -1,0 +1,233 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/relay/internal/backoff"
+	"github.com/eventrelay/eventrelay/relay/internal/claim"
+	"github.com/eventrelay/eventrelay/relay/internal/publish"
+)
+
+// keyGroup is the rows of one (topic, ordering key) in a batch, in id
+// (= version) order.
+type keyGroup struct {
+	sent    []sentEvent
+	refused *claim.Event // refused by the publisher before sending (nothing after it was sent)
+	refusal error
+	held    []*claim.Event // after a refusal: never sent
+}
+
+type sentEvent struct {
+	e   *claim.Event
+	res publish.Result
+}
+
+type groupKey struct{ topic, orderingKey string }
+
+// process publishes one claimed batch and records the outcomes.
+func (r *Relay) process(b claim.Batch) {
+	r.m.Inflight.Add(float64(len(b.Events)))
+	defer r.m.Inflight.Sub(float64(len(b.Events)))
+
+	stopLease := r.keepLease(b)
+	out := r.publish(r.work, b)
+	stopLease()
+	r.mark(b, out)
+}
+
+// publish sends every row of the batch (all keys at once, each key's rows
+// in order from this one goroutine) and collects the outcomes. For a key
+// whose publish fails, the failing row gets retry or failed, the rows after
+// it are released untouched, and the key is resumed once all of its
+// results are in.
+func (r *Relay) publish(ctx context.Context, b claim.Batch) claim.Outcomes {
+	groups := map[groupKey]*keyGroup{}
+	var order []*keyGroup
+	for i := range b.Events {
+		e := &b.Events[i]
+		k := groupKey{e.Topic, e.OrderingKey}
+		g := groups[k]
+		if g == nil {
+			g = &keyGroup{}
+			groups[k] = g
+			order = append(order, g)
+		}
+		if g.refused != nil {
+			g.held = append(g.held, e)
+			continue
+		}
+		res, err := r.pub.Publish(ctx, e)
+		if err != nil {
+			g.refused, g.refusal = e, err
+			continue
+		}
+		g.sent = append(g.sent, sentEvent{e, res})
+	}
+	r.pub.Flush() // the whole batch is handed over: do not wait out the bundling delay
+
+	var out claim.Outcomes
+	for _, g := range order {
+		r.collect(ctx, g, &out)
+	}
+	return out
+}
+
+// collect waits for one key's results in order and appends its outcomes.
+func (r *Relay) collect(ctx context.Context, g *keyGroup, out *claim.Outcomes) {
+	var failed *claim.Event
+	abandoned := false
+	for _, s := range g.sent {
+		if abandoned {
+			out.Released = append(out.Released, s.e.ID)
+			continue
+		}
+		id, err := s.res.Get(ctx)
+		switch {
+		case errors.Is(err, publish.ErrAbandoned):
+			// Unknown outcome (grace period over): hand back; a duplicate
+			// publish is possible, a lost event is not.
+			abandoned = true
+			out.Released = append(out.Released, s.e.ID)
+		case failed != nil:
+			// Behind a failed head: the client failed it too (key paused).
+			out.Released = append(out.Released, s.e.ID)
+		case err != nil:
+			failed = s.e
+			r.failure(s.e, err, true, out)
+		default:
+			out.Published = append(out.Published, claim.Published{ID: s.e.ID, MessageID: id})
+		}
+	}
+	if failed != nil && !abandoned {
+		r.pub.Resume(failed) // every later result of the key is in
+	}
+	if g.refused != nil {
+		if failed != nil || abandoned {
+			out.Released = append(out.Released, g.refused.ID)
+		} else {
+			r.failure(g.refused, g.refusal, false, out)
+		}
+	}
+	for _, e := range g.held {
+		out.Released = append(out.Released, e.ID)
+	}
+}
+
+// failure classifies a publish error into a retry or a terminal failure.
+func (r *Relay) failure(e *claim.Event, err error, attempted bool, out *claim.Outcomes) {
+	reason := errclass.Of(err)
+	if !reason.Valid() {
+		reason = errclass.Unknown
+	}
+	msg := err.Error()
+	attempts := e.Attempts
+	if attempted {
+		attempts++
+	}
+	r.m.Failed.WithLabelValues(string(reason)).Inc()
+	if reason.Defect() {
+		// Not the event's fault and not the service's: a request this
+		// relay built was refused. Loud, and counted in
+		// outbox_failed_total{reason="request_invalid"} (alerted on).
+		r.log.Error("Pub/Sub refused a request the relay built: a defect in eventrelay or its client library, not in the event; the row is retried",
+			eventAttrs(e, slog.String("error_reason", string(reason)), slog.String("error", msg))...)
+	}
+	switch {
+	case !reason.Transient():
+		out.Failures = append(out.Failures, claim.Failure{ID: e.ID, Reason: reason, Cause: reason, Err: msg, Attempted: attempted})
+	case int(attempts) >= r.opts.MaxAttempts:
+		out.Failures = append(out.Failures, claim.Failure{ID: e.ID, Reason: errclass.MaxAttempts, Cause: reason, Err: msg, Attempted: attempted})
+	default:
+		delay := r.backoff.Delay(e.Attempts)
+		out.Rescheduled = append(out.Rescheduled, claim.Rescheduled{ID: e.ID, Delay: delay, Reason: reason, Err: msg})
+		r.log.Warn("publish failed, retry scheduled", eventAttrs(e, slog.Int("attempts", int(attempts)),
+			slog.String("error_reason", string(reason)), slog.String("error", msg),
+			slog.Int64("retry_in_ms", delay.Milliseconds()))...)
+		return
+	}
+	f := out.Failures[len(out.Failures)-1]
+	r.log.Error("publish failed terminally", eventAttrs(e, slog.Int("attempts", int(attempts)),
+		slog.String("error_reason", string(f.Reason)), slog.String("cause", string(f.Cause)), slog.String("error", msg))...)
+}
+
+// mark records the outcomes (retrying transient database errors for up
+// to a lease) and updates the metrics from what the fenced writes changed.
+func (r *Relay) mark(b claim.Batch, out claim.Outcomes) {
+	deadline := time.Now().Add(r.opts.Lease)
+	var applied claim.Applied
+	var err error
+	for attempt := int32(0); ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		applied, err = r.claims.Mark(ctx, b.Token, out)
+		cancel()
+		if err == nil || !errclass.IsTransient(err) || time.Now().After(deadline) {
+			break
+		}
+		r.m.StoreErrors.WithLabelValues("complete").Inc()
+		time.Sleep(min(backoff.Policy{Base: 100 * time.Millisecond, Max: 2 * time.Second}.Delay(attempt), time.Until(deadline)))
+	}
+	if err != nil {
+		r.m.StoreErrors.WithLabelValues("complete").Inc()
+		r.log.Error("recording batch outcomes failed: rows return to pending when the lease expires (duplicates possible)",
+			"rows", len(b.Events), "lock_token", b.Token, "error", err)
+		return
+	}
+	r.m.Processed.Add(float64(len(applied.Published)))
+	for _, p := range applied.Published {
+		r.m.Latency.Observe(p.Latency.Seconds())
+	}
+	r.m.RetryScheduled.Add(float64(applied.Rescheduled))
+	if applied.Failed == int64(len(out.Failures)) {
+		for _, f := range out.Failures {
+			r.m.TerminalFailed.WithLabelValues(string(f.Reason)).Inc()
+		}
+	}
+	r.m.Released.Add(float64(applied.Released))
+	changed := int64(len(applied.Published)) + applied.Rescheduled + applied.Failed + applied.Released
+	if lost := int64(out.Len()) - changed; lost > 0 {
+		r.m.Fenced.Add(float64(lost))
+		r.log.Warn("claim lost before outcomes were recorded: another worker took the rows over",
+			"rows", lost, "lock_token", b.Token)
+	}
+	if r.log.Enabled(context.Background(), slog.LevelDebug) {
+		r.logPublished(b, out, applied)
+	}
+}
+
+// logPublished logs every published row (debug level: one line per event).
+func (r *Relay) logPublished(b claim.Batch, out claim.Outcomes, applied claim.Applied) {
+	byID := make(map[int64]*claim.Event, len(b.Events))
+	for i := range b.Events {
+		byID[b.Events[i].ID] = &b.Events[i]
+	}
+	msgID := make(map[int64]string, len(out.Published))
+	for _, p := range out.Published {
+		msgID[p.ID] = p.MessageID
+	}
+	for _, p := range applied.Published {
+		if e := byID[p.ID]; e != nil {
+			r.log.Debug("published", eventAttrs(e, slog.Int("attempts", int(e.Attempts)+1),
+				slog.String("message_id", msgID[p.ID]), slog.Int64("latency_ms", p.Latency.Milliseconds()))...)
+		}
+	}
+}
+
+// eventAttrs are the standard log fields of a row.
+func eventAttrs(e *claim.Event, extra ...slog.Attr) []any {
+	attrs := []any{
+		slog.String("event_id", e.EventID.String()),
+		slog.String("aggregate_type", e.AggregateType),
+		slog.String("aggregate_id", e.AggregateID),
+		slog.String("event_type", e.EventType),
+		slog.Int64("version", e.AggregateVersion),
+		slog.String("topic", e.Topic),
+	}
+	for _, a := range extra {
+		attrs = append(attrs, a)
+	}
+	return attrs
+}

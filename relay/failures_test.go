@@ -1,0 +1,354 @@
+package relay_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
+	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// keyFault fails Publish requests carrying one of its ordering keys with
+// code while on.
+type keyFault struct {
+	code codes.Code
+	keys map[string]bool
+	on   atomic.Bool
+	hits atomic.Int64
+}
+
+func (f *keyFault) React(req any) (bool, any, error) {
+	r, ok := req.(*pb.PublishRequest)
+	if !ok || !f.on.Load() {
+		return false, nil, nil
+	}
+	for _, m := range r.GetMessages() {
+		if f.keys[m.GetOrderingKey()] {
+			f.hits.Add(1)
+			return true, nil, status.Error(f.code, "injected "+f.code.String())
+		}
+	}
+	return false, nil, nil
+}
+
+func newFault(code codes.Code, keys ...string) *keyFault {
+	f := &keyFault{code: code, keys: map[string]bool{}}
+	for _, k := range keys {
+		f.keys[k] = true
+	}
+	f.on.Store(true)
+	return f
+}
+
+type row struct {
+	Version  int64
+	Status   string
+	Attempts int32
+	Reason   *string
+	History  []struct {
+		At            time.Time `json:"at"`
+		Reason        string    `json:"reason"`
+		Attempt       int32     `json:"attempt"`
+		NextAttemptAt time.Time `json:"next_attempt_at"`
+	}
+}
+
+func rowsOf(t *testing.T, db *relaytest.DB, aggregate string) []row {
+	t.Helper()
+	rs, err := db.Pool.Query(context.Background(), `SELECT aggregate_version, status, attempts, error_reason, error_history
+		FROM outbox_events WHERE aggregate_id = $1 ORDER BY aggregate_version`, aggregate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var out []row
+	for rs.Next() {
+		var r row
+		var hist []byte
+		if err := rs.Scan(&r.Version, &r.Status, &r.Attempts, &r.Reason, &hist); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(hist, &r.History); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func publishedVersions(t *testing.T, ps *gpubsubtest.Server, key string) []int64 {
+	t.Helper()
+	return fx.Collect(t, ps.Messages()).Versions[key]
+}
+
+// TestTransientFailuresBackOffThenPublish: a key whose publishes fail with
+// UNAVAILABLE goes back to pending with growing attempts and backoff while
+// its later rows wait untouched and other keys flow; when Pub/Sub recovers
+// the key publishes in order. A key that never recovers ends failed with
+// max_attempts_exceeded, keeping its cause.
+func TestTransientFailuresBackOffThenPublish(t *testing.T) {
+	t.Parallel()
+	flaky, doomed, healthy := fx.ID(1), fx.ID(2), fx.ID(3)
+	fault := newFault(codes.Unavailable, flaky)
+	down := newFault(codes.Unavailable, doomed)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ps := gpubsubtest.New(t,
+		pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault},
+		pstest.ServerReactorOption{FuncName: "Publish", Reactor: down})
+	ps.Topic(t, fx.Topic)
+	cfg := fx.NewConfig("relay", ps.Config)
+	cfg.MaxAttempts = 5
+	cfg.Publish.Timeout = 300 * time.Millisecond // the client's own retries give up quickly
+	r := fx.StartRelay(t, db.Pool, cfg)
+
+	w := fx.Writer(t, true)
+	for v := int64(1); v <= 3; v++ {
+		fx.Insert(t, db.Pool, w, fx.Item(flaky, v, 0), fx.Item(doomed, v, 0), fx.Item(healthy, v, 0))
+	}
+	fx.WaitFor(t, 30*time.Second, "3 failed attempts of the flaky head", func() bool {
+		return rowsOf(t, db, flaky)[0].Attempts >= 3
+	})
+	fault.on.Store(false)
+
+	rs := rowsOf(t, db, flaky)
+	head := rs[0]
+	// The client retries UNAVAILABLE itself within publish.timeout, so the
+	// error that reaches the relay is UNAVAILABLE or the deadline.
+	transient := map[string]bool{"unavailable": true, "timeout": true}
+	if head.Reason == nil || !transient[*head.Reason] || len(head.History) < 3 {
+		t.Fatalf("flaky head = %+v", head)
+	}
+	base := cfg.BaseBackoff
+	for i, h := range head.History[:3] {
+		d := base << i
+		wait := h.NextAttemptAt.Sub(h.At)
+		if h.Attempt != int32(i+1) || !transient[h.Reason] || wait < d/2 || wait > d+time.Millisecond {
+			t.Fatalf("history[%d] = %+v: wait %s, want attempt %d with backoff in [%s, %s]", i, h, wait, i+1, d/2, d)
+		}
+	}
+	for _, later := range rs[1:] {
+		if later.Attempts != 0 || later.Status != "pending" && later.Status != "publishing" && later.Status != "published" {
+			t.Fatalf("row behind the flaky head = %+v, want untouched", later)
+		}
+	}
+	// First-seen versions: with a 300 ms publish timeout a loaded machine
+	// times a healthy publish out too, and its retry may publish it again
+	// (at least once; [1 2 3 3] was seen).
+	if got := firstSeen(publishedVersions(t, ps, healthy)); !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Fatalf("healthy key published %v (first seen) while another key was failing, want [1 2 3]", got)
+	}
+
+	fx.WaitFor(t, 30*time.Second, "flaky key published after recovery", func() bool {
+		return len(firstSeen(publishedVersions(t, ps, flaky))) == 3
+	})
+	if got := firstSeen(publishedVersions(t, ps, flaky)); !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Fatalf("flaky key published %v (first seen), want [1 2 3]", got)
+	}
+
+	fx.WaitFor(t, 30*time.Second, "doomed head failed", func() bool { return rowsOf(t, db, doomed)[0].Status == "failed" })
+	d := rowsOf(t, db, doomed)
+	last := d[0].History[len(d[0].History)-1]
+	if *d[0].Reason != "max_attempts_exceeded" || d[0].Attempts != 5 || !transient[last.Reason] || last.Attempt != 5 {
+		t.Fatalf("doomed head = %+v (last history %+v)", d[0], last)
+	}
+	if d[1].Status != "pending" || d[1].Attempts != 0 || d[2].Status != "pending" {
+		t.Fatalf("rows behind the failed head = %+v, want pending untouched", d[1:])
+	}
+	if got := publishedVersions(t, ps, doomed); len(got) != 0 {
+		t.Fatalf("doomed key published %v", got)
+	}
+	fx.WaitFor(t, 5*time.Second, "metrics", func() bool {
+		return opstest.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": "max_attempts_exceeded"}) == 1
+	})
+	if n := opstest.Metric(t, r.Registry, "outbox_retry_scheduled_total", nil); n < 3+4 {
+		t.Fatalf("outbox_retry_scheduled_total = %v, want >= 7", n)
+	}
+	failed := opstest.Metric(t, r.Registry, "outbox_failed_total", map[string]string{"reason": "unavailable"}) +
+		opstest.Metric(t, r.Registry, "outbox_failed_total", map[string]string{"reason": "timeout"})
+	if failed < 3+5 {
+		t.Fatalf("outbox_failed_total{reason=unavailable|timeout} = %v, want >= 8", failed)
+	}
+}
+
+// TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey: INVALID_ARGUMENT,
+// a missing topic and an over-limit message end failed with
+// payload_invalid, topic_not_found and message_too_large; the rows behind
+// each failed head stay pending; every other key publishes.
+func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
+	t.Parallel()
+	invalid, missing, large := fx.ID(1), fx.ID(2), fx.ID(3)
+	fault := newFault(codes.InvalidArgument, invalid)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
+	ps.Topic(t, fx.Topic)
+	cfg := fx.NewConfig("relay", ps.Config)
+	cfg.Publish.MaxMessageBytes = 4000
+	r := fx.StartRelay(t, db.Pool, cfg)
+
+	w := fx.Writer(t, true)
+	var evs = fx.Item(missing, 1, 0)
+	evs.Topic = "no-such-topic"
+	fx.Insert(t, db.Pool, w, fx.Item(invalid, 1, 0), evs, fx.Item(large, 1, 5000))
+	for v := int64(2); v <= 3; v++ {
+		m := fx.Item(missing, v, 0)
+		m.Topic = "no-such-topic"
+		fx.Insert(t, db.Pool, w, fx.Item(invalid, v, 0), m, fx.Item(large, v, 0))
+	}
+	fx.InsertRounds(t, db.Pool, w, 10, 20, 3, 20)
+
+	fx.WaitFor(t, 30*time.Second, "healthy keys published and heads failed", func() bool {
+		return fx.CountStatus(t, db.Pool, "published") == 60 && fx.CountStatus(t, db.Pool, "failed") == 3
+	})
+	time.Sleep(500 * time.Millisecond) // a few more claim rounds: nothing else may move
+	for _, c := range []struct {
+		key, reason string
+		attempts    int32
+	}{{invalid, "payload_invalid", 1}, {missing, "topic_not_found", 1}, {large, "message_too_large", 0}} {
+		rs := rowsOf(t, db, c.key)
+		if rs[0].Status != "failed" || rs[0].Reason == nil || *rs[0].Reason != c.reason || rs[0].Attempts != c.attempts {
+			t.Fatalf("head of %s = %+v, want failed %s after %d attempts", c.reason, rs[0], c.reason, c.attempts)
+		}
+		for _, later := range rs[1:] {
+			if later.Status != "pending" || later.Attempts != 0 {
+				t.Fatalf("row behind the %s head = %+v, want pending untouched", c.reason, later)
+			}
+		}
+		if got := publishedVersions(t, ps, c.key); len(got) != 0 {
+			t.Fatalf("%s key published %v", c.reason, got)
+		}
+		if n := opstest.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": c.reason}); n != 1 {
+			t.Fatalf("outbox_terminal_failed_total{reason=%s} = %v, want 1", c.reason, n)
+		}
+	}
+	// Never retried: one request (of this key alone, as Cloud Pub/Sub
+	// requires) carried it.
+	if n := fault.hits.Load(); n != 1 {
+		t.Fatalf("INVALID_ARGUMENT key reached Pub/Sub in %d requests, want 1 (never retried)", n)
+	}
+	fx.WaitFor(t, 5*time.Second, "failed gauge", func() bool {
+		return opstest.Metric(t, r.Registry, "outbox_failed_events", nil) == 3 && opstest.Metric(t, r.Registry, "outbox_lag_events", nil) == 6
+	})
+}
+
+// TestLongBatchExtendsItsLease: a publish that takes over two leases does not
+// lose its claim: no takeover, published once.
+func TestLongBatchExtendsItsLease(t *testing.T) {
+	t.Parallel()
+	slow := fx.ID(1)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	var delayed atomic.Bool
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: reactorFunc(func(req any) (bool, any, error) {
+		r := req.(*pb.PublishRequest)
+		if len(r.GetMessages()) > 0 && r.GetMessages()[0].GetOrderingKey() == slow && delayed.CompareAndSwap(false, true) {
+			time.Sleep(4 * time.Second)
+		}
+		return false, nil, nil
+	})})
+	ps.Topic(t, fx.Topic)
+	cfg := fx.NewConfig("relay", ps.Config)
+	cfg.Lease = 1500 * time.Millisecond
+	cfg.ReclaimInterval = 100 * time.Millisecond
+	cfg.Publish.Timeout = 10 * time.Second
+	r := fx.StartRelay(t, db.Pool, cfg)
+	fx.Insert(t, db.Pool, fx.Writer(t, true), fx.Item(slow, 1, 0))
+	fx.WaitFor(t, 20*time.Second, "slow row published", func() bool { return fx.CountStatus(t, db.Pool, "published") == 1 })
+	if !delayed.Load() {
+		t.Fatal("the publish was not delayed")
+	}
+	if n := opstest.Metric(t, r.Registry, "outbox_takeovers_total", nil); n != 0 {
+		t.Fatalf("outbox_takeovers_total = %v, want 0 (lease extended)", n)
+	}
+	if got := publishedVersions(t, ps, slow); len(got) != 1 {
+		t.Fatalf("published %v, want once", got)
+	}
+}
+
+type reactorFunc func(req any) (bool, any, error)
+
+func (f reactorFunc) React(req any) (bool, any, error) { return f(req) }
+
+// TestDrainPastGraceReleasesUnfinishedRows: when the grace period ends
+// with publishes still unanswered, the relay stops waiting, hands those
+// rows back to pending (no attempt counted) and returns; nothing is left
+// publishing.
+func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	// Publishes stall until the drain is over (a fixed stall let a loaded
+	// machine reach the drain after the publishes had finished).
+	unstall := make(chan struct{})
+	var unstallOnce sync.Once
+	defer unstallOnce.Do(func() { close(unstall) })
+	reached := make(chan struct{}, 16)
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: reactorFunc(func(any) (bool, any, error) {
+		select {
+		case reached <- struct{}{}:
+		default:
+		}
+		select {
+		case <-unstall:
+		case <-time.After(time.Minute):
+		}
+		return false, nil, nil
+	})})
+	ps.Topic(t, fx.Topic)
+	r := fx.StartRelay(t, db.Pool, fx.NewConfig("relay", ps.Config))
+	fx.Insert(t, db.Pool, fx.Writer(t, true), fx.Item(fx.ID(1), 1, 0), fx.Item(fx.ID(2), 1, 0))
+	fx.WaitFor(t, 5*time.Second, "rows claimed", func() bool { return fx.CountStatus(t, db.Pool, "publishing") == 2 })
+	// Claimed is not yet started: a drain hands unstarted batches back at
+	// once. Wait until a publish reached the server.
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no publish reached the server")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := relay.Drain(ctx, r.Relay)
+	if err == nil {
+		t.Fatal("Drain returned nil although the grace period ended with publishes in flight")
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Drain took %s past a 300ms grace period", took)
+	}
+	unstallOnce.Do(func() { close(unstall) })
+	if n := fx.CountStatus(t, db.Pool, "publishing"); n != 0 {
+		t.Fatalf("%d rows left publishing after the drain", n)
+	}
+	var attempts int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT coalesce(sum(attempts), 0) FROM outbox_events WHERE status = 'pending' AND lock_token IS NULL`).Scan(&attempts); err != nil || attempts != 0 {
+		t.Fatalf("released rows: attempts %d, %v", attempts, err)
+	}
+	if n := opstest.Metric(t, r.Registry, "outbox_released_total", nil); n != 2 {
+		t.Fatalf("outbox_released_total = %v, want 2", n)
+	}
+}
+
+// firstSeen drops the versions already seen earlier in vs (duplicate
+// publishes), keeping the order of first appearance.
+func firstSeen(vs []int64) []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, v := range vs {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/relay/internal/claim"
+)
+
+// ErrAbandoned is returned by Result.Get when the caller stopped waiting
+// before the result arrived: the outcome is unknown.
+var ErrAbandoned = errors.New("stopped waiting for the publish result")
+
+// Settings are what the publisher takes from the relay's options.
+type Settings struct {
+	// Topics routes aggregate types to topic ids, overriding the row's
+	// topic.
+	Topics map[string]string
+	// MaxMessageBytes fails larger messages with message_too_large
+	// without calling Pub/Sub.
+	MaxMessageBytes int
+	// ReadyTopic is probed by Ping (empty: list topics).
+	ReadyTopic string
+	// Client are the client library's publish settings (bundling,
+	// timeout, requests in flight).
+	Client pubsub.PublishSettings
+}
+
+// Publisher publishes claimed rows to Pub/Sub: ordering key = the row's
+// ordering_key, topic = the row's topic unless Settings.Topics routes its
+// aggregate type elsewhere. One Publish request carries one ordering key,
+// as Cloud Pub/Sub requires (gpubsub.Publishers). For one (topic,
+// ordering key) messages reach Pub/Sub in the order of Publish calls;
+// after a failure the key is paused until Resume.
+type Publisher struct {
+	client   *pubsub.Client
+	pubs     *gpubsub.Publishers
+	project  string
+	routes   map[string]string
+	maxBytes int
+	probe    string
+	tracer   trace.Tracer
+}
+
+// New returns a Publisher on client (publishing in client's project)
+// whose producer spans come from tp (nil: the global provider); stop
+// flushes and stops its publishers.
+func New(client *pubsub.Client, cfg Settings, tp trace.TracerProvider) (p *Publisher, stop func()) {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	s := &Publisher{
+		client:   client,
+		pubs:     gpubsub.NewPublishers(client, cfg.Client),
+		project:  client.Project(),
+		tracer:   tp.Tracer("github.com/eventrelay/eventrelay/relay"),
+		routes:   cfg.Topics,
+		maxBytes: cfg.MaxMessageBytes,
+		probe:    cfg.ReadyTopic,
+	}
+	return s, s.stop
+}
+
+// stopTimeout bounds the final flush: after an abandoned drain, messages
+// may still be in flight for up to publish.timeout; their rows were
+// released and will be published again.
+const stopTimeout = 5 * time.Second
+
+func (s *Publisher) stop() {
+	done := make(chan struct{})
+	go func() {
+		s.pubs.Stop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+	}
+}
+
+func (s *Publisher) topic(e *claim.Event) string {
+	if t := s.routes[e.AggregateType]; t != "" {
+		return t
+	}
+	return e.Topic
+}
+
+// Message builds the Pub/Sub message of e: its attributes are the row's
+// headers plus the wire contract's (projection.AttrEventID, ...), which
+// headers cannot override, so triage never needs to decode the body.
+func Message(e *claim.Event) *pubsub.Message {
+	attrs := make(map[string]string, 7+len(e.Headers))
+	for k, v := range e.Headers {
+		attrs[k] = v
+	}
+	attrs[projection.AttrEventID] = e.EventID.String()
+	attrs[projection.AttrAggregateType] = e.AggregateType
+	attrs[projection.AttrAggregateID] = e.AggregateID
+	attrs[projection.AttrEventType] = e.EventType
+	attrs[projection.AttrVersion] = strconv.FormatInt(e.AggregateVersion, 10)
+	attrs[projection.AttrSchemaVersion] = strconv.FormatInt(int64(e.SchemaVersion), 10)
+	attrs[projection.AttrOccurredAt] = e.OccurredAt.UTC().Format(time.RFC3339Nano)
+	return &pubsub.Message{Data: e.Payload, Attributes: attrs, OrderingKey: e.OrderingKey}
+}
+
+// Publish starts publishing e. Messages over Settings.MaxMessageBytes are
+// refused with message_too_large: a non-nil error means nothing was sent.
+func (s *Publisher) Publish(ctx context.Context, e *claim.Event) (Result, error) {
+	msg := Message(e)
+	if n := gpubsub.MessageSize(msg); n > s.maxBytes {
+		return Result{}, errclass.Newf(errclass.MessageTooLarge, "message is %d bytes, limit is %d (publish.max_message_bytes, Options.Publish.MaxMessageBytes)", n, s.maxBytes)
+	}
+	span := startPublishSpan(s.tracer, msg, s.topic(e))
+	return Result{r: s.pubs.Publish(ctx, s.topic(e), msg), span: span}, nil
+}
+
+// startPublishSpan starts the producer span of msg as a child of the
+// producing request's trace (the row's traceparent header) and puts the
+// span's own context in the message attributes, so consumers continue the
+// trace from the publish. It ends when the result is read.
+func startPublishSpan(tracer trace.Tracer, msg *pubsub.Message, topic string) trace.Span {
+	carrier := propagation.MapCarrier(msg.Attributes)
+	ctx := context.Background()
+	if _, ok := msg.Attributes["traceparent"]; ok {
+		ctx = propagation.TraceContext{}.Extract(ctx, carrier)
+	}
+	ctx, span := tracer.Start(ctx, "publish "+topic, trace.WithSpanKind(trace.SpanKindProducer))
+	if !span.IsRecording() {
+		// No-op provider: the row's traceparent, if any, stays as it is.
+		return span
+	}
+	span.SetAttributes(attribute.String("messaging.system", "gcp_pubsub"),
+		attribute.String("messaging.operation.type", "send"),
+		attribute.String("messaging.destination.name", topic),
+		attribute.String("messaging.gcp_pubsub.message.ordering_key", msg.OrderingKey),
+		attribute.String("eventrelay.event_id", msg.Attributes[projection.AttrEventID]))
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	return span
+}
+
+// Flush sends what Publish has buffered for bundling now, instead of
+// after the bundling delay, and returns at once. Results still arrive
+// through each Result.
+func (s *Publisher) Flush() { s.pubs.Flush() }
+
+// Resume un-pauses e's ordering key after a failed publish.
+func (s *Publisher) Resume(e *claim.Event) { s.pubs.ResumePublish(s.topic(e), e.OrderingKey) }
+
+// Ping checks that Pub/Sub answers (GetTopic on publish.ready_topic).
+func (s *Publisher) Ping(ctx context.Context) error {
+	return gpubsub.Probe(ctx, s.client, s.project, s.probe)
+}
+
+// Result is the pending result of one publish.
+type Result struct {
+	r    *pubsub.PublishResult
+	span trace.Span
+}
+
+// Get waits for the message id. Errors are classified (errclass);
+// ErrAbandoned when ctx ended first.
+func (r Result) Get(ctx context.Context) (string, error) {
+	select {
+	case <-r.r.Ready():
+	case <-ctx.Done():
+		select {
+		case <-r.r.Ready():
+		default:
+			return "", fmt.Errorf("%w: %w", ErrAbandoned, ctx.Err())
+		}
+	}
+	id, err := r.r.Get(context.Background())
+	if err != nil {
+		r.span.SetStatus(codes.Error, err.Error())
+	} else {
+		r.span.SetAttributes(attribute.String("gcp_pubsub.message.id", id))
+	}
+	r.span.End()
+	var paused pubsub.ErrPublishingPaused
+	switch {
+	case errors.As(err, &paused):
+		return "", errclass.New(errclass.Unknown, fmt.Errorf("ordering key paused by an earlier failure: %w", err))
+	case errors.Is(err, pubsub.ErrPublisherStopped):
+		return "", errclass.New(errclass.Unknown, err)
+	case err != nil:
+		return "", fmt.Errorf("publishing: %w", gpubsub.Classify(err))
+	}
+	return id, nil
+}

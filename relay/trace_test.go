@@ -1,0 +1,74 @@
+package relay_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
+	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// TestPublishSpanContinuesTheRowsTrace: a row written inside a request span
+// is published under a "publish <topic>" producer span that is a child of
+// that request span, and the message's traceparent names the publish span,
+// so the projector's consumer span (which extracts it) hangs under the
+// publish in the same trace. Real Postgres, relay and pstest; spans in the
+// SDK's in-memory recorder. Not parallel: it sets the global provider.
+func TestPublishSpanContinuesTheRowsTrace(t *testing.T) {
+	rec := telemetrytest.Global(t)
+
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+
+	ctx, request := otel.Tracer("test").Start(context.Background(), "POST /v1/items", trace.WithSpanKind(trace.SpanKindServer))
+	w := fx.Writer(t, true)
+	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		_, err := w.InsertTx(ctx, tx, fx.Item(fx.ID(1), 1, 0))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	request.End()
+
+	fx.StartRelay(t, db.Pool, fx.NewConfig("relay-trace", ps.Config))
+	fx.WaitFor(t, time.Minute, "the row published", func() bool { return fx.CountStatus(t, db.Pool, "published") == 1 })
+	msgs := ps.Messages()
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages, want 1", len(msgs))
+	}
+	var publish sdktrace.ReadOnlySpan
+	fx.WaitFor(t, time.Minute, "the publish span ended", func() bool {
+		for _, s := range rec.Ended() {
+			if strings.HasPrefix(s.Name(), "publish ") {
+				publish = s
+				return true
+			}
+		}
+		return false
+	})
+	reqSC := request.SpanContext()
+	if publish.SpanContext().TraceID() != reqSC.TraceID() || publish.Parent().SpanID() != reqSC.SpanID() {
+		t.Fatalf("publish span trace %s parent %s, want trace %s parent %s (the request span)",
+			publish.SpanContext().TraceID(), publish.Parent().SpanID(), reqSC.TraceID(), reqSC.SpanID())
+	}
+	if publish.SpanKind() != trace.SpanKindProducer {
+		t.Errorf("publish span kind %s, want producer", publish.SpanKind())
+	}
+	consumer := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier(msgs[0].Attributes))
+	got := trace.SpanContextFromContext(consumer)
+	if got.TraceID() != reqSC.TraceID() || got.SpanID() != publish.SpanContext().SpanID() {
+		t.Fatalf("message traceparent %q: want trace %s and the publish span %s as parent",
+			msgs[0].Attributes["traceparent"], reqSC.TraceID(), publish.SpanContext().SpanID())
+	}
+}
