@@ -58,6 +58,7 @@ generate: ## Regenerate protobuf (buf), sqlc and wire output
 	$(TOOL) buf generate
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate -f sqlc.e2e.yaml
+	cd internal/catalog && $(GO) tool -modfile=../../tools/go.mod sqlc generate
 	$(TOOL) wire gen ./cmd/... >/dev/null
 	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf generate
 	cd examples/orders/sqlc && $(GO) tool -modfile=../../../tools/go.mod sqlc generate

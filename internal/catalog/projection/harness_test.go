@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/health"
+	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
@@ -213,9 +214,9 @@ func (h *harness) eventually(timeout time.Duration, what string, cond func() boo
 }
 
 // row reads video_projection; ok is false when there is no row.
-func (h *harness) row(id uuid.UUID) (inboxdb.VideoProjection, bool) {
+func (h *harness) row(id uuid.UUID) (catalogdb.VideoProjection, bool) {
 	h.t.Helper()
-	r, err := inboxdb.New(h.pool).GetVideoProjection(context.Background(), id)
+	r, err := catalogdb.New(h.pool).GetVideoProjection(context.Background(), id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, false
 	}
