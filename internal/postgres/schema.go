@@ -12,14 +12,10 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres/schemadb"
 )
 
-// The tables each daemon needs (created by the eventrelay set, migrations/,
-// and the catalog's set, internal/catalog/migrations; their version tables
-// record that relayctl migrate up ran).
-var (
-	PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events", "outbox_partitions", "outbox_publishers", "outbox_wakeups"}
-	CatalogTables   = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "videos", "outbox_events", "outbox_wakeups"}
-	ProjectorTables = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "inbox_events", "video_projection"}
-)
+// PublisherTables are the tables the publisher needs, all created by
+// eventrelay's set (migrations/; its version table records that relayctl
+// migrate up ran). A service lists its own daemons' tables with its set.
+var PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events", "outbox_partitions", "outbox_publishers", "outbox_wakeups"}
 
 // CheckSchema reports whether the schema the pool works in (the first
 // entry of the search_path Open set) holds tables. A missing table is a
