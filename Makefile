@@ -63,8 +63,12 @@ generate: ## Regenerate protobuf (buf), sqlc and wire output
 	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf generate
 	cd examples/orders/sqlc && $(GO) tool -modfile=../../../tools/go.mod sqlc generate
 
+.PHONY: depcheck
+depcheck: ## Fail if a generic package (tests included) depends on the catalog, its generated code, its API or Elasticsearch
+	@scripts/depcheck.sh
+
 .PHONY: verify
-verify: generate ## Fail if generated code drifts from its sources; lint protos, vet, gofmt
+verify: generate ## Fail if generated code drifts from its sources or a generic package depends on the catalog; lint protos, vet, gofmt
 	@git add -N . >/dev/null 2>&1 || true
 	@git diff --exit-code --stat -- api internal cmd examples/orders/api examples/orders/internal || { echo "generated code is out of date: run make generate and commit"; exit 1; }
 	$(TOOL) buf lint
@@ -76,6 +80,7 @@ verify: generate ## Fail if generated code drifts from its sources; lint protos,
 		cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf breaking --against '../../.git#branch=main,subdir=examples/orders'; \
 	else echo "buf breaking (examples/orders): no main branch with examples/orders/buf.yaml to compare against yet"; fi
 	$(GO) vet ./...
+	@scripts/depcheck.sh
 	cd examples/orders && $(GO) build ./... && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
