@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/elastic"
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 )
 
 // TestReindexAndVerifySearch: the index behind the alias is lost; verify
