@@ -57,7 +57,7 @@ func count(t *testing.T, db *relaytest.DB) int {
 
 func TestInsertTxIsVisibleOnlyOnCommit(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	ctx := context.Background()
 
@@ -92,7 +92,7 @@ func TestInsertTxIsVisibleOnlyOnCommit(t *testing.T) {
 
 func TestInsertTxFailureMidBatchLeavesNothing(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	ctx := context.Background()
 	id := uuid.NewString()
@@ -117,7 +117,7 @@ func TestInsertTxFailureMidBatchLeavesNothing(t *testing.T) {
 // order for the publishers, and Written[i] describes input i.
 func TestInsertTxWritesSeveralEventsInInputOrder(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{Notify: true})
 	a, b, c := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	restated := created(c, 1)
@@ -135,7 +135,7 @@ func TestInsertTxWritesSeveralEventsInInputOrder(t *testing.T) {
 // oversize row), still in input order.
 func TestInsertTxSplitsLargeCallsInOrder(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	outbox.SetStatementBytes(w, 1000)
 	id := uuid.NewString()
@@ -221,7 +221,7 @@ func insertAndRead(t *testing.T, db *relaytest.DB, w *outbox.Writer, in []outbox
 // anyway stores none of them; the error names the event's index and field.
 func TestInsertTxValidatesEveryEventFirst(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	ctx := context.Background()
 	bad := created(uuid.NewString(), 1)
@@ -245,7 +245,7 @@ func TestInsertTxValidatesEveryEventFirst(t *testing.T) {
 
 func TestInsertTxRefusesInvalidEvents(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{MaxPayloadBytes: 200})
 	ctx := context.Background()
 	id := uuid.NewString()
@@ -281,7 +281,7 @@ func TestInsertTxRefusesInvalidEvents(t *testing.T) {
 
 func TestInsertTxFillsMetadataAndRow(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{
 		Producer:     outbox.Producer{Service: "svc", Instance: "i-1", Version: "v9"},
 		Topics:       map[string]string{events.AggregateType: "videos-topic"},
@@ -344,7 +344,7 @@ func TestInsertTxFillsMetadataAndRow(t *testing.T) {
 
 func TestInsertTxCarriesTraceContext(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	traceID, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
 	spanID, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
@@ -383,7 +383,7 @@ func TestInsertTxCarriesTraceContext(t *testing.T) {
 
 func TestRestatementIsExemptFromOneEventPerVersion(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	ctx := context.Background()
 	id := uuid.NewString()
@@ -409,14 +409,14 @@ func TestRestatementIsExemptFromOneEventPerVersion(t *testing.T) {
 
 func TestNotifyWakesListenersOnCommitOnly(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, db.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "LISTEN "+outbox.NotifyChannelFor(relaytest.DefaultSchema)); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+outbox.NotifyChannelFor(db.Schema)); err != nil {
 		t.Fatal(err)
 	}
 	wait := func(d time.Duration) error {

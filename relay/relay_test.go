@@ -16,7 +16,6 @@ import (
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	pt "github.com/eventrelay/eventrelay/internal/publisher/publishertest"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
@@ -257,9 +256,6 @@ func TestNewNamesTheField(t *testing.T) {
 				t.Errorf("New: %v; want it to mention %s", err, w)
 			}
 		}
-	}
-	if relay.DefaultSchema != postgres.DefaultSchema {
-		t.Errorf("relay.DefaultSchema %q, the daemons' default %q", relay.DefaultSchema, postgres.DefaultSchema)
 	}
 	if _, err := relay.New(nil, ps.Client, relay.Options{}); err == nil {
 		t.Error("New(nil pool) = nil error")

@@ -48,7 +48,7 @@ func (s *slowPublish) React(req any) (bool, any, error) {
 func TestKillNineMidBatchTakeover(t *testing.T) {
 	t.Parallel()
 	const aggregates, versions = 500, 6
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: testSchema})
 	slow := &slowPublish{}
 	slow.delay.Store(int64(15 * time.Millisecond)) // a batch takes ~1.5s: the kill lands mid-batch
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: slow})
@@ -154,7 +154,7 @@ func heldBy(t *testing.T, db *relaytest.DB, worker string) []heldRow {
 func TestSIGTERMUnderLoadDrainsAndExitsZero(t *testing.T) {
 	t.Parallel()
 	const aggregates, versions = 100, 30
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: testSchema})
 	slow := &slowPublish{}
 	slow.delay.Store(int64(2 * time.Millisecond))
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: slow})

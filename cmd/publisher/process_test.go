@@ -57,13 +57,18 @@ type proc struct {
 	err    error
 }
 
-// startPublisher runs the built binary with the test defaults (short
-// lease, fast polling) plus env, configured by environment only.
+// testSchema holds the eventrelay tables of these tests.
+const testSchema = "items"
+
+// startPublisher runs the built binary with the test defaults (schema
+// testSchema, short lease, fast polling) plus env, configured by
+// environment only.
 func startPublisher(t *testing.T, worker, dbURL string, ps gpubsub.Config, env map[string]string) *proc {
 	t.Helper()
 	p := &proc{t: t, worker: worker, port: opstest.FreePort(t), out: &syncBuffer{}, done: make(chan struct{})}
 	vars := map[string]string{
 		"DATABASE_URL":                    dbURL,
+		"DATABASE_SCHEMA":                 testSchema,
 		"PUBSUB_PROJECT_ID":               ps.ProjectID,
 		"PUBSUB_EMULATOR_HOST":            ps.EmulatorHost,
 		"OUTBOX_WORKER_ID":                worker,

@@ -50,7 +50,7 @@ func startPrivatePG(t *testing.T) *privatePG {
 	if p.url == "" {
 		t.Fatal("scripts/pg.sh start printed no DATABASE_URL")
 	}
-	if _, err := postgres.Migrate(ctxFor(t, time.Minute), postgres.Config{URL: p.url, Schema: postgres.DefaultSchema}, migrations.Eventrelay); err != nil {
+	if _, err := postgres.Migrate(ctxFor(t, time.Minute), postgres.Config{URL: p.url, Schema: testSchema}, migrations.Eventrelay); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -84,7 +84,7 @@ func TestReadyzFollowsPostgresAndPubSub(t *testing.T) {
 	if _, err := client.TopicAdminClient.CreateTopic(context.Background(), &pb.Topic{Name: gpubsub.TopicName(ps.ProjectID, pt.Topic)}); err != nil {
 		t.Fatal(err)
 	}
-	pool, err := postgres.Open(context.Background(), postgres.Config{URL: pg.url, Schema: postgres.DefaultSchema})
+	pool, err := postgres.Open(context.Background(), postgres.Config{URL: pg.url, Schema: testSchema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestInvalidConfigFailsAtStartNamingTheKey(t *testing.T) {
 // is ready and publishes.
 func TestUnmigratedSchemaIsNotReady(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: testSchema})
 	const schema = "not_migrated_yet"
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)

@@ -20,7 +20,7 @@ import (
 // server and checks its reason.
 func TestClassifyRealServerErrors(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	ctx := context.Background()
 	raise := func(code string) string {
 		return fmt.Sprintf(`DO $$ BEGIN RAISE EXCEPTION 'provoked' USING ERRCODE = '%s'; END $$`, code)

@@ -41,9 +41,14 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool, tables []string) error
 	return nil
 }
 
-// PoolSchema is the schema a pool from Open works in.
+// PoolSchema is the schema a pool works in: the first entry of its
+// search_path ("" when it sets none).
 func PoolSchema(pool *pgxpool.Pool) string {
-	path := pool.Config().ConnConfig.RuntimeParams["search_path"]
+	return firstSchema(pool.Config().ConnConfig.RuntimeParams["search_path"])
+}
+
+// firstSchema is the first entry of a search_path.
+func firstSchema(path string) string {
 	first, _, _ := strings.Cut(path, ",")
 	return strings.Trim(strings.TrimSpace(first), `"`)
 }

@@ -109,7 +109,7 @@ func reportClaims(b *testing.B, relays []*pt.Relay) {
 // BENCH_RELAYS (1), OUTBOX_CONCURRENCY (4) and OUTBOX_BULK_SIZE (500) shape
 // the relays.
 func BenchmarkPublisherDrain(b *testing.B) {
-	db := relaytest.NewDB(b)
+	db := relaytest.NewDB(b, relaytest.Options{Schema: "items"})
 	ps, target := benchPubSub(b)
 	aggregates := envInt("BENCH_AGGREGATES", 1000)
 	versions := (b.N + aggregates - 1) / aggregates
@@ -141,7 +141,7 @@ func BenchmarkPublisherDrain(b *testing.B) {
 //
 //	go test -run '^$' -bench PublisherLatency -benchtime 10000x ./internal/publisher/
 func BenchmarkPublisherLatency(b *testing.B) {
-	db := relaytest.NewDB(b)
+	db := relaytest.NewDB(b, relaytest.Options{Schema: "items"})
 	ps, target := benchPubSub(b)
 	cfg := pt.Config("bench", ps)
 	cfg.Outbox.Concurrency = envInt("OUTBOX_CONCURRENCY", 4)
@@ -209,7 +209,7 @@ func writeSteadily(db *relaytest.DB, w *outbox.Writer, first, keys, n, perTx int
 func BenchmarkWriterNotify(b *testing.B) {
 	for _, notify := range []bool{false, true} {
 		b.Run(fmt.Sprintf("notify=%v", notify), func(b *testing.B) {
-			db := relaytest.NewDB(b)
+			db := relaytest.NewDB(b, relaytest.Options{Schema: "items"})
 			w := pt.Writer(b, notify)
 			writers := envInt("BENCH_WRITERS", 8)
 			perWriter := (b.N + writers - 1) / writers

@@ -104,7 +104,7 @@ func TestTransientFailuresBackOffThenPublish(t *testing.T) {
 	flaky, doomed, healthy := pt.AggregateID(1), pt.AggregateID(2), pt.AggregateID(3)
 	fault := newFault(codes.Unavailable, flaky)
 	down := newFault(codes.Unavailable, doomed)
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t,
 		pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault},
 		pstest.ServerReactorOption{FuncName: "Publish", Reactor: down})
@@ -191,7 +191,7 @@ func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
 	t.Parallel()
 	invalid, missing, large := pt.AggregateID(1), pt.AggregateID(2), pt.AggregateID(3)
 	fault := newFault(codes.InvalidArgument, invalid)
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
 	ps.Topic(t, pt.Topic)
 	cfg := pt.Config("relay", ps.Config)
@@ -248,7 +248,7 @@ func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
 func TestLongBatchExtendsItsLease(t *testing.T) {
 	t.Parallel()
 	slow := pt.AggregateID(1)
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	var delayed atomic.Bool
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: reactorFunc(func(req any) (bool, any, error) {
 		r := req.(*pb.PublishRequest)
@@ -286,7 +286,7 @@ func (f reactorFunc) React(req any) (bool, any, error) { return f(req) }
 // publishing.
 func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	// Publishes stall until the drain is over (a fixed stall let a loaded
 	// machine reach the drain after the publishes had finished).
 	unstall := make(chan struct{})

@@ -20,7 +20,7 @@ import (
 // in the metrics.
 func TestRetentionRoundRebuildsBloatedIndexes(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)
 	const rows = 20_000

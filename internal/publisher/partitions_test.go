@@ -94,7 +94,7 @@ func requireShares(t *testing.T, s *data.Store, want map[string]int, members ...
 // partitions to the others at their next heartbeat.
 func TestOwnershipDividesPartitionsAndRebalances(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	a := newMember(t, s, "a", time.Minute, time.Second)
 	b := newMember(t, s, "b", time.Minute, time.Second)
@@ -142,7 +142,7 @@ func TestCrashedReplicasPartitionsMoveAndArePublishedInOrder(t *testing.T) {
 	t.Parallel()
 	const keys, versions = 30, 6
 	const lease, heartbeat = 3 * time.Second, 500 * time.Millisecond
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)
@@ -213,7 +213,7 @@ func TestCrashedReplicasPartitionsMoveAndArePublishedInOrder(t *testing.T) {
 func TestOverlappingOwnersNeitherReorderNorDoubleClaim(t *testing.T) {
 	t.Parallel()
 	const keys, versions = 40, 25
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	// Each key's versions are adjacent in id order, so a claim that passed
 	// over a key's rows locked by another claim would reach its later rows.
@@ -319,7 +319,7 @@ func TestOverlappingOwnersNeitherReorderNorDoubleClaim(t *testing.T) {
 func TestPartitionsMoveAtOnceOnJoinAndGracefulLeave(t *testing.T) {
 	t.Parallel()
 	const lease, heartbeat = 60 * time.Second, 20 * time.Second
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)

@@ -26,7 +26,7 @@ import (
 // reclaim timed out on the lock every tick.)
 func TestReclaimIsNotStarvedBySlowClaims(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)
 	pt.Insert(t, db.Pool, pt.Writer(t, false), pt.VideoEvent(pt.AggregateID(1), 1, 0))

@@ -24,7 +24,7 @@ import (
 func TestThreeRelaysDeliverEverythingOnceInOrder(t *testing.T) {
 	t.Parallel()
 	const aggregates, versions = 500, 40
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)
 
@@ -82,7 +82,7 @@ func TestThreeRelaysDeliverEverythingOnceInOrder(t *testing.T) {
 func TestOrderedSubscriptionReceivesVersionsInOrder(t *testing.T) {
 	t.Parallel()
 	const aggregates, versions = 20, 10
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)
 	ps.Subscription(t, "ordered", pt.Topic, gpubsubtest.SubscriptionOptions{Ordered: true})
@@ -135,7 +135,7 @@ func TestWakeUpByNotifyAndByPolling(t *testing.T) {
 	}{{"notify", true, time.Minute}, {"poll", false, 200 * time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			db := relaytest.NewDB(t)
+			db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 			ps := gpubsubtest.New(t)
 			ps.Topic(t, pt.Topic)
 			cfg := pt.Config("relay", ps.Config)
@@ -158,7 +158,7 @@ func TestWakeUpByNotifyAndByPolling(t *testing.T) {
 // the others.
 func TestRetentionDeletesPublishedRows(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)
 	cfg := pt.Config("relay", ps.Config)

@@ -27,7 +27,7 @@ import (
 func TestPublishSpanContinuesTheRowsTrace(t *testing.T) {
 	rec := telemetrytest.Global(t)
 
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)
 

@@ -29,7 +29,7 @@ import (
 func TestBusyRelayClaimsWithoutNotifyAndIdleRelayIsWoken(t *testing.T) {
 	t.Parallel()
 	const writers, perWriter = 4, 400
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, pt.Topic)
 	ctx := context.Background()
@@ -62,7 +62,7 @@ func TestBusyRelayClaimsWithoutNotifyAndIdleRelayIsWoken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer listener.Close(ctx)
-	if _, err := listener.Exec(ctx, "LISTEN "+pgx.Identifier{outbox.NotifyChannelFor(relaytest.DefaultSchema)}.Sanitize()); err != nil {
+	if _, err := listener.Exec(ctx, "LISTEN "+pgx.Identifier{outbox.NotifyChannelFor(db.Schema)}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
 	var notifications atomic.Int64

@@ -18,7 +18,7 @@ import (
 type testDB = relaytest.DB
 
 func newDB(t *testing.T) *testDB {
-	return relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	return relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 }
 
 func port(t *testing.T, dsn string) string {

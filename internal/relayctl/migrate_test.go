@@ -12,7 +12,7 @@ import (
 
 func TestMigrateGuard(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	env := map[string]string{"DATABASE_URL": db.URL}
 
 	r := relayctl(t, env, "migrate", "status", "--json")
@@ -100,7 +100,7 @@ func TestMigrateSQL(t *testing.T) {
 // --set picks the set; --to N needs --set.
 func TestMigrateDownPerSet(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	env := map[string]string{"DATABASE_URL": db.URL}
 	guard := []string{"--expect-db", db.Name, "--by", "test", "--why", "per set"}
 

@@ -3,8 +3,6 @@ package relayctl
 import (
 	"strings"
 	"testing"
-
-	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // TestSchemaFromDatabaseSchema: relayctl reads DATABASE_SCHEMA, as the
@@ -23,7 +21,7 @@ func TestSchemaFromDatabaseSchema(t *testing.T) {
 	}{
 		{map[string]string{"DATABASE_SCHEMA": "other"}, ExitRuntime, false},
 		{map[string]string{"EVENTRELAY_SCHEMA": "other"}, ExitRuntime, true},
-		{map[string]string{"DATABASE_SCHEMA": relaytest.DefaultSchema, "EVENTRELAY_SCHEMA": "other"}, ExitOK, true},
+		{map[string]string{"DATABASE_SCHEMA": db.Schema, "EVENTRELAY_SCHEMA": "other"}, ExitOK, true},
 		{map[string]string{}, ExitOK, false},
 	} {
 		tc.env["DATABASE_URL"] = db.URL

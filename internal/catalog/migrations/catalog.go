@@ -9,6 +9,10 @@ import (
 //go:embed *.sql
 var catalogFS embed.FS
 
+// Schema is the schema the catalog's daemons and relayctl work in unless
+// configured otherwise (DATABASE_SCHEMA).
+const Schema = "catalog"
+
 // Catalog is the catalog's set: videos and video_projection. Its version
 // table is catalog_goose_db_version.
 var Catalog = migrations.Set{Name: "catalog", FS: catalogFS, VersionTable: "catalog_goose_db_version"}

@@ -54,7 +54,7 @@ type harness struct {
 // newHarness runs on a fresh test database.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return newHarnessOn(t, relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}).Pool)
+	return newHarnessOn(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).Pool)
 }
 
 // newHarnessOn runs on pool, a migrated database.

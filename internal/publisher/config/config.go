@@ -197,7 +197,7 @@ const MaxPubSubMessageBytes = 10_000_000
 // environment leave unset.
 func Default() Config {
 	return Config{
-		Database: Database{Schema: postgres.DefaultSchema, ConnectTimeout: conf.Duration(5 * time.Second)},
+		Database: Database{ConnectTimeout: conf.Duration(5 * time.Second)},
 		Outbox: Outbox{
 			Concurrency:        4,
 			BulkSize:           500,

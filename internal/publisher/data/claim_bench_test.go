@@ -26,7 +26,7 @@ func BenchmarkClaimWithBacklog(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_PENDING")); err == nil && v > 0 {
 		pending = v
 	}
-	db := relaytest.NewDB(b)
+	db := relaytest.NewDB(b, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
 	if _, err := db.Pool.Exec(ctx, `
 		INSERT INTO outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type,

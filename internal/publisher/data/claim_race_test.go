@@ -25,7 +25,7 @@ func TestClaimWithAnOlderNowKeepsKeyOrder(t *testing.T) {
 	for _, how := range []string{"reclaim", "replay"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			db := relaytest.NewDB(t)
+			db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 			s := data.NewStore(db.Pool)
 			ctx := ctxT(t)
 			key := pt.AggregateID(7)
@@ -99,7 +99,7 @@ func replayParams(id int64) outboxdb.ReplayOutboxRowsParams {
 // violations in a clean-clone CI run, 18 in another).
 func TestClaimDoesNotSkipAHeadRowLockedByAFencedWrite(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	ctx := ctxT(t)
 	key := pt.AggregateID(9)

@@ -71,7 +71,7 @@ func tracedStore(t *testing.T, db *relaytest.DB) (*data.Store, *recorder) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc.ConnConfig.RuntimeParams["search_path"] = relaytest.DefaultSchema
+	pc.ConnConfig.RuntimeParams["search_path"] = db.Schema
 	pc.ConnConfig.Tracer = rec
 	traced, err := pgxpool.NewWithConfig(ctxT(t), pc)
 	if err != nil {
@@ -102,7 +102,7 @@ func evenPartitions(t *testing.T, s *data.Store) []int32 {
 // ordering_key and passes the other half over.
 func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := ctxT(t)
 	// 60k published, 60k pending over 6k keys; every 10th key has a failed
 	// head and a retry-waiting row.
@@ -187,7 +187,7 @@ func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 // narrow ones the primary key is not the cheaper guess.
 func TestClaimPlanAfterAnAnalyzeOfABacklog(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := ctxT(t)
 	_, err := db.Pool.Exec(ctx, `
 		INSERT INTO outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
@@ -234,7 +234,7 @@ func TestClaimPlanAfterAnAnalyzeOfABacklog(t *testing.T) {
 // and its cost grew with the throughput since the last VACUUM.
 func TestFencedWritesReadByPrimaryKey(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := ctxT(t)
 	insert := func(from, to int) {
 		t.Helper()

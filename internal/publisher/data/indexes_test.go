@@ -93,7 +93,7 @@ func waitingReindex(t *testing.T, pool *pgxpool.Pool) int32 {
 // them. The others, whose rows are live, are left alone.
 func TestRebuildShrinksTheBloatedPendingIndexesOnly(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	pt.PublishedWave(t, db.Pool, 20_000, time.Now())
 
@@ -137,7 +137,7 @@ func TestRebuildShrinksTheBloatedPendingIndexesOnly(t *testing.T) {
 // at a time; the others skip the round.
 func TestRebuildSkipsWhileAnotherSessionHoldsTheLock(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	conn, err := db.Pool.Acquire(ctxT(t))
 	if err != nil {
@@ -169,7 +169,7 @@ func TestRebuildSkipsWhileAnotherSessionHoldsTheLock(t *testing.T) {
 // rebuilding. Without that, every interrupted round would add one more.
 func TestRebuildDropsTheLeftoverOfAnInterruptedRebuild(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	pt.Insert(t, db.Pool, pt.Writer(t, false), pt.VideoEvent(pt.AggregateID(1), 1, 0))
 
@@ -211,7 +211,7 @@ func TestRebuildDropsTheLeftoverOfAnInterruptedRebuild(t *testing.T) {
 // open snapshot), rows are inserted, claimed and marked published.
 func TestClaimsKeepWorkingDuringARebuild(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	w := pt.Writer(t, false)
 	pt.Insert(t, db.Pool, w, pt.VideoEvent(pt.AggregateID(1), 1, 0))
@@ -271,7 +271,7 @@ func TestClaimsKeepWorkingDuringARebuild(t *testing.T) {
 // migrations create.
 func TestOutboxIndexNamesAreTheMigrationsIndexes(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	rows, err := db.Pool.Query(context.Background(),
 		`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'outbox_events' ORDER BY 1`)
 	if err != nil {

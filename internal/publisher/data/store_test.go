@@ -65,7 +65,7 @@ func state(t *testing.T, pool *pgxpool.Pool, id int64) rowState {
 
 func TestClaimHeadOfLine(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	w := pt.Writer(t, false)
 	a, b, c := pt.AggregateID(1), pt.AggregateID(2), pt.AggregateID(3)
@@ -151,7 +151,7 @@ func TestClaimHeadOfLine(t *testing.T) {
 
 func TestFencedWritesAndReclaim(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	w := pt.Writer(t, false)
 	pt.Insert(t, db.Pool, w, pt.VideoEvent(pt.AggregateID(1), 1, 0), pt.VideoEvent(pt.AggregateID(2), 1, 0))
@@ -228,7 +228,7 @@ func TestFencedWritesAndReclaim(t *testing.T) {
 
 func TestErrorHistoryKeepsLastTwenty(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	pt.Insert(t, db.Pool, pt.Writer(t, false), pt.VideoEvent(pt.AggregateID(1), 1, 0))
 	var id int64
@@ -260,7 +260,7 @@ func TestErrorHistoryKeepsLastTwenty(t *testing.T) {
 
 func TestRetentionDeletesOldPublishedRowsInBatches(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	w := pt.Writer(t, false)
 	pt.InsertRounds(t, db.Pool, w, 1, 10, 3, 30) // 30 rows
@@ -301,7 +301,7 @@ func TestRetentionDeletesOldPublishedRowsInBatches(t *testing.T) {
 // never hold the same row, and never hold two batches of one key at once.
 func TestConcurrentClaimsNeverOverlap(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	pt.InsertRounds(t, db.Pool, pt.Writer(t, false), 1, 50, 20, 500) // 1000 rows
 	var mu sync.Mutex
@@ -366,7 +366,7 @@ func TestConcurrentClaimsNeverOverlap(t *testing.T) {
 
 func TestStatsAndHeaders(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	s := data.NewStore(db.Pool)
 	ev := pt.VideoEvent(pt.AggregateID(1), 1, 0)
 	ev.Headers = map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
