@@ -56,7 +56,7 @@ type Env struct {
 
 // Flag is a string flag a hook adds to the commands it serves.
 type Flag struct {
-	// Name is the flag's name without dashes, e.g. "elastic-url".
+	// Name is the flag's name without dashes, e.g. "index-url".
 	Name string
 	// Env names the environment variable giving the default; "" for none.
 	Env string
