@@ -89,7 +89,13 @@ func init() {
 // Run executes relayctl with args (without the program name) and the
 // service's hooks, and returns the exit code. It never calls os.Exit.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, hooks hook.Hooks) int {
-	return run(ctx, args, &cli{stdout: stdout, stderr: stderr, lookup: os.LookupEnv, hooks: hooks})
+	return RunWith(ctx, args, stdout, stderr, hooks, os.LookupEnv)
+}
+
+// RunWith is Run with the environment read through lookup instead of the
+// process's (a test passes exactly the variables it means).
+func RunWith(ctx context.Context, args []string, stdout, stderr io.Writer, hooks hook.Hooks, lookup func(string) (string, bool)) int {
+	return run(ctx, args, &cli{stdout: stdout, stderr: stderr, lookup: lookup, hooks: hooks})
 }
 
 // noHook is the usage error of a command whose hook this binary lacks.

@@ -69,6 +69,9 @@ func Logger() *slog.Logger {
 // StartRelay runs a relay on pool until the test ends (drained then).
 func StartRelay(t testing.TB, pool *pgxpool.Pool, cfg config.Config) *Relay {
 	t.Helper()
+	if cfg.Database.Schema == "" {
+		cfg.Database.Schema = postgres.PoolSchema(pool)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("relay config: %v", err)
 	}
