@@ -44,7 +44,8 @@ FUZZ_TARGETS := \
 	./projection:FuzzParseAttributes \
 	./internal/catalog/events:FuzzDecode \
 	./internal/catalog/server:FuzzDecodeJSONBody \
-	./internal/conf:FuzzLoadDaemonConfigs
+	./internal/conf:FuzzLoad \
+	./cmd:FuzzLoadDaemonConfigs
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 10s): envelope, attributes, catalog JSON, config
