@@ -268,15 +268,15 @@ func TestInsertTxRefusesInvalidEvents(t *testing.T) {
 	ctx := context.Background()
 	id := uuid.NewString()
 	cases := map[string]func(*outbox.Event){
-		"AggregateType":    func(e *outbox.Event) { e.AggregateType = "" },
-		"AggregateID":      func(e *outbox.Event) { e.AggregateID = "" },
-		"AggregateVersion": func(e *outbox.Event) { e.AggregateVersion = 0 },
-		"EventType":        func(e *outbox.Event) { e.EventType = "" },
-		"Payload":          func(e *outbox.Event) { e.Payload = nil },
-		"does not match":   func(e *outbox.Event) { e.EventType = "test.item.renamed" },
-		"not a valid":      func(e *outbox.Event) { e.Topic = "!bad" },
-		"no topic routes":  func(e *outbox.Event) { e.AggregateType = "other.thing" },
-		"bytes, limit 200": func(e *outbox.Event) { e.Payload = withPadding(id, 1, 300).Payload },
+		"AggregateType":         func(e *outbox.Event) { e.AggregateType = "" },
+		"AggregateID":           func(e *outbox.Event) { e.AggregateID = "" },
+		"AggregateVersion":      func(e *outbox.Event) { e.AggregateVersion = 0 },
+		"EventType":             func(e *outbox.Event) { e.EventType = "" },
+		"Payload":               func(e *outbox.Event) { e.Payload = nil },
+		"does not match":        func(e *outbox.Event) { e.EventType = "test.item.renamed" },
+		"not a valid":           func(e *outbox.Event) { e.Topic = "!bad" },
+		"no topic routes":       func(e *outbox.Event) { e.AggregateType = "other.thing" },
+		"bytes, limit 200":      func(e *outbox.Event) { e.Payload = withPadding(id, 1, 300).Payload },
 		"SchemaVersion must be": func(e *outbox.Event) { e.SchemaVersion = -1 },
 	}
 	for want, mutate := range cases {
