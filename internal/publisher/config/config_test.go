@@ -44,7 +44,9 @@ func TestShippedConfigLoads(t *testing.T) {
 }
 
 func TestDefaultWorkerIDIsHostnamePid(t *testing.T) {
-	c, err := load(t, "", baseEnv())
+	env := baseEnv()
+	env["DATABASE_SCHEMA"] = "items" // no file: the schema has no other source
+	c, err := load(t, "", env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,9 +91,12 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		// An explicit 0 was silently the 5s default (postgres.Config).
 		{map[string]string{"DATABASE_CONNECT_TIMEOUT": "0"}, []string{"database.connect_timeout (DATABASE_CONNECT_TIMEOUT) is 0"}},
 		{map[string]string{"DATABASE_SCHEMA": "Bad-Schema"}, []string{"database.schema"}},
+		// No default schema: the publisher works in the one it is given.
+		{map[string]string{"DATABASE_SCHEMA": ""}, []string{"database.schema (DATABASE_SCHEMA) is required"}},
 	}
 	for _, tc := range cases {
 		env := baseEnv()
+		env["DATABASE_SCHEMA"] = "items" // no file: the schema has no other source
 		for k, v := range tc.env {
 			env[k] = v
 		}
