@@ -77,8 +77,8 @@ func AdminURL(t testing.TB) string {
 
 // NewDB creates a fresh database for t, cloned from a template database
 // that has o's migrations applied to o.Schema, and drops it when t ends.
-// The template is built once per (schema, migration sets)
-// and per content of their files, and shared by parallel test processes.
+// The template is built once per (schema, migration sets) and per content
+// of their files, and shared by parallel test processes.
 func NewDB(t testing.TB, o Options) *DB {
 	t.Helper()
 	if o.Schema == "" {
