@@ -9,7 +9,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 )
 
-// TestMutatingCommandsAuditWhoWhyFilterOutcome (issue 14): a failed seek
+// TestMutatingCommandsAuditWhoWhyFilterOutcome: a failed seek
 // is recorded with its failure, a successful one with "ok"; snapshot
 // create/delete need --by/--why; a replay records the absolute window it
 // used, not "15m".
