@@ -50,7 +50,8 @@ FUZZ_TARGETS := \
 	./projection:FuzzParseAttributes \
 	./internal/catalog/events:FuzzDecode \
 	./internal/catalog/server:FuzzDecodeJSONBody \
-	./internal/conf:FuzzLoadDaemonConfigs
+	./internal/conf:FuzzLoad \
+	./cmd:FuzzLoadDaemonConfigs
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 10s): envelope, attributes, catalog JSON, config
@@ -63,13 +64,18 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s): envelope, attributes, 
 generate: ## Regenerate protobuf (buf), sqlc and wire output
 	$(TOOL) buf generate
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate
+	cd internal/catalog && $(GO) tool -modfile=../../tools/go.mod sqlc generate
 	cd e2e/sqlc && $(GO) tool -modfile=../../tools/go.mod sqlc generate
 	$(TOOL) wire gen ./cmd/... >/dev/null
 	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf generate
 	cd examples/orders/sqlc && $(GO) tool -modfile=../../../tools/go.mod sqlc generate
 
+.PHONY: depcheck
+depcheck: ## Fail if a generic package (tests included) depends on the catalog, its generated code, its API or Elasticsearch
+	@scripts/depcheck.sh
+
 .PHONY: verify
-verify: generate ## Fail if generated code drifts from its sources; lint protos, vet, gofmt
+verify: generate ## Fail if generated code drifts from its sources or a generic package depends on the catalog; lint protos, vet, gofmt
 	@git add -N . >/dev/null 2>&1 || true
 	@git diff --exit-code --stat -- api internal cmd e2e/e2edb examples/orders/api examples/orders/internal || { echo "generated code is out of date: run make generate and commit"; exit 1; }
 	$(TOOL) buf lint
@@ -81,6 +87,7 @@ verify: generate ## Fail if generated code drifts from its sources; lint protos,
 		cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf breaking --against '../../.git#branch=main,subdir=examples/orders'; \
 	else echo "buf breaking (examples/orders): no main branch with examples/orders/buf.yaml to compare against yet"; fi
 	$(GO) vet ./...
+	@scripts/depcheck.sh
 	for m in $(MODULES); do (cd $$m && $(GO) build ./... && $(GO) vet ./...) || exit 1; done
 	cd e2e && $(GO) vet -tags e2e ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }

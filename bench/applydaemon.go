@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 

@@ -13,7 +13,7 @@ import (
 )
 
 // Schema holds the eventrelay tables in the bench database.
-const Schema = postgres.DefaultSchema
+const Schema = catalogmigrations.Schema
 
 // DB is the bench database: dropped, re-created and migrated at the start
 // of a bench run.

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
@@ -22,7 +23,7 @@ const Consumer = "bench.video_projection"
 type projectionArgs struct {
 	agg    int
 	inbox  inboxdb.InsertInboxEventParams
-	upsert inboxdb.UpsertVideoProjectionParams
+	upsert catalogdb.UpsertVideoProjectionParams
 }
 
 func buildProjectionArgs(evs []Event, aggregates int) ([]projectionArgs, error) {
@@ -38,7 +39,7 @@ func buildProjectionArgs(evs []Event, aggregates int) ([]projectionArgs, error) 
 			inbox: inboxdb.InsertInboxEventParams{Consumer: Consumer, EventID: m.EventID, AggregateType: m.AggregateType,
 				AggregateID: m.AggregateID, AggregateVersion: m.AggregateVersion, EventType: m.EventType,
 				MessageID: pgtype.Text{String: "msg-" + m.EventID.String(), Valid: true}},
-			upsert: inboxdb.UpsertVideoProjectionParams{VideoID: r.ID, UploaderID: r.UploaderID, Title: r.Title,
+			upsert: catalogdb.UpsertVideoProjectionParams{VideoID: r.ID, UploaderID: r.UploaderID, Title: r.Title,
 				Description: r.Description, DurationMicros: r.DurationMicros, Status: r.Status, MediaStatus: r.MediaStatus,
 				AnalysisStatus: r.AnalysisStatus, Version: r.Version, CreatedAt: r.CreatedAt, SourceUpdatedAt: r.UpdatedAt,
 				DeletedAt: r.DeletedAt, LastEventID: m.EventID, OccurredAt: m.OccurredAt},
@@ -71,11 +72,12 @@ func projectLoop(ctx context.Context, db *DB, args []projectionArgs, batch, work
 				err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 					b := &pgx.Batch{}
 					q := inboxdb.New(postgres.Pipeline{Batch: b})
+					rm := catalogdb.New(postgres.Pipeline{Batch: b})
 					for _, a := range chunk {
 						if _, err := q.InsertInboxEvent(ctx, a.inbox); err != nil {
 							return err
 						}
-						if _, err := q.UpsertVideoProjection(ctx, a.upsert); err != nil {
+						if _, err := rm.UpsertVideoProjection(ctx, a.upsert); err != nil {
 							return err
 						}
 					}

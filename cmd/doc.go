@@ -1,4 +1,6 @@
-// Package cmd holds eventrelay's binaries, one directory each. Its test
-// (secrets_test.go) runs every binary's help, usage and error paths with
-// planted credentials and fails if any output shows one.
+// Package cmd holds eventrelay's binaries, one directory each. Its tests
+// cover them all: every binary's help, usage and error paths with planted
+// credentials, failing if any output shows one (secrets_test.go), the
+// version stamp (version_test.go), the exit status of an invalid
+// configuration and a fuzz of the daemons' configuration loading.
 package cmd

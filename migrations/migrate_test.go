@@ -126,7 +126,7 @@ func TestDownThenUpAgain(t *testing.T) {
 // and changes nothing.
 func TestUpRefusesEventrelayTablesWithoutAVersionTable(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
 	if _, err := db.Pool.Exec(ctx, "DROP TABLE eventrelay_goose_db_version"); err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestSetsAreValidated(t *testing.T) {
 // start) apply each migration once and all succeed.
 func TestConcurrentUpAppliesOnce(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
 	const callers = 4
 	applied := make(chan int, callers)

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
-	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/outbox"
 )
 
@@ -23,7 +23,7 @@ func ExampleWriter_InsertTx() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg.ConnConfig.RuntimeParams["search_path"] = "catalog" // the schema of the eventrelay tables
+	cfg.ConnConfig.RuntimeParams["search_path"] = "orders" // the schema of the service's and eventrelay's tables
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		log.Fatal(err)
@@ -31,11 +31,11 @@ func ExampleWriter_InsertTx() {
 	defer pool.Close()
 
 	w, err := outbox.NewWriter(outbox.Config{
-		// A real service wraps the payload in its envelope; the catalog
-		// uses internal/catalog/events.Encode.
+		// A real service wraps the payload in its envelope (the metadata
+		// and the payload); this one sends the payload alone.
 		Encoder:      func(_ outbox.Metadata, payload proto.Message) ([]byte, error) { return proto.Marshal(payload) },
-		Producer:     outbox.Producer{Service: "catalog"},
-		DefaultTopic: "catalog.video.events",
+		Producer:     outbox.Producer{Service: "orders"},
+		DefaultTopic: "orders.events",
 		Notify:       true, // wake publishers on commit
 	})
 	if err != nil {
@@ -44,15 +44,19 @@ func ExampleWriter_InsertTx() {
 
 	const id = "0196f0a0-0000-7000-8000-000000000001"
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "UPDATE videos SET title = $2, version = version + 1 WHERE id = $1", id, "New title"); err != nil {
+		if _, err := tx.Exec(ctx, "UPDATE orders SET status = 'paid', version = version + 1 WHERE id = $1", id); err != nil {
+			return err
+		}
+		paid, err := structpb.NewStruct(map[string]any{"id": id, "status": "paid"}) // the service's own message
+		if err != nil {
 			return err
 		}
 		written, err := w.InsertTx(ctx, tx, outbox.Event{
-			AggregateType:    "catalog.video",
+			AggregateType:    "order",
 			AggregateID:      id,
 			AggregateVersion: 2,
-			EventType:        "catalog.video.updated",
-			Payload:          &catalogv1.VideoUpdated{Video: &catalogv1.Video{Id: id, Title: "New title", Version: 2}},
+			EventType:        "orders.order.paid",
+			Payload:          paid,
 		})
 		if err != nil {
 			return err // BeginFunc rolls back: no row, no event

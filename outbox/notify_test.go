@@ -38,7 +38,7 @@ func TestNotifyChannelForFitsPostgresIdentifiers(t *testing.T) {
 // channel received nothing from it.
 func TestNotifyReachesOnlyTheWritersSchema(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
 	long := "service_" + strings.Repeat("x", 50) // 58 bytes: its channel is hashed
 	conns := map[string]*pgx.Conn{}

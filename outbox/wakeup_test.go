@@ -19,9 +19,9 @@ import (
 // one session's notifications arrive in commit order.
 func TestNotifyOnlyWhenAPublisherAsked(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
-	channel := outbox.NotifyChannelFor(relaytest.DefaultSchema)
+	channel := outbox.NotifyChannelFor(db.Schema)
 	listener, err := pgx.Connect(ctx, db.URL)
 	if err != nil {
 		t.Fatal(err)

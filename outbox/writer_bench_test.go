@@ -24,7 +24,7 @@ import (
 //
 //	go test -run XXX -bench BenchmarkInsertTx -benchtime 3s ./outbox/
 func BenchmarkInsertTx(b *testing.B) {
-	db := relaytest.NewDB(b)
+	db := relaytest.NewDB(b, relaytest.Options{Schema: "items"})
 	w := newWriter(b, outbox.Config{})
 	ctx := context.Background()
 	for _, n := range []int{1, 10, 100} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -14,19 +15,19 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
-	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 func newWriter(t testing.TB, cfg outbox.Config) *outbox.Writer {
 	t.Helper()
 	if cfg.Encoder == nil {
-		cfg.Encoder = events.Encode
+		cfg.Encoder = encode
 	}
 	if cfg.DefaultTopic == "" && cfg.Topics == nil {
-		cfg.Topics = map[string]string{events.AggregateType: events.Topic}
+		cfg.Topics = map[string]string{testevent.AggregateType: testevent.Topic}
 	}
 	w, err := outbox.NewWriter(cfg)
 	if err != nil {
@@ -35,15 +36,37 @@ func newWriter(t testing.TB, cfg outbox.Config) *outbox.Writer {
 	return w
 }
 
-// created returns a valid VideoCreated event for aggregate id at version.
-func created(id string, version int64) outbox.Event {
-	return outbox.Event{
-		AggregateType:    events.AggregateType,
-		AggregateID:      id,
-		AggregateVersion: version,
-		EventType:        events.TypeVideoCreated,
-		Payload:          &catalogv1.VideoCreated{Video: &catalogv1.Video{Id: id, Title: "t", Version: version}},
+// encode is testevent.Encode refusing an event type it does not know, as
+// a service's encoder refuses a payload that does not match its type.
+func encode(meta outbox.Metadata, payload proto.Message) ([]byte, error) {
+	switch meta.EventType {
+	case testevent.TypeCreated, testevent.TypeUpdated, testevent.TypeDeleted:
+		return testevent.Encode(meta, payload)
 	}
+	return nil, fmt.Errorf("event type %q does not match an item event", meta.EventType)
+}
+
+// created returns a valid item event for aggregate id at version (of
+// type created, whatever the version).
+func created(id string, version int64) outbox.Event {
+	return withPadding(id, version, 0)
+}
+
+// withPadding is created with padding bytes in the payload.
+func withPadding(id string, version int64, padding int) outbox.Event {
+	e := testevent.Item(id, version, padding)
+	e.EventType = testevent.TypeCreated
+	return e
+}
+
+// decode reads back what encode wrote.
+func decode(t *testing.T, body []byte) projection.Envelope {
+	t.Helper()
+	env, err := testevent.Decode(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
 }
 
 func count(t *testing.T, db *relaytest.DB) int {
@@ -57,7 +80,7 @@ func count(t *testing.T, db *relaytest.DB) int {
 
 func TestInsertTxIsVisibleOnlyOnCommit(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	ctx := context.Background()
 
@@ -92,7 +115,7 @@ func TestInsertTxIsVisibleOnlyOnCommit(t *testing.T) {
 
 func TestInsertTxFailureMidBatchLeavesNothing(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	ctx := context.Background()
 	id := uuid.NewString()
@@ -117,7 +140,7 @@ func TestInsertTxFailureMidBatchLeavesNothing(t *testing.T) {
 // order for the publishers, and Written[i] describes input i.
 func TestInsertTxWritesSeveralEventsInInputOrder(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{Notify: true})
 	a, b, c := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	restated := created(c, 1)
@@ -135,15 +158,13 @@ func TestInsertTxWritesSeveralEventsInInputOrder(t *testing.T) {
 // oversize row), still in input order.
 func TestInsertTxSplitsLargeCallsInOrder(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	outbox.SetStatementBytes(w, 1000)
 	id := uuid.NewString()
 	var in []outbox.Event
 	for v, padding := range []int{500, 200, 200, 1200, 0, 0, 0, 300} {
-		e := created(id, int64(v+1))
-		e.Payload.(*catalogv1.VideoCreated).Video.Description = strings.Repeat("x", padding)
-		in = append(in, e)
+		in = append(in, withPadding(id, int64(v+1), padding))
 	}
 	insertAndRead(t, db, w, in)
 }
@@ -199,11 +220,8 @@ func insertAndRead(t *testing.T, db *relaytest.DB, w *outbox.Writer, in []outbox
 			t.Errorf("row %d by id: id %d %s %s v%d %s; Written %d: id %d %s %s v%d; input %s v%d", i, r.ID, r.EventID, r.AggID, r.Version, r.Origin,
 				i, wr.ID, wr.EventID, wr.AggregateID, wr.AggregateVersion, in[i].AggregateID, in[i].AggregateVersion)
 		}
-		ev, err := events.Decode(r.Payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.GetEventId() != wr.EventID.String() || !proto.Equal(ev.GetVideoCreated(), in[i].Payload) {
+		ev := decode(t, r.Payload)
+		if ev.EventID != wr.EventID.String() || !proto.Equal(ev.Payload.(proto.Message), in[i].Payload) {
 			t.Errorf("row %d: envelope %v, want event %s with payload %v", i, ev, wr.EventID, in[i].Payload)
 		}
 		if i > 0 && wr.ID <= written[i-1].ID {
@@ -221,7 +239,7 @@ func insertAndRead(t *testing.T, db *relaytest.DB, w *outbox.Writer, in []outbox
 // anyway stores none of them; the error names the event's index and field.
 func TestInsertTxValidatesEveryEventFirst(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	ctx := context.Background()
 	bad := created(uuid.NewString(), 1)
@@ -245,22 +263,20 @@ func TestInsertTxValidatesEveryEventFirst(t *testing.T) {
 
 func TestInsertTxRefusesInvalidEvents(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{MaxPayloadBytes: 200})
 	ctx := context.Background()
 	id := uuid.NewString()
 	cases := map[string]func(*outbox.Event){
-		"AggregateType":    func(e *outbox.Event) { e.AggregateType = "" },
-		"AggregateID":      func(e *outbox.Event) { e.AggregateID = "" },
-		"AggregateVersion": func(e *outbox.Event) { e.AggregateVersion = 0 },
-		"EventType":        func(e *outbox.Event) { e.EventType = "" },
-		"Payload":          func(e *outbox.Event) { e.Payload = nil },
-		"does not match":   func(e *outbox.Event) { e.EventType = events.TypeVideoDeleted },
-		"not a valid":      func(e *outbox.Event) { e.Topic = "!bad" },
-		"no topic routes":  func(e *outbox.Event) { e.AggregateType = "other.thing" },
-		"bytes, limit 200": func(e *outbox.Event) {
-			e.Payload.(*catalogv1.VideoCreated).Video.Description = strings.Repeat("x", 300)
-		},
+		"AggregateType":         func(e *outbox.Event) { e.AggregateType = "" },
+		"AggregateID":           func(e *outbox.Event) { e.AggregateID = "" },
+		"AggregateVersion":      func(e *outbox.Event) { e.AggregateVersion = 0 },
+		"EventType":             func(e *outbox.Event) { e.EventType = "" },
+		"Payload":               func(e *outbox.Event) { e.Payload = nil },
+		"does not match":        func(e *outbox.Event) { e.EventType = "test.item.renamed" },
+		"not a valid":           func(e *outbox.Event) { e.Topic = "!bad" },
+		"no topic routes":       func(e *outbox.Event) { e.AggregateType = "other.thing" },
+		"bytes, limit 200":      func(e *outbox.Event) { e.Payload = withPadding(id, 1, 300).Payload },
 		"SchemaVersion must be": func(e *outbox.Event) { e.SchemaVersion = -1 },
 	}
 	for want, mutate := range cases {
@@ -281,10 +297,15 @@ func TestInsertTxRefusesInvalidEvents(t *testing.T) {
 
 func TestInsertTxFillsMetadataAndRow(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	var encoded []outbox.Metadata
 	w := newWriter(t, outbox.Config{
+		Encoder: func(meta outbox.Metadata, payload proto.Message) ([]byte, error) {
+			encoded = append(encoded, meta)
+			return encode(meta, payload)
+		},
 		Producer:     outbox.Producer{Service: "svc", Instance: "i-1", Version: "v9"},
-		Topics:       map[string]string{events.AggregateType: "videos-topic"},
+		Topics:       map[string]string{testevent.AggregateType: "items-topic"},
 		DefaultTopic: "fallback-topic",
 	})
 	ctx := context.Background()
@@ -295,7 +316,7 @@ func TestInsertTxFillsMetadataAndRow(t *testing.T) {
 	routed.OccurredAt = at
 	routed.Headers = map[string]string{"x-tenant": "t1"}
 	overridden := created(id, 2)
-	overridden.EventType, overridden.Payload = events.TypeVideoUpdated, &catalogv1.VideoUpdated{Video: &catalogv1.Video{Id: id, Version: 2}}
+	overridden.EventType = testevent.TypeUpdated
 	overridden.Topic, overridden.OrderingKey, overridden.SchemaVersion = "special-topic", "custom-key", 1
 	overridden.EventID = uuid.MustParse("01890000-0000-7000-8000-000000000042")
 
@@ -309,7 +330,7 @@ func TestInsertTxFillsMetadataAndRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := written[0], written[1]
-	if a.EventID.Version() != 7 || a.OrderingKey != id || a.Topic != "videos-topic" || a.SchemaVersion != 1 ||
+	if a.EventID.Version() != 7 || a.OrderingKey != id || a.Topic != "items-topic" || a.SchemaVersion != 1 ||
 		!a.OccurredAt.Equal(at.Truncate(time.Microsecond)) || a.OccurredAt.Location() != time.UTC || a.Producer.Instance != "i-1" {
 		t.Errorf("defaults not filled: %+v", a.Metadata)
 	}
@@ -329,22 +350,21 @@ func TestInsertTxFillsMetadataAndRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status != "pending" || attempts != 0 || topic != "videos-topic" || key != id || headers["x-tenant"] != "t1" || !occurred.Equal(a.OccurredAt) {
+	if status != "pending" || attempts != 0 || topic != "items-topic" || key != id || headers["x-tenant"] != "t1" || !occurred.Equal(a.OccurredAt) {
 		t.Errorf("row: %s %d %s %s %v %v", status, attempts, topic, key, headers, occurred)
 	}
-	ev, err := events.Decode(payload)
-	if err != nil {
-		t.Fatal(err)
+	ev := decode(t, payload)
+	if ev.EventID != a.EventID.String() || !ev.OccurredAt.Equal(a.OccurredAt) || !proto.Equal(ev.Payload.(proto.Message), routed.Payload) {
+		t.Errorf("envelope %+v does not match the metadata %+v", ev, a.Metadata)
 	}
-	if ev.GetEventId() != a.EventID.String() || ev.GetProducer().GetService() != "svc" || ev.GetProducer().GetVersion() != "v9" ||
-		!ev.GetOccurredAt().AsTime().Equal(a.OccurredAt) || !proto.Equal(ev.GetVideoCreated(), routed.Payload) {
-		t.Errorf("envelope %v does not match the metadata %+v", ev, a.Metadata)
+	if len(encoded) != 2 || encoded[0].Producer != (outbox.Producer{Service: "svc", Instance: "i-1", Version: "v9"}) || encoded[0].EventID != a.EventID {
+		t.Errorf("the encoder got %+v, want the metadata of both events with the producer", encoded)
 	}
 }
 
 func TestInsertTxCarriesTraceContext(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	traceID, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
 	spanID, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
@@ -383,7 +403,7 @@ func TestInsertTxCarriesTraceContext(t *testing.T) {
 
 func TestRestatementIsExemptFromOneEventPerVersion(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
 	ctx := context.Background()
 	id := uuid.NewString()
@@ -409,14 +429,14 @@ func TestRestatementIsExemptFromOneEventPerVersion(t *testing.T) {
 
 func TestNotifyWakesListenersOnCommitOnly(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, db.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "LISTEN "+outbox.NotifyChannelFor(relaytest.DefaultSchema)); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+outbox.NotifyChannelFor(db.Schema)); err != nil {
 		t.Fatal(err)
 	}
 	wait := func(d time.Duration) error {
@@ -457,7 +477,7 @@ func TestNotifyWakesListenersOnCommitOnly(t *testing.T) {
 }
 
 func TestNewWriterValidatesConfig(t *testing.T) {
-	enc := events.Encode
+	enc := outbox.Encoder(encode)
 	cases := map[string]outbox.Config{
 		"Encoder is required":      {DefaultTopic: "topic-a"},
 		"DefaultTopic or Config":   {Encoder: enc},

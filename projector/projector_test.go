@@ -178,7 +178,7 @@ func deadLetters(t *testing.T, ps *gpubsubtest.Server, sub string, want int) map
 // dead-lettered with their reason.
 func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 	t.Parallel()
-	db, ps := relaytest.NewDB(t), gpubsubtest.New(t)
+	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
 	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 // Invalid options and projections are refused with the field named.
 func TestInvalidInputNamesTheField(t *testing.T) {
 	t.Parallel()
-	db, ps := relaytest.NewDB(t), gpubsubtest.New(t)
+	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
 	if _, err := projector.New(db.Pool, ps.Client, projector.Options{Receive: projector.ReceiveOptions{AckDeadline: time.Second}}); err == nil ||
 		!containsAll(err.Error(), "Options.Receive.AckDeadline") {
 		t.Errorf("short ack deadline: %v", err)

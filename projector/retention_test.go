@@ -22,7 +22,7 @@ import (
 // it as stale, and the read model keeps the newer value.
 func TestInboxRetentionLeavesOldRedeliveriesToTheVersionGuard(t *testing.T) {
 	t.Parallel()
-	db, ps := relaytest.NewDB(t), gpubsubtest.New(t)
+	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
 	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}

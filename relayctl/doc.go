@@ -11,6 +11,7 @@
 //	func main() {
 //		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 //		code := relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, relayctl.Hooks{
+//			Schema:    "orders",                // default of --schema
 //			Rebuilder: ordersadmin.Rebuilder{}, // orders rows -> restatement events
 //			Verifier:  ordersadmin.Verifier{},  // orders vs order_summaries
 //		})
@@ -19,8 +20,8 @@
 //	}
 //
 // A hook left nil makes its command answer, with exit code 2, that this
-// binary has no such hook for the service. The shipped cmd/relayctl is
-// this main with the catalog's hooks (internal/catalog/admin).
+// binary has no such hook for the service. Hooks.Schema is the service's
+// schema, the default of --schema (no schema is assumed otherwise).
 //
 // Exit codes (stable, for scripts):
 //

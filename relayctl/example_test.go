@@ -42,7 +42,7 @@ func (ordersRebuilder) Restate(context.Context, pgx.Tx, string, []string, int) (
 // runs two commands that stop before any database: one a hook refuses
 // (a bad --ids), one this binary has no hook for (verify).
 func Example() {
-	hooks := relayctl.Hooks{Rebuilder: ordersRebuilder{}}
+	hooks := relayctl.Hooks{Schema: "orders", Rebuilder: ordersRebuilder{}}
 	ctx := context.Background()
 	// In main: os.Exit(relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, hooks))
 	code := relayctl.Main(ctx, []string{"rebuild", "--ids", "42", "--dry-run"}, os.Stdout, os.Stdout, hooks)
@@ -52,6 +52,6 @@ func Example() {
 	// Output:
 	// relayctl: --ids: "42" is not an order number (10 characters)
 	// exit 2
-	// relayctl: verify: this relayctl binary has no Verifier for the service (source of truth against read models). A service adds its own with a small main calling relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, relayctl.Hooks{Verifier: ...}) (see the docs of package github.com/eventrelay/eventrelay/relayctl); the shipped cmd/relayctl has the catalog's
+	// relayctl: verify: this relayctl binary has no Verifier for the service (source of truth against read models). A service adds its own with a small main calling relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, relayctl.Hooks{Verifier: ...}) (see the docs of package github.com/eventrelay/eventrelay/relayctl)
 	// exit 2
 }

@@ -22,15 +22,11 @@ import (
 	"github.com/eventrelay/eventrelay/migrations"
 )
 
-// DefaultSchema is the schema NewDB migrates when Options.Schema is empty:
-// the default schema of eventrelay's daemons.
-const DefaultSchema = postgres.DefaultSchema
-
-// Options say what a test database holds. The zero value is eventrelay's
-// own tables in DefaultSchema.
+// Options say what a test database holds.
 type Options struct {
 	// Schema receives the migrations; the pool's search_path is set to
-	// it. Default DefaultSchema.
+	// it. Required (there is no default schema: a test works in the one
+	// its service uses, or in any name of its own, e.g. "orders").
 	Schema string
 	// Migrations are applied in order (migrations.Up). Default
 	// []migrations.Set{migrations.Eventrelay}; a service passes
@@ -80,21 +76,16 @@ func AdminURL(t testing.TB) string {
 }
 
 // NewDB creates a fresh database for t, cloned from a template database
-// that has opts' migrations applied to opts' schema, and drops it when t
-// ends. Pass at most one Options (none: eventrelay's tables in
-// DefaultSchema). The template is built once per (schema, migration sets)
-// and per content of their files, and shared by parallel test processes.
-func NewDB(t testing.TB, opts ...Options) *DB {
+// that has o's migrations applied to o.Schema, and drops it when t ends.
+// The template is built once per (schema, migration sets) and per content
+// of their files, and shared by parallel test processes.
+func NewDB(t testing.TB, o Options) *DB {
 	t.Helper()
-	if len(opts) > 1 {
-		t.Fatalf("relaytest.NewDB: pass at most one Options, got %d", len(opts))
-	}
-	var o Options
-	if len(opts) == 1 {
-		o = opts[0]
-	}
 	if o.Schema == "" {
-		o.Schema = DefaultSchema
+		t.Fatal(`relaytest.NewDB: Options.Schema is required: the schema that receives the migrations, e.g. relaytest.Options{Schema: "orders"}`)
+	}
+	if !postgres.ValidSchema(o.Schema) {
+		t.Fatalf("relaytest.NewDB: Options.Schema %q must be a lower-case SQL identifier", o.Schema)
 	}
 	if len(o.Migrations) == 0 {
 		o.Migrations = []migrations.Set{migrations.Eventrelay}

@@ -2,11 +2,14 @@
 // real Postgres database per test, cloned from a template database that has
 // the caller's migration sets applied to the caller's schema.
 //
-//	db := relaytest.NewDB(t) // eventrelay's tables in DefaultSchema
+//	db := relaytest.NewDB(t, relaytest.Options{Schema: "orders"}) // eventrelay's tables
 //	db := relaytest.NewDB(t, relaytest.Options{
 //		Schema:     "orders",
 //		Migrations: []migrations.Set{migrations.Eventrelay, ordersSet},
 //	})
+//
+// Schema is required: relaytest, like eventrelay's daemons, has no default
+// schema.
 //
 // Point TEST_DATABASE_URL (or DATABASE_URL) at a server where the user may
 // create databases; `make test` starts a private one with scripts/pg.sh.

@@ -19,7 +19,7 @@ import (
 // TestPGScriptStartsFromAClosedCheckout: scripts/pg.sh, run as root from a
 // checkout the postgres user cannot enter (a root user's mktemp -d: mode
 // 0700), with EVENTRELAY_PG_DIR unset, starts a server that answers, and
-// stops it, instead of failing in initdb with "Permission denied".
+// stops it (initdb must not fail with "Permission denied").
 func TestPGScriptStartsFromAClosedCheckout(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("SKIP: pg.sh drops to the postgres user only when run as root; as another user there is no closed directory to prove")

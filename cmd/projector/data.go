@@ -10,7 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/elastic"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	catmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
@@ -70,7 +71,7 @@ func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, es *ela
 		return nil
 	})
 	h.AddCheck("schema", func(ctx context.Context) error {
-		return postgres.CheckSchema(ctx, pool, postgres.ProjectorTables)
+		return postgres.CheckSchema(ctx, pool, catmigrations.ProjectorTables)
 	})
 	var subs []string
 	if cfg.Videos.Enabled {

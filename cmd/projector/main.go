@@ -24,8 +24,8 @@ import (
 
 	klog "github.com/go-kratos/kratos/v2/log"
 
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"

@@ -16,11 +16,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/elastic"
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
@@ -108,7 +108,7 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 		t.Skip("builds and runs the projector binary")
 	}
 	ctx := context.Background()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	if _, err := db.Pool.Exec(ctx, applyLog); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestUnmigratedSchemaIsNotReadyAndLosesNothing(t *testing.T) {
 		t.Skip("builds and runs the projector binary")
 	}
 	ctx := context.Background()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	const schema = "not_migrated_yet"
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, "events")

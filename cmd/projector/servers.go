@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/health"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	catmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/elastic"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 	"github.com/eventrelay/eventrelay/internal/version"
 	"github.com/eventrelay/eventrelay/projection"
@@ -57,7 +57,7 @@ func registerCatalog(cfg *pconf.Config, p *projector.Projector, videos *catproj.
 		}
 		if err := p.Register(projector.Projection{
 			Name: "videos", Consumer: catproj.VideosConsumer, Subscription: cfg.Videos.Subscription,
-			DeadLetterTopic: cfg.Videos.DeadLetterTopic, TxBatch: reg, Batching: batching, Tables: postgres.ProjectorTables,
+			DeadLetterTopic: cfg.Videos.DeadLetterTopic, TxBatch: reg, Batching: batching, Tables: catmigrations.ProjectorTables,
 			InboxRetention: cfg.InboxRetention.Age.D(),
 		}); err != nil {
 			return catalogProjector{}, err
@@ -70,7 +70,7 @@ func registerCatalog(cfg *pconf.Config, p *projector.Projector, videos *catproj.
 		}
 		if err := p.Register(projector.Projection{
 			Name: "search", Consumer: catproj.SearchConsumer, Subscription: cfg.Search.Subscription,
-			DeadLetterTopic: cfg.Search.DeadLetterTopic, Batch: reg, Batching: batching, Tables: postgres.ProjectorTables,
+			DeadLetterTopic: cfg.Search.DeadLetterTopic, Batch: reg, Batching: batching, Tables: catmigrations.ProjectorTables,
 			InboxRetention: cfg.InboxRetention.Age.D(),
 		}); err != nil {
 			return catalogProjector{}, err

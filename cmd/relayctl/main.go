@@ -1,7 +1,9 @@
 // Command relayctl is the eventrelay admin CLI for the catalog reference
 // service: relayctl's command set (package relayctl) with the catalog's
-// hooks (internal/catalog/admin) for rebuild, verify and dlq show. Run
-// `relayctl --help`; exit codes are documented in package relayctl.
+// hooks (internal/catalog/admin) for rebuild, verify, dlq show and migrate.
+// It works in schema catalog unless DATABASE_SCHEMA (or --schema) names
+// another. Run `relayctl --help`; exit codes are documented in package
+// relayctl.
 package main
 
 import (

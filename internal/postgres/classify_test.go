@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -20,8 +19,11 @@ import (
 // server and checks its reason.
 func TestClassifyRealServerErrors(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `CREATE TABLE items (id uuid PRIMARY KEY, name text NOT NULL CHECK (name <> ''))`); err != nil {
+		t.Fatal(err)
+	}
 	raise := func(code string) string {
 		return fmt.Sprintf(`DO $$ BEGIN RAISE EXCEPTION 'provoked' USING ERRCODE = '%s'; END $$`, code)
 	}
@@ -30,11 +32,11 @@ func TestClassifyRealServerErrors(t *testing.T) {
 		sql  string
 		want errclass.Reason
 	}{
-		{"check violation", "INSERT INTO videos (id, uploader_id, title) VALUES (gen_random_uuid(), gen_random_uuid(), '')", errclass.PayloadInvalid},
-		{"not null violation", "INSERT INTO videos (id) VALUES (gen_random_uuid())", errclass.PayloadInvalid},
+		{"check violation", "INSERT INTO items (id, name) VALUES (gen_random_uuid(), '')", errclass.PayloadInvalid},
+		{"not null violation", "INSERT INTO items (id) VALUES (gen_random_uuid())", errclass.PayloadInvalid},
 		{"invalid text", "SELECT 'not a uuid'::uuid", errclass.PayloadInvalid},
 		{"undefined table", "SELECT * FROM no_such_table", errclass.SchemaMissing},
-		{"undefined column", "SELECT no_such_column FROM videos", errclass.SchemaMissing},
+		{"undefined column", "SELECT no_such_column FROM items", errclass.SchemaMissing},
 		{"invalid schema name", "CREATE TABLE no_such_schema.t (id int)", errclass.SchemaMissing},
 		{"undefined function", "SELECT no_such_function()", errclass.MappingError},
 		{"syntax error", "SELEC 1", errclass.MappingError},

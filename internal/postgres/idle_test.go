@@ -13,7 +13,7 @@ import (
 // under SIGSTOP) is ended by the server, and its locks go with it.
 func TestIdleInTransactionTimeoutReleasesLocks(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cfg := postgres.Config{URL: db.URL, Schema: db.Schema}

@@ -14,7 +14,7 @@ import (
 // that schema runs the unqualified sqlc queries there.
 func TestMigrateTargetsTheConfiguredSchema(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := context.Background()
 	cfg := postgres.Config{URL: db.URL, Schema: "svc_two"}
 	res, err := postgres.Migrate(ctx, cfg, migrations.Eventrelay)

@@ -8,14 +8,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Pipeline is a DBTX of the sqlc packages (catalogdb, outboxdb, inboxdb)
-// that queues statements into a pgx.Batch instead of running them, so
-// generated queries can be sent in one round trip:
+// Pipeline is a DBTX of sqlc-generated packages (outboxdb, inboxdb, a
+// service's own) that queues statements into a pgx.Batch instead of running
+// them, so generated queries can be sent in one round trip:
 //
 //	b := &pgx.Batch{}
 //	q := inboxdb.New(postgres.Pipeline{Batch: b})
-//	q.UpsertVideoProjection(ctx, a) // queued; the result is zero
-//	q.UpsertVideoProjection(ctx, b) // queued
+//	q.InsertInboxEvent(ctx, a)      // queued; the result is zero
+//	q.InsertInboxEvent(ctx, b)      // queued
 //	br := tx.SendBatch(ctx, b)      // one round trip
 //	tag, err := br.Exec()           // the first statement's result, and so on
 //

@@ -11,9 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// DefaultSchema is the schema of the reference domain.
-const DefaultSchema = "catalog"
-
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // ValidSchema reports whether name is a schema eventrelay accepts: a
@@ -29,7 +26,10 @@ type Config struct {
 	// URL is a libpq-style connection string or URL. Never logged; use
 	// Redact to print it.
 	URL string
-	// Schema is the search_path schema of the eventrelay tables.
+	// Schema is the search_path schema of the eventrelay tables. Empty: the
+	// first schema of the search_path URL sets (e.g.
+	// postgres://host/db?search_path=orders); Validate fails when neither
+	// is set.
 	Schema string
 	// MaxConns bounds the pool (0: pgxpool's default).
 	MaxConns int32
@@ -47,11 +47,15 @@ func (c *Config) Validate(prefix string) error {
 	if c.URL == "" {
 		return fmt.Errorf("%s.url (DATABASE_URL) is required", prefix)
 	}
-	if _, err := pgx.ParseConfig(c.URL); err != nil {
+	pc, err := pgx.ParseConfig(c.URL)
+	if err != nil {
 		return fmt.Errorf("%s.url (DATABASE_URL) is not a valid connection string: %s", prefix, scrub(err))
 	}
 	if c.Schema == "" {
-		c.Schema = DefaultSchema
+		c.Schema = firstSchema(pc.RuntimeParams["search_path"])
+	}
+	if c.Schema == "" {
+		return fmt.Errorf("%s.schema (DATABASE_SCHEMA) is required: the schema that holds (or is to hold) the eventrelay tables, usually the service's own; or set search_path in %s.url", prefix, prefix)
 	}
 	if !schemaName.MatchString(c.Schema) {
 		return fmt.Errorf("%s.schema %q must be a lower-case SQL identifier", prefix, c.Schema)
@@ -68,7 +72,8 @@ func (c *Config) Validate(prefix string) error {
 	return nil
 }
 
-// Open returns a pool whose connections use c.Schema as search_path. It does
+// Open returns a pool whose connections work in c.Schema: search_path is
+// SearchPath(c.Schema) unless the URL's search_path starts with it. It does
 // not wait for the server: daemons must start (and report not-ready) while
 // Postgres is down.
 func Open(ctx context.Context, c Config) (*pgxpool.Pool, error) {
@@ -79,7 +84,9 @@ func Open(ctx context.Context, c Config) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing database url: %s", scrub(err))
 	}
-	pc.ConnConfig.RuntimeParams["search_path"] = SearchPath(c.Schema)
+	if firstSchema(pc.ConnConfig.RuntimeParams["search_path"]) != c.Schema {
+		pc.ConnConfig.RuntimeParams["search_path"] = SearchPath(c.Schema)
+	}
 	pc.ConnConfig.ConnectTimeout = c.ConnectTimeout
 	if c.IdleInTransactionTimeout > 0 {
 		pc.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(c.IdleInTransactionTimeout.Milliseconds())

@@ -12,14 +12,10 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres/schemadb"
 )
 
-// The tables each daemon needs (created by the eventrelay set, migrations/,
-// and the catalog's set, internal/catalog/migrations; their version tables
-// record that relayctl migrate up ran).
-var (
-	PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events", "outbox_partitions", "outbox_publishers", "outbox_wakeups"}
-	CatalogTables   = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "videos", "outbox_events", "outbox_wakeups"}
-	ProjectorTables = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "inbox_events", "video_projection"}
-)
+// PublisherTables are the tables the publisher needs, all created by
+// eventrelay's set (migrations/; its version table records that relayctl
+// migrate up ran). A service lists its own daemons' tables with its set.
+var PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events", "outbox_partitions", "outbox_publishers", "outbox_wakeups"}
 
 // CheckSchema reports whether the schema the pool works in (the first
 // entry of the search_path Open set) holds tables. A missing table is a
@@ -45,9 +41,14 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool, tables []string) error
 	return nil
 }
 
-// PoolSchema is the schema a pool from Open works in.
+// PoolSchema is the schema a pool works in: the first entry of its
+// search_path ("" when it sets none).
 func PoolSchema(pool *pgxpool.Pool) string {
-	path := pool.Config().ConnConfig.RuntimeParams["search_path"]
+	return firstSchema(pool.Config().ConnConfig.RuntimeParams["search_path"])
+}
+
+// firstSchema is the first entry of a search_path.
+func firstSchema(path string) string {
 	first, _, _ := strings.Cut(path, ",")
 	return strings.Trim(strings.TrimSpace(first), `"`)
 }

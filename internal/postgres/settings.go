@@ -7,7 +7,8 @@ import "github.com/eventrelay/eventrelay/internal/conf"
 type Settings struct {
 	// URL is a libpq connection string or URL; never logged.
 	URL string `yaml:"url" env:"DATABASE_URL"`
-	// Schema is the search_path schema of the eventrelay tables (default "catalog").
+	// Schema is the search_path schema of the eventrelay tables (required
+	// unless URL sets search_path).
 	Schema string `yaml:"schema" env:"DATABASE_SCHEMA"`
 	// MaxConns bounds the pool (0: the daemon's default).
 	MaxConns int32 `yaml:"max_conns" env:"DATABASE_MAX_CONNS"`

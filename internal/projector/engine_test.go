@@ -82,7 +82,7 @@ type fixture struct {
 
 func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, mods ...func(*projector.Options)) (*projector.Engine, *fixture) {
 	t.Helper()
-	f := &fixture{db: relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
+	f := &fixture{db: relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
 	f.ps.Topic(t, "dlq")
 	f.ps.Subscription(t, "dlq-read", "dlq", gpubsubtest.SubscriptionOptions{})
 	m, err := projector.NewMetrics(f.reg)

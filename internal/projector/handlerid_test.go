@@ -41,7 +41,7 @@ func rawMessage(typ, aggregate string, version int64) *projector.Message {
 // the first closure.
 func TestClosuresOfOneLiteralAreDistinctHandlers(t *testing.T) {
 	t.Parallel()
-	db, ps := relaytest.NewDB(t), gpubsubtest.New(t)
+	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
 	ps.Topic(t, "dlq")
 	m, err := projector.NewMetrics(prometheus.NewRegistry())
 	if err != nil {

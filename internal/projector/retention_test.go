@@ -95,7 +95,7 @@ func inboxCounts(t *testing.T, pool *pgxpool.Pool) map[string]int {
 // inbox_events_processed_idx, never the whole table.
 func TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	insertInbox(t, db.Pool, "a", 5, 2*time.Hour, true)
 	insertInbox(t, db.Pool, "a", 2, time.Minute, true)
 	insertInbox(t, db.Pool, "a", 1, 2*time.Hour, false)
@@ -176,7 +176,7 @@ func TestRetentionConfigNamesTheKey(t *testing.T) {
 // the next interval rather than ending the loop.
 func TestInboxRetentionCountsFailedRounds(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t)
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	if _, err := db.Pool.Exec(t.Context(), `DROP TABLE inbox_events`); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 )
 
-// TestMutatingCommandsAuditWhoWhyFilterOutcome (issue 14): a failed seek
+// TestMutatingCommandsAuditWhoWhyFilterOutcome: a failed seek
 // is recorded with its failure, a successful one with "ok"; snapshot
 // create/delete need --by/--why; a replay records the absolute window it
 // used, not "15m".
@@ -41,11 +41,11 @@ func TestMutatingCommandsAuditWhoWhyFilterOutcome(t *testing.T) {
 	}
 
 	// pstest has no snapshots: the seek fails after its audit row was written.
-	r := relayctl(t, env, "seek", "--subscription", "catalog.video.projection-pg", "--snapshot", "nosuch", "--by", "alice", "--why", "INC-1")
+	r := relayctl(t, env, "seek", "--subscription", "items.view", "--snapshot", "nosuch", "--by", "alice", "--why", "INC-1")
 	if r.code != ExitRuntime {
 		t.Fatalf("seek to a missing snapshot: exit %d, want %d", r.code, ExitRuntime)
 	}
-	r = relayctl(t, env, "seek", "--subscription", "catalog.video.projection-pg", "--time", "1m", "--by", "bob", "--why", "INC-2")
+	r = relayctl(t, env, "seek", "--subscription", "items.view", "--time", "1m", "--by", "bob", "--why", "INC-2")
 	if r.code != ExitOK {
 		t.Fatalf("seek to a time: exit %d", r.code)
 	}
@@ -55,7 +55,7 @@ func TestMutatingCommandsAuditWhoWhyFilterOutcome(t *testing.T) {
 	}
 
 	for _, args := range [][]string{
-		{"snapshot", "create", "--subscription", "catalog.video.projection-pg", "--name", "before-deploy"},
+		{"snapshot", "create", "--subscription", "items.view", "--name", "before-deploy"},
 		{"snapshot", "delete", "--name", "before-deploy"},
 	} {
 		if r := relayctl(t, env, args...); r.code != ExitUsage || !strings.Contains(r.stderr, "--by and --why are required") {

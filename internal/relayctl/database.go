@@ -37,15 +37,21 @@ func addDBFlags(c *cli, fs *flag.FlagSet) *dbFlags {
 		}
 	}
 	if d.schema == "" {
-		d.schema = postgres.DefaultSchema
+		d.schema = c.hooks.Schema
 	}
-	fs.StringVar(&d.schema, "schema", d.schema, "schema holding the eventrelay tables (env DATABASE_SCHEMA; EVENTRELAY_SCHEMA is a deprecated alias)")
+	fs.StringVar(&d.schema, "schema", d.schema, "schema holding the service's tables, eventrelay's included (env DATABASE_SCHEMA; EVENTRELAY_SCHEMA is a deprecated alias; empty: the URL's search_path)")
 	return d
 }
 
 func (d *dbFlags) config() (postgres.Config, error) {
 	cfg := postgres.Config{URL: d.url, Schema: d.schema, MaxConns: 4, ConnectTimeout: d.cli.connectTimeout}
 	if err := cfg.Validate("database"); err != nil {
+		if cfg.URL != "" && cfg.Schema == "" {
+			if _, perr := pgx.ParseConfig(cfg.URL); perr == nil {
+				return cfg, usageErr("no schema: set --schema or DATABASE_SCHEMA to the schema of the service's tables (or search_path in --database-url); " +
+					"a service's relayctl sets its default in relayctl.Hooks.Schema")
+			}
+		}
 		return cfg, &exitError{code: ExitUsage, err: fmt.Errorf("%w (set --database-url)", err)}
 	}
 	return cfg, nil

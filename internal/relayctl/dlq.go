@@ -22,7 +22,7 @@ const dlqUsage = `
 dlq list|show|replay|purge --subscription DLQ_SUB [filters] [flags]
 
 Dead-letter triage on a dead-letter subscription (e.g.
-catalog.video.events.dlq-pg). Messages are read with synchronous Pull and
+orders.events.dlq-sub). Messages are read with synchronous Pull and
 NOT acked: list and show release them at once (ack deadline 0), so they stay
 in the DLQ. While a command runs (at most --scan messages, a few seconds),
 other readers of the same DLQ subscription do not see the pulled messages.
@@ -33,8 +33,8 @@ other readers of the same DLQ subscription do not see the pulled messages.
           when none match). --descriptor-set FILE (a FileDescriptorSet:
           buf build -o FILE.binpb) with --message-type (the envelope's full
           name, e.g. orders.v1.Event) decodes any protobuf body; without
-          them the service's envelope is decoded (the catalog's relayctl:
-          catalog.v1.Event), or, when the binary has none, the raw body is
+          them the service's envelope is decoded (its Decoder hook), or,
+          when the binary has none, the raw body is
           printed in base64, labelled "undecoded". A body that does not
           decode is reported with that message; the listing goes on.
   replay  republish matching messages to the main topic (--topic, or the
@@ -123,7 +123,7 @@ func dlqRun(ctx context.Context, c *cli, name string, args []string,
 	}
 	switch {
 	case o.sub == "":
-		return usageErr("dlq %s: --subscription is required (the dead-letter subscription, e.g. catalog.video.events.dlq-pg)", name)
+		return usageErr("dlq %s: --subscription is required (the dead-letter subscription, e.g. orders.events.dlq-sub)", name)
 	case o.scan < 1 || o.f.Limit < 0:
 		return usageErr("dlq %s: --scan must be >= 1 and --limit >= 0", name)
 	}

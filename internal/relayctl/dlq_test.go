@@ -10,10 +10,9 @@ import (
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/uuid"
 
-	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 )
 
@@ -34,19 +33,19 @@ func newPoison(t *testing.T, reason string, valid bool) poison {
 	body := []byte("\xff\x00 not a protobuf")
 	if valid {
 		var err error
-		body, err = events.Encode(outbox.Metadata{
-			EventID: uuid.MustParse(eventID), EventType: events.TypeVideoUpdated, AggregateType: events.AggregateType,
+		body, err = testevent.Encode(outbox.Metadata{
+			EventID: uuid.MustParse(eventID), EventType: testevent.TypeUpdated, AggregateType: testevent.AggregateType,
 			AggregateID: agg, AggregateVersion: 2, SchemaVersion: 1, OccurredAt: time.Now(),
-		}, &catalogv1.VideoUpdated{Video: &catalogv1.Video{Id: agg, Version: 2, Title: "poison"}})
+		}, testevent.Payload(agg, 2, "poison", ""))
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	return poison{body: body, eventID: eventID, aggID: agg, attrs: map[string]string{
-		"event_id": eventID, "event_type": events.TypeVideoUpdated, "aggregate_type": events.AggregateType,
+		"event_id": eventID, "event_type": testevent.TypeUpdated, "aggregate_type": testevent.AggregateType,
 		"aggregate_id": agg, "version": "2", "schema_version": "1", "occurred_at": time.Now().UTC().Format(time.RFC3339Nano),
 		"traceparent":  "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-		"error_reason": reason, "error": "projection video_projection: " + reason, "projection": "video_projection",
+		"error_reason": reason, "error": "projection item_view: " + reason, "projection": "item_view",
 		"delivery_attempt": "3", "original_message_id": "orig-" + eventID[:8], "dead_lettered_at": time.Now().UTC().Format(time.RFC3339Nano),
 	}}
 }
@@ -74,8 +73,8 @@ func TestDLQListShowReplayPurge(t *testing.T) {
 	for _, p := range []poison{mapping, garbage, forwarded} {
 		msgs = append(msgs, &pubsub.Message{Data: p.body, Attributes: p.attrs})
 	}
-	publish(t, ps, "catalog.video.events.dlq-pg", msgs...)
-	dlq := []string{"--subscription", "catalog.video.events.dlq-pg"}
+	publish(t, ps, "items.events.dlq-view", msgs...)
+	dlq := []string{"--subscription", "items.events.dlq-view"}
 
 	// list does not ack: twice the same three messages, reasons shown.
 	for i := 0; i < 2; i++ {
@@ -97,7 +96,7 @@ func TestDLQListShowReplayPurge(t *testing.T) {
 
 	// show decodes the envelope, or says why it cannot.
 	r = relayctl(t, env, append([]string{"dlq", "show", "--ids", mapping.eventID}, dlq...)...)
-	if r.code != ExitOK || !strings.Contains(r.stdout, `"aggregateId": "`+mapping.aggID+`"`) || !strings.Contains(r.stdout, "error_reason = mapping_error") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, `"aggregate_id": "`+mapping.aggID+`"`) || !strings.Contains(r.stdout, "error_reason = mapping_error") {
 		t.Fatalf("dlq show of a valid envelope: exit %d", r.code)
 	}
 	r = relayctl(t, env, append([]string{"dlq", "show", "--reason", "payload_invalid"}, dlq...)...)
@@ -113,7 +112,7 @@ func TestDLQListShowReplayPurge(t *testing.T) {
 		t.Fatalf("dlq replay without a filter: exit %d", r.code)
 	}
 	r = relayctl(t, env, append([]string{"dlq", "replay", "-f", pubsubConfig, "--reason", "mapping_error", "--dry-run"}, dlq...)...)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "dry run: 1 message(s) would be republished to catalog.video.events") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "dry run: 1 message(s) would be republished to items.events") {
 		t.Fatalf("dlq replay --dry-run: exit %d", r.code)
 	}
 	if n := dlqCount(t, env, dlq); n != 3 {
@@ -123,10 +122,10 @@ func TestDLQListShowReplayPurge(t *testing.T) {
 	// Real replay: republished to the main topic with ordering key and the
 	// original attributes, acked in the DLQ, audited.
 	r = relayctl(t, env, append([]string{"dlq", "replay", "-f", pubsubConfig, "--reason", "mapping_error", "--by", "alice", "--why", "INC-7 mapping fixed"}, dlq...)...)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "replayed 1 message(s) to catalog.video.events") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "replayed 1 message(s) to items.events") {
 		t.Fatalf("dlq replay: exit %d", r.code)
 	}
-	got := pullOne(t, ps, "catalog.video.audit")
+	got := pullOne(t, ps, "items.audit")
 	if got.GetOrderingKey() != mapping.aggID || string(got.GetData()) != string(mapping.body) {
 		t.Fatalf("republished message: ordering key %q, body equal %t", got.GetOrderingKey(), string(got.GetData()) == string(mapping.body))
 	}
@@ -175,8 +174,8 @@ func TestDLQScanLimitIsReported(t *testing.T) {
 		p := newPoison(t, "mapping_error", true)
 		msgs = append(msgs, &pubsub.Message{Data: p.body, Attributes: p.attrs})
 	}
-	publish(t, ps, "catalog.video.events.dlq-es", msgs...)
-	dlq := []string{"--subscription", "catalog.video.events.dlq-es"}
+	publish(t, ps, "items.events.dlq-search", msgs...)
+	dlq := []string{"--subscription", "items.events.dlq-search"}
 	r := relayctl(t, env, append([]string{"dlq", "list", "--scan", "2"}, dlq...)...)
 	if !strings.Contains(r.stdout, "2 message(s) match of 2 pulled") || !strings.Contains(r.stdout, "stopped at --scan 2: the subscription may hold more") {
 		t.Fatalf("dlq list --scan 2 does not say it stopped early:\n%s", r.stdout)
@@ -213,7 +212,7 @@ func pullOne(t *testing.T, ps *gpubsubtest.Server, sub string) *pb.PubsubMessage
 func TestDLQListMissingSubscription(t *testing.T) {
 	t.Parallel()
 	ps := gpubsubtest.New(t)
-	r := relayctl(t, psEnv(ps, nil), "dlq", "list", "--subscription", "catalog.video.events.dlq-missing")
+	r := relayctl(t, psEnv(ps, nil), "dlq", "list", "--subscription", "items.events.dlq-missing")
 	if r.code != ExitRuntime || !strings.Contains(r.stderr, "subscription_not_found") || strings.Contains(r.stderr, "topic_not_found") {
 		t.Fatalf("want exit %d naming subscription_not_found, got %d: %s", ExitRuntime, r.code, r.stderr)
 	}

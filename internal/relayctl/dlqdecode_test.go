@@ -17,13 +17,12 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/admin"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
 // ordersDescriptorSet writes what `buf build -o` makes of a contract that
-// is not the catalog's, orders/v1/events.proto with orders.v1.OrderPlaced
+// is not the tests' service's, orders/v1/events.proto with orders.v1.OrderPlaced
 // (importing google/protobuf/timestamp.proto, which buf includes), and
 // returns the file and an OrderPlaced body built from those descriptors
 // alone, as a producer in another module would send it.
@@ -81,7 +80,7 @@ func ordersDescriptorSet(t *testing.T) (string, []byte) {
 	return path, body
 }
 
-// A dead letter of a service that is not the catalog, on pstest: shown
+// A dead letter of a service that is not this binary's, on pstest: shown
 // decoded with its descriptor set (whichever hooks the binary has), its
 // attributes listed; a body that does not parse and a type the set lacks
 // are reported per message while the listing goes on; without a
@@ -105,7 +104,7 @@ func TestDLQShowDecodesAnyEnvelopeWithADescriptorSet(t *testing.T) {
 	sub := []string{"dlq", "show", "--subscription", "orders.events.dlq-sub"}
 	withSet := append(append([]string{}, sub...), "--descriptor-set", descriptors, "--message-type", "orders.v1.OrderPlaced")
 
-	for name, hooks := range map[string]hook.Hooks{"no hooks": {}, "catalog hooks": admin.Hooks()} {
+	for name, hooks := range map[string]hook.Hooks{"no hooks": {}, "another service's hooks": itemHooks()} {
 		r := relayctlWith(t, hooks, env, withSet...)
 		t.Logf("%s:\n%s%s", name, r.stdout, r.stderr)
 		for _, want := range []string{`"orderId": "o-1"`, `"amountCents": "1250"`, `"placedAt": "2026-11-23T09:30:00Z"`,

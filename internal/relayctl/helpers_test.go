@@ -8,9 +8,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
-	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
+	"github.com/eventrelay/eventrelay/internal/testevent"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -18,7 +17,7 @@ import (
 type testDB = relaytest.DB
 
 func newDB(t *testing.T) *testDB {
-	return relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	return relaytest.NewDB(t, relaytest.Options{Schema: testSchema, Migrations: []migrations.Set{migrations.Eventrelay, itemsSet}})
 }
 
 func port(t *testing.T, dsn string) string {
@@ -30,21 +29,16 @@ func port(t *testing.T, dsn string) string {
 	return u.Port()
 }
 
-// seedOutbox writes one VideoCreated event per aggregate (pending rows).
+// seedOutbox writes one created event per aggregate (pending rows).
 func seedOutbox(t *testing.T, db *testDB, n int) []outbox.Written {
 	t.Helper()
-	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Encode, DefaultTopic: events.Topic})
+	w, err := outbox.NewWriter(outbox.Config{Encoder: testevent.Encode, DefaultTopic: "items.events"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	evs := make([]outbox.Event, n)
 	for i := range evs {
-		id := uuid.NewString()
-		evs[i] = outbox.Event{
-			AggregateType: events.AggregateType, AggregateID: id, AggregateVersion: 1,
-			EventType: events.TypeVideoCreated,
-			Payload:   &catalogv1.VideoCreated{Video: &catalogv1.Video{Id: id, Version: 1, Title: "seeded"}},
-		}
+		evs[i] = itemEvent(uuid.NewString(), "seeded", 1, false)
 	}
 	var out []outbox.Written
 	err = pgx.BeginFunc(context.Background(), db.Pool, func(tx pgx.Tx) error {

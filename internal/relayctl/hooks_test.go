@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/admin"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
@@ -28,18 +27,18 @@ func TestCommandsWithoutHooksSayHowToAddOne(t *testing.T) {
 }
 
 // migrate works on the hook's sets: eventrelay's own alone without one,
-// the catalog's relayctl adds the catalog's tables.
+// a service's relayctl adds its own tables.
 func TestMigrateSetsComeFromTheHooks(t *testing.T) {
 	t.Parallel()
 	own := relayctlWith(t, hook.Hooks{}, nil, "migrate", "sql")
-	if own.code != ExitOK || !strings.Contains(own.stdout, "outbox_events") || strings.Contains(own.stdout, "video_projection") {
+	if own.code != ExitOK || !strings.Contains(own.stdout, "outbox_events") || strings.Contains(own.stdout, "item_view") {
 		t.Fatalf("migrate sql without a Migrations hook: exit %d; want eventrelay's tables only", own.code)
 	}
-	if r := relayctlWith(t, hook.Hooks{}, nil, "migrate", "sql", "--set", "catalog"); r.code != ExitUsage || !strings.Contains(r.stderr, "sets: eventrelay") {
-		t.Fatalf("migrate sql --set catalog without the catalog's hook: exit %d, stderr %q", r.code, r.stderr)
+	if r := relayctlWith(t, hook.Hooks{}, nil, "migrate", "sql", "--set", "items"); r.code != ExitUsage || !strings.Contains(r.stderr, "sets: eventrelay") {
+		t.Fatalf("migrate sql --set items without the service's hook: exit %d, stderr %q", r.code, r.stderr)
 	}
-	cat := relayctlWith(t, admin.Hooks(), nil, "migrate", "sql")
-	if cat.code != ExitOK || !strings.Contains(cat.stdout, "outbox_events") || !strings.Contains(cat.stdout, "video_projection") {
-		t.Fatalf("migrate sql with the catalog's hooks: exit %d; want both sets", cat.code)
+	svc := relayctlWith(t, itemHooks(), nil, "migrate", "sql")
+	if svc.code != ExitOK || !strings.Contains(svc.stdout, "outbox_events") || !strings.Contains(svc.stdout, "item_view") {
+		t.Fatalf("migrate sql with the service's hooks: exit %d; want both sets", svc.code)
 	}
 }

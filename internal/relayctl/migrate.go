@@ -22,12 +22,11 @@ migrate up|down|status|sql [flags]
 
 Applies the migration sets this relayctl carries to --schema, in order:
 eventrelay's own tables (set "eventrelay", version table
-eventrelay_goose_db_version), then the service's (the catalog's: set
-"catalog", catalog_goose_db_version). --set NAME limits a command to one
-set. A schema migrated before the split (one goose_db_version) is adopted
+eventrelay_goose_db_version), then the service's own sets, each with its
+own version table. --set NAME limits a command to one set. A schema migrated before the split (one goose_db_version) is adopted
 by the first "up": that table becomes eventrelay_goose_db_version.
 
-Guard (seed 003): when --expect-db or --expect-host is set (or the env
+Guard: when --expect-db or --expect-host is set (or the env
 EVENTRELAY_MIGRATE_EXPECT_DB / EVENTRELAY_MIGRATE_EXPECT_HOST), the command
 connects first and refuses (exit 2, nothing changed) unless the server's
 current_database() equals --expect-db and the target host equals
@@ -46,8 +45,8 @@ server's own address (inet_server_addr); "host:port" also checks the port.
 Mutations are recorded in admin_audit (--by defaults to the OS user).`
 
 // migrationSets are the sets relayctl migrate applies, in order: the
-// service's hook (the catalog's relayctl carries eventrelay's set and the
-// catalog's), else eventrelay's own set alone.
+// service's hook (eventrelay's set, then the service's), else eventrelay's
+// own set alone.
 func (c *cli) migrationSets() []migrations.Set {
 	if len(c.hooks.Migrations) == 0 {
 		return []migrations.Set{migrations.Eventrelay}
@@ -281,7 +280,7 @@ func auditMigrate(ctx context.Context, cfg postgres.Config, a *auditFlags, comma
 	return err
 }
 
-// guard is seed 003's protection against migrating the wrong database.
+// guard protects against migrating the wrong database.
 type guard struct {
 	host string
 	db   string

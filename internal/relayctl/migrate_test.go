@@ -5,14 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/migrations"
-	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 func TestMigrateGuard(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := newDB(t)
 	env := map[string]string{"DATABASE_URL": db.URL}
 
 	r := relayctl(t, env, "migrate", "status", "--json")
@@ -47,7 +45,7 @@ func TestMigrateGuard(t *testing.T) {
 		t.Fatalf("down without guard: exit %d, stderr %q", r.code, r.stderr)
 	}
 	var tables int
-	if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_tables WHERE schemaname = 'catalog' AND tablename = 'outbox_events'").Scan(&tables); err != nil || tables != 1 {
+	if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_tables WHERE schemaname = '"+testSchema+"' AND tablename = 'outbox_events'").Scan(&tables); err != nil || tables != 1 {
 		t.Fatalf("outbox_events after refused commands: %d tables, err %v", tables, err)
 	}
 
@@ -71,27 +69,27 @@ func TestMigrateGuard(t *testing.T) {
 }
 
 // migrate sql prints the sets' SQL (migrations.SQL, whose output the
-// catalog migrations' tests apply with psql) and needs no database.
+// migration tests may apply with psql) and needs no database.
 func TestMigrateSQL(t *testing.T) {
 	t.Parallel()
 	er, err := migrations.SQL(migrations.Eventrelay)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := migrations.SQL(catalogmigrations.Catalog)
+	own, err := migrations.SQL(itemsSet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := relayctl(t, nil, "migrate", "sql")
-	if r.code != ExitOK || r.stdout != er+"\n"+cat {
+	if r.code != ExitOK || r.stdout != er+"\n"+own {
 		t.Fatalf("migrate sql: exit %d, stdout %q", r.code, r.stdout)
 	}
-	r = relayctl(t, nil, "migrate", "sql", "--set", "catalog")
-	if r.code != ExitOK || r.stdout != cat {
-		t.Fatalf("migrate sql --set catalog: exit %d, stdout %q", r.code, r.stdout)
+	r = relayctl(t, nil, "migrate", "sql", "--set", "items")
+	if r.code != ExitOK || r.stdout != own {
+		t.Fatalf("migrate sql --set items: exit %d, stdout %q", r.code, r.stdout)
 	}
 	r = relayctl(t, nil, "migrate", "sql", "--set", "orders")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "eventrelay, catalog") {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "eventrelay, items") {
 		t.Fatalf("migrate sql --set orders: exit %d, stderr %q; want a usage error naming the sets", r.code, r.stderr)
 	}
 }
@@ -100,7 +98,7 @@ func TestMigrateSQL(t *testing.T) {
 // --set picks the set; --to N needs --set.
 func TestMigrateDownPerSet(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := newDB(t)
 	env := map[string]string{"DATABASE_URL": db.URL}
 	guard := []string{"--expect-db", db.Name, "--by", "test", "--why", "per set"}
 
@@ -109,7 +107,7 @@ func TestMigrateDownPerSet(t *testing.T) {
 		t.Fatalf("down --to 1 without --set: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = relayctl(t, env, append([]string{"migrate", "down"}, guard...)...)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back catalog/00001_catalog.sql") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back items/00001_items.sql") {
 		t.Fatalf("down: exit %d, stdout %q", r.code, r.stdout)
 	}
 	r = relayctl(t, env, append([]string{"migrate", "down", "--set", "eventrelay"}, guard...)...)
@@ -118,17 +116,17 @@ func TestMigrateDownPerSet(t *testing.T) {
 	}
 	r = relayctl(t, env, "migrate", "status")
 	status := strings.Join(strings.Fields(r.stdout), " ") // column widths follow the longest file name
-	for _, want := range []string{"eventrelay 3 00003_outbox_pending_key_idx.sql applied", "eventrelay 5 00005_outbox_wakeups.sql applied", "eventrelay 6 00006_outbox_notify.sql applied", "eventrelay 7 00007_outbox_status_statistics.sql applied", "eventrelay 8 00008_outbox_fillfactor.sql pending", "catalog 1 00001_catalog.sql pending"} {
+	for _, want := range []string{"eventrelay 3 00003_outbox_pending_key_idx.sql applied", "eventrelay 5 00005_outbox_wakeups.sql applied", "eventrelay 6 00006_outbox_notify.sql applied", "eventrelay 7 00007_outbox_status_statistics.sql applied", "eventrelay 8 00008_outbox_fillfactor.sql pending", "items 1 00001_items.sql pending"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("status lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	var videos bool
-	if err := db.Pool.QueryRow(context.Background(), "SELECT to_regclass('videos') IS NOT NULL").Scan(&videos); err != nil || videos {
-		t.Fatalf("videos after the catalog set's down: %v, %v", videos, err)
+	var items bool
+	if err := db.Pool.QueryRow(context.Background(), "SELECT to_regclass('items') IS NOT NULL").Scan(&items); err != nil || items {
+		t.Fatalf("items after the items set's down: %v, %v", items, err)
 	}
 	r = relayctl(t, env, "migrate", "up", "--set", "eventrelay")
-	if r.code != ExitOK || !strings.Contains(r.stdout, "applied eventrelay/00008_outbox_fillfactor.sql") || strings.Contains(r.stdout, "catalog/") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "applied eventrelay/00008_outbox_fillfactor.sql") || strings.Contains(r.stdout, "items/") {
 		t.Fatalf("up --set eventrelay: exit %d, stdout %q", r.code, r.stdout)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 // TestOperatorInputContradictionsRefused: blank --by/--why, a repeated or
 // unknown --reason and --all with a filter are usage errors (exit 2)
-// naming the flag, before anything is read or changed (issue 14).
+// naming the flag, before anything is read or changed.
 func TestOperatorInputContradictionsRefused(t *testing.T) {
 	t.Parallel()
 	// No store is configured: a case that got past validation would fail

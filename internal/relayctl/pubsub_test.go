@@ -9,11 +9,11 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 )
 
-const pubsubConfig = "../../configs/pubsub.yaml"
+const pubsubConfig = "testdata/pubsub.yaml"
 
 // auditTap is a subscription the tests add to read what reached the
 // events topic; configs/pubsub.yaml does not hold it.
-const auditTap = "catalog.video.audit"
+const auditTap = "items.audit"
 
 // psEnv points relayctl at a pstest server.
 func psEnv(ps *gpubsubtest.Server, extra map[string]string) map[string]string {
@@ -42,7 +42,7 @@ func ensure(t *testing.T, ps *gpubsubtest.Server) (*testDB, map[string]string) {
 		t.Fatalf("pubsub ensure: exit %d", r.code)
 	}
 	// The tests' own ordered tap on the events topic (as the e2e suite's).
-	ps.Subscription(t, auditTap, "catalog.video.events", gpubsubtest.SubscriptionOptions{Ordered: true, AckDeadline: 30e9})
+	ps.Subscription(t, auditTap, "items.events", gpubsubtest.SubscriptionOptions{Ordered: true, AckDeadline: 30e9})
 	return db, env
 }
 
@@ -83,12 +83,12 @@ func TestPubSubEnsureTwice(t *testing.T) {
 	}
 
 	// The settings arrived: ordering, dead-letter policy, retry policy.
-	sub, err := ps.Client.SubscriptionAdminClient.GetSubscription(t.Context(), subReq("catalog.video.projection-pg"))
+	sub, err := ps.Client.SubscriptionAdminClient.GetSubscription(t.Context(), subReq("items.view"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !sub.EnableMessageOrdering || sub.DeadLetterPolicy.GetMaxDeliveryAttempts() != 10 ||
-		!strings.HasSuffix(sub.DeadLetterPolicy.GetDeadLetterTopic(), "/catalog.video.events.dlq-pg") ||
+		!strings.HasSuffix(sub.DeadLetterPolicy.GetDeadLetterTopic(), "/items.events.dlq-view") ||
 		sub.RetryPolicy.GetMaximumBackoff().AsDuration().Seconds() != 60 || sub.AckDeadlineSeconds != 30 || !sub.RetainAckedMessages {
 		t.Fatalf("projection-pg subscription not as configured: %v", sub)
 	}
@@ -102,8 +102,8 @@ func TestPubSubEnsureTwice(t *testing.T) {
 	if r.code != ExitOK || !strings.Contains(r.stdout, "ack_deadline_seconds: 99 -> 30") {
 		t.Fatalf("ensure after drift: exit %d, stdout %q", r.code, r.stdout)
 	}
-	deleteSub(t, ps, "catalog.video.events.dlq-es")
-	ps.Subscription(t, "catalog.video.events.dlq-es", "catalog.video.events.dlq-es", gpubsubtest.SubscriptionOptions{Ordered: true, AckDeadline: 60e9})
+	deleteSub(t, ps, "items.events.dlq-search")
+	ps.Subscription(t, "items.events.dlq-search", "items.events.dlq-search", gpubsubtest.SubscriptionOptions{Ordered: true, AckDeadline: 60e9})
 	r = relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig)
 	if r.code != ExitProblem || !strings.Contains(r.stdout, "conflict") || !strings.Contains(r.stdout, "enable_message_ordering: true -> false") {
 		t.Fatalf("ensure with an immutable difference: exit %d, stdout %q", r.code, r.stdout)

@@ -21,9 +21,9 @@ Re-emits the full current state of every aggregate of the service's source
 of truth (deleted ones included, as tombstones) through the outbox, so
 every projection converges: one restatement event per aggregate at its
 current version with a new event id (origin 'rebuild'), built by the
-service's Rebuilder hook (the catalog: VideoCreated for live videos at
-version 1, VideoUpdated with every state field in the mask for later
-versions, VideoDeleted for deleted videos). Projections apply it only if
+service's Rebuilder hook (e.g. a created event for a live aggregate at
+version 1, an updated event carrying its whole state for later versions, a
+deleted event for a deleted aggregate). Projections apply it only if
 they hold an older version or nothing (after a truncate); a projection row
 at the same version is left alone, so delete a hand-edited row before
 restating it (--ids).
@@ -33,10 +33,9 @@ transaction: bounded transactions, and each restatement carries the version
 the row had at that moment. Publishers are woken with NOTIFY. Recorded in
 admin_audit.
 
---reindex additionally rebuilds an external read model through the
-service's Reindexer hook (the catalog: the Elasticsearch index, from
-video_projection into a new index, then an atomic alias swap; see --help of
-verify for ELASTIC_URL); run it once the Postgres projection has converged
+--reindex additionally rebuilds an external read model (e.g. a search
+index) through the service's Reindexer hook, which says in the plan what it
+will do; run it once the read model it is built from has converged
 (relayctl verify).`
 
 func runRebuild(ctx context.Context, c *cli, args []string) error {
@@ -53,7 +52,7 @@ func runRebuild(ctx context.Context, c *cli, args []string) error {
 	batch := fs.Int("batch", 500, "aggregates per transaction")
 	topic := fs.String("topic", subject.Topic, "topic of the restatement events")
 	dryRun := fs.Bool("dry-run", false, "count what would be restated; change nothing")
-	reindex := fs.Bool("reindex", false, "also rebuild the external read model through the Reindexer hook (the catalog: the Elasticsearch index from video_projection, then an alias swap)")
+	reindex := fs.Bool("reindex", false, "also rebuild the external read model through the service's Reindexer hook (the plan says what it does)")
 	restate := fs.Bool("restate", true, "emit restatement events (--restate=false with --reindex: only reindex)")
 	if err := parse(fs, args, false); err != nil {
 		return err

@@ -26,8 +26,7 @@ status returns to clean), is not selected by replay unless
 the record of what was never sent). A failed row holds back the later rows
 of its aggregate (per-aggregate order); resolving it releases them, and the
 publishers are woken. Resolve only what the aggregate's later events may
-skip: for state-carrying events (the catalog's) the next version carries
-the full state.
+skip: with state-carrying events the next version carries the full state.
 
 Every id must name a failed row (outbox row id or event id); otherwise
 nothing changes and each offending id is named (exit 1). --dry-run prints

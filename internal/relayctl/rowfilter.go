@@ -37,8 +37,8 @@ func addRowFilterFlags(fs *flag.FlagSet, defLimit int) *rowFilter {
 	f := &rowFilter{}
 	fs.StringVar(&f.ids, "ids", "", "comma-separated outbox row ids and/or event ids (UUIDs)")
 	addReasonFlag(fs, &f.Reason, "error_reason, e.g. payload_invalid, topic_not_found, max_attempts_exceeded")
-	fs.StringVar(&f.Topic, "topic", "", "Pub/Sub topic id, e.g. catalog.video.events")
-	fs.StringVar(&f.AggregateType, "aggregate-type", "", "aggregate type, e.g. catalog.video")
+	fs.StringVar(&f.Topic, "topic", "", "Pub/Sub topic id, e.g. orders.events")
+	fs.StringVar(&f.AggregateType, "aggregate-type", "", "aggregate type, e.g. order")
 	fs.StringVar(&f.AggregateID, "aggregate", "", "aggregate id")
 	fs.StringVar(&f.Since, "since", "", "window start: RFC 3339 time or a duration ago (e.g. 2h); failed_at for failed rows, published_at for published")
 	fs.StringVar(&f.Until, "until", "", "window end (exclusive): RFC 3339 time or a duration ago")

@@ -89,14 +89,20 @@ func init() {
 // Run executes relayctl with args (without the program name) and the
 // service's hooks, and returns the exit code. It never calls os.Exit.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, hooks hook.Hooks) int {
-	return run(ctx, args, &cli{stdout: stdout, stderr: stderr, lookup: os.LookupEnv, hooks: hooks})
+	return RunWith(ctx, args, stdout, stderr, hooks, os.LookupEnv)
+}
+
+// RunWith is Run with the environment read through lookup instead of the
+// process's (a test passes exactly the variables it means).
+func RunWith(ctx context.Context, args []string, stdout, stderr io.Writer, hooks hook.Hooks, lookup func(string) (string, bool)) int {
+	return run(ctx, args, &cli{stdout: stdout, stderr: stderr, lookup: lookup, hooks: hooks})
 }
 
 // noHook is the usage error of a command whose hook this binary lacks.
 func noHook(command, field, what string) error {
 	return usageErr("%s: this relayctl binary has no %s for the service (%s). "+
 		"A service adds its own with a small main calling relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, relayctl.Hooks{%s: ...}) "+
-		"(see the docs of package github.com/eventrelay/eventrelay/relayctl); the shipped cmd/relayctl has the catalog's", command, field, what, field)
+		"(see the docs of package github.com/eventrelay/eventrelay/relayctl)", command, field, what, field)
 }
 
 func run(ctx context.Context, args []string, c *cli) int {
@@ -153,7 +159,7 @@ func newFlags(c *cli, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("relayctl "+name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.DurationVar(&c.connectTimeout, "connect-timeout", defaultConnectTimeout,
-		"give up (exit 3) when Postgres, Pub/Sub or Elasticsearch does not answer the first call within this long")
+		"give up (exit 3) when Postgres, Pub/Sub or a store a hook opens does not answer the first call within this long")
 	fs.Usage = func() {
 		fmt.Fprintf(c.stderr, "usage: relayctl %s\n\nexit codes: 0 ok, 1 problem found, 2 usage/config error, 3 runtime failure\n\nflags:\n", strings.TrimSpace(usage))
 		fs.PrintDefaults()

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/admin"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
@@ -30,10 +29,11 @@ func relayctl(t *testing.T, env map[string]string, args ...string) result {
 // relayctlQuiet is relayctl without logging (for polling loops).
 func relayctlQuiet(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
-	return relayctlWith(t, admin.Hooks(), env, args...)
+	return relayctlWith(t, itemHooks(), env, args...)
 }
 
-// relayctlWith runs the CLI with the given hooks instead of the catalog's.
+// relayctlWith runs the CLI with the given hooks instead of the tests'
+// service's.
 func relayctlWith(t *testing.T, hooks hook.Hooks, env map[string]string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

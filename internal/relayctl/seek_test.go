@@ -3,6 +3,7 @@ package relayctl
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,15 +11,17 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/types/known/structpb"
 
-	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/internal/testevent"
+	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 )
 
@@ -56,12 +59,12 @@ func drain(t *testing.T, ps *gpubsubtest.Server, sub string) []string {
 func TestSeek(t *testing.T) {
 	t.Parallel()
 	ps, db, env := ensured(t)
-	const audit, proj = "catalog.video.audit", "catalog.video.projection-pg"
+	const audit, proj = "items.audit", "items.view"
 	var batch []*pubsub.Message
 	for i := 0; i < 5; i++ {
 		batch = append(batch, &pubsub.Message{Data: []byte(fmt.Sprint("batch-", i))})
 	}
-	publish(t, ps, "catalog.video.events", batch...)
+	publish(t, ps, "items.events", batch...)
 	time.Sleep(20 * time.Millisecond)
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 
@@ -119,20 +122,22 @@ func TestSeek(t *testing.T) {
 func TestSeekToTimeReplaysABatchToTheProjector(t *testing.T) {
 	t.Parallel()
 	ps, db, env := ensured(t)
-	const sub = "catalog.video.projection-pg"
+	const sub, consumer = "items.view", "item-view"
 	reg := projection.NewRegistry[projection.TxHandler]()
-	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
-		t.Fatal(err)
+	for _, typ := range []string{testevent.TypeCreated, testevent.TypeUpdated, testevent.TypeDeleted} {
+		if err := reg.Register(projection.EventType{Name: typ, SchemaVersions: []int32{1}, Decode: testevent.Decode}, itemViewHandler); err != nil {
+			t.Fatal(err)
+		}
 	}
 	metricsReg := prometheus.NewRegistry()
 	metrics, err := projector.NewMetrics(metricsReg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dl := projector.NewTopicDeadLetterer(ps.Client, "catalog.video.events.dlq-pg")
+	dl := projector.NewTopicDeadLetterer(ps.Client, "items.events.dlq-view")
 	t.Cleanup(dl.Stop)
 	eng, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
-		Name: catproj.VideosConsumer, DeadLetter: dl, Metrics: metrics,
+		Name: consumer, DeadLetter: dl, Metrics: metrics,
 		Batch: projector.BatchConfig{Size: 10, Linger: conf.Duration(5 * time.Millisecond)},
 	})
 	if err != nil {
@@ -146,13 +151,7 @@ func TestSeekToTimeReplaysABatchToTheProjector(t *testing.T) {
 	go recv.Start(context.Background()) //nolint:errcheck // stopped below
 	t.Cleanup(func() { _ = recv.Stop(context.Background()) })
 
-	publishEvents := func(msgs ...projectiontest.Msg) {
-		var pm []*pubsub.Message
-		for _, m := range msgs {
-			pm = append(pm, &pubsub.Message{Data: m.Data, Attributes: m.Attributes})
-		}
-		publish(t, ps, "catalog.video.events", pm...)
-	}
+	publishEvents := func(msgs ...*pubsub.Message) { publish(t, ps, "items.events", msgs...) }
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
@@ -164,23 +163,23 @@ func TestSeekToTimeReplaysABatchToTheProjector(t *testing.T) {
 		}
 	}
 	inbox := func() int {
-		return count(t, db, "SELECT count(*) FROM inbox_events WHERE consumer = '"+catproj.VideosConsumer+"'")
+		return count(t, db, "SELECT count(*) FROM inbox_events WHERE consumer = '"+consumer+"'")
 	}
 
 	earlier := uuid.New()
-	publishEvents(projectiontest.Event(t, earlier, 1, false))
+	publishEvents(itemMessage(t, earlier.String(), 1))
 	waitFor("the earlier event applied", func() bool { return inbox() == 1 })
 	time.Sleep(20 * time.Millisecond)
 	before := time.Now()
 	time.Sleep(20 * time.Millisecond)
-	var batch []projectiontest.Msg
+	var batch []*pubsub.Message
 	for i := range 5 {
-		batch = append(batch, projectiontest.Event(t, uuid.New(), int64(1+i%2), false))
+		batch = append(batch, itemMessage(t, uuid.NewString(), int64(1+i%2)))
 	}
 	publishEvents(batch...)
 	waitFor("the batch applied", func() bool { return inbox() == 6 })
 	applied := opstest.Metric(t, metricsReg, "projector_applied_total", nil) + opstest.Metric(t, metricsReg, "projector_stale_skipped_total", nil)
-	projected := count(t, db, "SELECT sum(version) FROM video_projection")
+	projected := count(t, db, "SELECT sum(version) FROM item_view")
 
 	r := relayctl(t, env, "seek", "--subscription", sub, "--time", before.UTC().Format(time.RFC3339Nano),
 		"--by", "alice", "--why", "replay the batch after a projection bug fix")
@@ -200,7 +199,45 @@ func TestSeekToTimeReplaysABatchToTheProjector(t *testing.T) {
 	if n := inbox(); n != 6 {
 		t.Errorf("inbox rows = %d, want 6", n)
 	}
-	if n := count(t, db, "SELECT sum(version) FROM video_projection"); n != projected {
-		t.Errorf("video_projection versions changed from %d to %d", projected, n)
+	if n := count(t, db, "SELECT sum(version) FROM item_view"); n != projected {
+		t.Errorf("item_view versions changed from %d to %d", projected, n)
 	}
+}
+
+// itemViewHandler applies an item event to item_view if it is newer.
+var itemViewHandler = projection.TxHandlerFunc(func(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
+	name := ev.Payload.(*structpb.Struct).GetFields()["name"].GetStringValue()
+	tag, err := tx.Exec(ctx, `INSERT INTO item_view (item_id, name, version, deleted_at)
+		VALUES ($1, $2, $3, CASE WHEN $4 THEN now() END)
+		ON CONFLICT (item_id) DO UPDATE SET name = excluded.name, version = excluded.version, deleted_at = excluded.deleted_at
+		WHERE item_view.version < excluded.version`, ev.AggregateID, name, ev.Version, ev.Type == testevent.TypeDeleted)
+	if err != nil {
+		return 0, err
+	}
+	if tag.RowsAffected() == 0 {
+		return projection.Stale, nil
+	}
+	return projection.Applied, nil
+})
+
+// itemMessage is the message the publisher sends for version v of item
+// id: the testevent body and the identity attributes.
+func itemMessage(t *testing.T, id string, v int64) *pubsub.Message {
+	t.Helper()
+	ev := testevent.Item(id, v, 0)
+	meta := outbox.Metadata{EventID: uuid.Must(uuid.NewV7()), EventType: ev.EventType, AggregateType: ev.AggregateType,
+		AggregateID: id, AggregateVersion: v, SchemaVersion: 1, OccurredAt: time.Now().UTC().Truncate(time.Microsecond)}
+	body, err := testevent.Encode(meta, ev.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pubsub.Message{Data: body, Attributes: map[string]string{
+		projection.AttrEventID:       meta.EventID.String(),
+		projection.AttrEventType:     meta.EventType,
+		projection.AttrAggregateType: meta.AggregateType,
+		projection.AttrAggregateID:   meta.AggregateID,
+		projection.AttrVersion:       strconv.FormatInt(v, 10),
+		projection.AttrSchemaVersion: "1",
+		projection.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
+	}}
 }

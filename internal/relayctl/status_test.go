@@ -29,14 +29,14 @@ func TestStatus(t *testing.T) {
 		claimed_at = now() - interval '2 minutes', lease_until = now() - interval '1 minute' WHERE id = $1`, rows[1].ID)
 	exec(t, db, `UPDATE outbox_events SET attempts = 2, next_attempt_at = now() + interval '1 hour', error_reason = 'unavailable' WHERE id = $1`, rows[2].ID)
 	exec(t, db, `UPDATE outbox_events SET status = 'published', published_at = now() WHERE id = $1`, rows[3].ID)
-	for i, consumer := range []string{"video-projection", "video-projection", "video-search"} {
+	for i, consumer := range []string{"item-projection", "item-projection", "item-search"} {
 		exec(t, db, `INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type, processed_at)
-			VALUES ($1, $2, 'catalog.video', $3, 1, 'catalog.video.created', now())`, consumer, rows[i].EventID, rows[i].AggregateID)
+			VALUES ($1, $2, 'item', $3, 1, 'test.item.created', now())`, consumer, rows[i].EventID, rows[i].AggregateID)
 	}
 	if r := relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig); r.code != ExitOK {
 		t.Fatalf("pubsub ensure: exit %d", r.code)
 	}
-	publish(t, ps, "catalog.video.events.dlq-es", &pubsub.Message{Data: []byte("x"), Attributes: map[string]string{"error_reason": "mapping_error", "event_id": uuid.NewString()}})
+	publish(t, ps, "items.events.dlq-search", &pubsub.Message{Data: []byte("x"), Attributes: map[string]string{"error_reason": "mapping_error", "event_id": uuid.NewString()}})
 
 	r = relayctl(t, env, "status", "-f", pubsubConfig, "--json")
 	var rep statusReport
@@ -53,20 +53,20 @@ func TestStatus(t *testing.T) {
 	if o.FailedByReason["payload_invalid"] != 1 || len(o.StuckSamples) != 1 || o.StuckSamples[0].LockedBy != "w-dead" {
 		t.Errorf("failed by reason %v, stuck samples %+v", o.FailedByReason, o.StuckSamples)
 	}
-	if len(rep.Inbox) != 2 || rep.Inbox[0].Consumer != "video-projection" || rep.Inbox[0].Events != 2 || rep.Inbox[1].Events != 1 {
+	if len(rep.Inbox) != 2 || rep.Inbox[0].Consumer != "item-projection" || rep.Inbox[0].Events != 2 || rep.Inbox[1].Events != 1 {
 		t.Errorf("inbox: %+v", rep.Inbox)
 	}
 	subs := map[string]subStatus{}
 	for _, s := range rep.Subscriptions {
 		subs[s.Name] = s
 	}
-	if s := subs["catalog.video.events.dlq-es"]; !s.IsDLQ || s.DeadLetters != 1 {
+	if s := subs["items.events.dlq-search"]; !s.IsDLQ || s.DeadLetters != 1 {
 		t.Errorf("dlq-es: %+v, want 1 dead letter", s)
 	}
-	if s := subs["catalog.video.events.dlq-pg"]; !s.IsDLQ || s.DeadLetters != 0 {
+	if s := subs["items.events.dlq-view"]; !s.IsDLQ || s.DeadLetters != 0 {
 		t.Errorf("dlq-pg: %+v, want none", s)
 	}
-	if s := subs["catalog.video.projection-pg"]; !s.Exists || !s.Ordered || s.Backlog != "n/a" || !strings.Contains(s.DeadLetter, "catalog.video.events.dlq-pg after 10") {
+	if s := subs["items.view"]; !s.Exists || !s.Ordered || s.Backlog != "n/a" || !strings.Contains(s.DeadLetter, "items.events.dlq-view after 10") {
 		t.Errorf("projection-pg: %+v", s)
 	}
 	if len(rep.Problems) != 3 {
@@ -76,11 +76,11 @@ func TestStatus(t *testing.T) {
 	if want := "3 problem(s):\n  " + strings.Join(rep.Problems, "\n  ") + "\n"; !strings.HasSuffix(r.stderr, want) {
 		t.Errorf("status stderr %q, want it to end with %q", r.stderr, want)
 	}
-	if s := subs["catalog.video.events.dlq-pg"]; !strings.Contains(s.Backlog, "another reader holds are not seen") {
+	if s := subs["items.events.dlq-view"]; !strings.Contains(s.Backlog, "another reader holds are not seen") {
 		t.Errorf("dlq-pg backlog %q: an empty peek must say what it cannot see", s.Backlog)
 	}
 	// Peeking did not consume the dead letter.
-	if n := dlqCount(t, env, []string{"--subscription", "catalog.video.events.dlq-es"}); n != 1 {
+	if n := dlqCount(t, env, []string{"--subscription", "items.events.dlq-search"}); n != 1 {
 		t.Fatalf("dead letters after status: %d, want 1", n)
 	}
 	r = relayctl(t, env, "status", "-f", pubsubConfig)

@@ -10,32 +10,32 @@ import (
 )
 
 // TestReadCommandsExitThreeOnUnreachableStores: with a store on a closed
-// local port every read command exits 3 naming the store (issue 14: dlq
-// list reported "0 message(s) match" with exit 0; status waited 60s).
+// local port every read command exits 3 naming the store, promptly (not
+// "0 message(s) match" with exit 0, not after a long wait).
 func TestReadCommandsExitThreeOnUnreachableStores(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
 	closedPS := fmt.Sprintf("127.0.0.1:%d", opstest.FreePort(t))
 	closedPG := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/eventrelay?sslmode=disable", opstest.FreePort(t))
-	closedES := fmt.Sprintf("http://127.0.0.1:%d", opstest.FreePort(t))
+	closedSearch := fmt.Sprintf("127.0.0.1:%d", opstest.FreePort(t))
 
 	psDown := map[string]string{"DATABASE_URL": db.URL, "PUBSUB_PROJECT_ID": gpubsubtest.Project, "PUBSUB_EMULATOR_HOST": closedPS}
 	pgDown := map[string]string{"DATABASE_URL": closedPG}
-	esDown := map[string]string{"DATABASE_URL": db.URL, "ELASTIC_URL": closedES}
+	searchDown := map[string]string{"DATABASE_URL": db.URL, "ITEM_SEARCH_ADDR": closedSearch}
 	cases := []struct {
 		env  map[string]string
 		args []string
 		want string
 	}{
-		{psDown, []string{"dlq", "list", "--subscription", "catalog.video.events.dlq-pg"}, "Pub/Sub unreachable: the emulator at " + closedPS},
-		{psDown, []string{"dlq", "show", "--subscription", "catalog.video.events.dlq-pg", "--ids", "m1"}, "Pub/Sub unreachable"},
+		{psDown, []string{"dlq", "list", "--subscription", "items.events.dlq-view"}, "Pub/Sub unreachable: the emulator at " + closedPS},
+		{psDown, []string{"dlq", "show", "--subscription", "items.events.dlq-view", "--ids", "m1"}, "Pub/Sub unreachable"},
 		{psDown, []string{"status", "-f", pubsubConfig}, "Pub/Sub unreachable"},
 		{psDown, []string{"snapshot", "list"}, "Pub/Sub unreachable"},
 		{pgDown, []string{"status"}, "Postgres unreachable"},
 		{pgDown, []string{"failed", "list"}, "Postgres unreachable"},
 		{pgDown, []string{"verify"}, "Postgres unreachable"},
 		{pgDown, []string{"migrate", "status"}, "Postgres unreachable"},
-		{esDown, []string{"verify"}, "Elasticsearch at " + closedES},
+		{searchDown, []string{"verify"}, "search store at " + closedSearch + " unreachable"},
 	}
 	for _, tc := range cases {
 		args := append(tc.args, "--connect-timeout", "1s")

@@ -15,11 +15,10 @@ const verifyUsage = `
 verify [--samples N] [--json] [hook flags]
 
 Compares the service's source of truth with its read models through the
-service's Verifier hook, all from one Postgres snapshot (REPEATABLE READ).
-The catalog compares catalog.videos with the Postgres read model
-(video_projection) and, when ELASTIC_URL (or --elastic-url) is set, with
-the Elasticsearch index behind --alias (tombstones included). Kinds of
-drift:
+service's Verifier hook, all from one Postgres snapshot (REPEATABLE READ),
+and prints what the Verifier reports: the aggregates of the source of
+truth, then each read model it compared (OK or DRIFT) or could not compare
+(SKIPPED). Kinds of drift (a Verifier may report its own):
 
   missing                a live aggregate has no projection row / document
   missing_tombstone      a deleted aggregate has no tombstone
@@ -32,14 +31,14 @@ drift:
   diverged               same version, different state
 
 Prints a summary and up to --samples ids per kind. Exit 0 when everything
-matches, 1 on drift, 3 when a store cannot be read. A read model the
-verifier cannot reach for lack of configuration (the catalog without
-ELASTIC_URL) is skipped with a warning and does not count as drift.
+compared matches, 1 on drift, 3 when a store cannot be read. A read model
+the Verifier cannot reach for lack of configuration (e.g. its URL is not
+set) is skipped with a warning and does not count as drift.
 
 Repair: relayctl rebuild (restates every aggregate; projections apply what
 they miss); for "diverged" or "ahead" rows delete the row first, then
-relayctl rebuild --ids <ids>; for a search index, relayctl rebuild
---reindex.`
+relayctl rebuild --ids <ids>; for a read model the service's Reindexer
+rebuilds (e.g. a search index), relayctl rebuild --reindex.`
 
 // verifyReport is the Verifier's report and its verdict.
 type verifyReport struct {

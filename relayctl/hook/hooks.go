@@ -26,6 +26,11 @@ type Hooks struct {
 	// Decoder is how `relayctl dlq show` decodes a body when no
 	// --descriptor-set is given; nil shows the body undecoded.
 	Decoder Decoder
+	// Schema is the default of --schema: the schema of the service's
+	// tables (eventrelay's and its own), e.g. "orders". DATABASE_SCHEMA
+	// and --schema override it. Empty: every command that opens Postgres
+	// needs --schema, DATABASE_SCHEMA or a search_path in the URL.
+	Schema string
 	// Migrations are the sets `relayctl migrate` applies, in order:
 	// eventrelay's own first, then the service's, e.g.
 	// {migrations.Eventrelay, ordersSet}. Empty: migrations.Eventrelay
@@ -51,7 +56,7 @@ type Env struct {
 
 // Flag is a string flag a hook adds to the commands it serves.
 type Flag struct {
-	// Name is the flag's name without dashes, e.g. "elastic-url".
+	// Name is the flag's name without dashes, e.g. "index-url".
 	Name string
 	// Env names the environment variable giving the default; "" for none.
 	Env string

@@ -34,12 +34,12 @@ type Rebuilder interface {
 
 // Subject names what a Rebuilder restates and how its events are written.
 type Subject struct {
-	// Noun is one aggregate in the plan: "restate 10 video(s)".
+	// Noun is one aggregate in the plan: "restate 10 order(s)".
 	Noun string
-	// Source is the source of truth in help texts, e.g. "catalog.videos".
+	// Source is the source of truth in help texts, e.g. "orders".
 	Source string
 	// Tombstone is how a deleted aggregate is restated, in the plan:
-	// "(1 deleted, as VideoDeleted)".
+	// "(1 deleted, as OrderDeleted)".
 	Tombstone string
 	// Topic is the default --topic of the restatement events.
 	Topic string

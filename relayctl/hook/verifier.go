@@ -20,7 +20,7 @@ type Verifier interface {
 
 // Report is one verification.
 type Report struct {
-	// Noun names one aggregate: "source of truth: 10 video(s), 1 deleted".
+	// Noun names one aggregate: "source of truth: 10 order(s), 1 deleted".
 	Noun string `json:"noun"`
 	// Rows and Deleted count the source of truth.
 	Rows    int64 `json:"source_rows"`
@@ -31,7 +31,7 @@ type Report struct {
 
 // Store is the comparison of one read model with the source.
 type Store struct {
-	// Name names the read model: "postgres video_projection".
+	// Name names the read model: "postgres order_summaries".
 	Name string `json:"store"`
 	// Checked is false when the read model was not compared (Note says
 	// why); relayctl then warns and does not count it as converged.
@@ -124,8 +124,8 @@ func (t *Tally) Drift() []Drift {
 type Reindexer interface {
 	// Plan checks the reindexer's settings (a *UsageError when one is
 	// missing) and describes what Reindex will do, for the plan a dry run
-	// prints: "rebuild the index behind alias videos from
-	// video_projection, then swap the alias".
+	// prints: "rebuild the index behind alias orders from
+	// order_summaries, then swap the alias".
 	Plan(env Env) (string, error)
 	// Reindex does it, printing its result to env.Stdout.
 	Reindex(ctx context.Context, pool *pgxpool.Pool, env Env) error

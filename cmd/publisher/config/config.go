@@ -191,7 +191,7 @@ func (p Publish) Settings() pubsub.PublishSettings {
 // environment leave unset.
 func Default() Config {
 	return Config{
-		Database: Database{Schema: postgres.DefaultSchema, ConnectTimeout: conf.Duration(5 * time.Second)},
+		Database: Database{ConnectTimeout: conf.Duration(5 * time.Second)},
 		Outbox: Outbox{
 			Concurrency:        4,
 			BulkSize:           500,

@@ -17,5 +17,6 @@ func Hooks() hook.Hooks {
 	return hook.Hooks{
 		Rebuilder: Rebuilder{}, Reindexer: Reindexer{}, Verifier: Verifier{}, Decoder: Decoder{},
 		Migrations: catalogmigrations.Sets,
+		Schema:     catalogmigrations.Schema,
 	}
 }

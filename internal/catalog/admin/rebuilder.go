@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
-	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
@@ -59,7 +60,7 @@ func Default() Config {
 	return Config{
 		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: conf.Duration(10 * time.Second), MaxBodyBytes: 1 << 20, ShutdownTimeout: conf.Duration(10 * time.Second)},
 		Database: Database{
-			Schema:         postgres.DefaultSchema,
+			Schema:         catalogmigrations.Schema,
 			ConnectTimeout: conf.Duration(5 * time.Second),
 		},
 		Outbox: Outbox{

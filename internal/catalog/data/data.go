@@ -14,6 +14,7 @@ import (
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	catmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 )
@@ -64,7 +65,7 @@ func NewHealth(d *Data) *health.Health {
 		return postgres.Classify(d.pool.Ping(ctx))
 	})
 	h.AddCheck("schema", func(ctx context.Context) error {
-		return postgres.CheckSchema(ctx, d.pool, postgres.CatalogTables)
+		return postgres.CheckSchema(ctx, d.pool, catmigrations.ServiceTables)
 	})
 	return h
 }

@@ -18,12 +18,12 @@ import (
 
 func benchUsecase(b *testing.B, notify bool) *biz.VideoUsecase {
 	b.Helper()
-	db := relaytest.NewDB(b, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(b, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	w, err := data.NewWriter(&conf.Outbox{Topic: events.Topic, Notify: notify, ServiceName: "bench", Instance: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: relaytest.DefaultSchema, MaxConns: 16}, w, slog.New(slog.DiscardHandler))
+	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: catalogmigrations.Schema, MaxConns: 16}, w, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,12 +31,12 @@ type stack struct {
 
 func newStack(t *testing.T) stack {
 	t.Helper()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	w, err := data.NewWriter(&conf.Outbox{Topic: events.Topic, Notify: true, ServiceName: "catalog-test", Instance: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: relaytest.DefaultSchema, MaxConns: 30}, w, slog.New(slog.DiscardHandler))
+	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: catalogmigrations.Schema, MaxConns: 30}, w, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

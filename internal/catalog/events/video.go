@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
-	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
+	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
 )
 
 // Enum maps a proto enum to the text Postgres stores for it (the CHECK

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
-	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
 )
 
 func TestVideoRowRoundTrip(t *testing.T) {

@@ -81,7 +81,7 @@ func TestPrintedSQLBuildsTheSameSchemaAsGoose(t *testing.T) {
 	if err != nil {
 		t.Skip("SKIP: psql is not on PATH, so the printed SQL cannot be applied the way another tool would: ", err)
 	}
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	var script strings.Builder
 	for _, s := range catalogmigrations.Sets {
 		text, err := migrations.SQL(s)
@@ -130,7 +130,7 @@ func count(t *testing.T, pool *pgxpool.Pool, table string) int {
 func TestUpAdoptsThePreSplitLayoutKeepingEveryRow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: []migrations.Set{presplit(t)}})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: []migrations.Set{presplit(t)}})
 	if _, err := db.Pool.Exec(ctx, `
 INSERT INTO videos (id, uploader_id, title) VALUES (gen_random_uuid(), gen_random_uuid(), 'kept');
 INSERT INTO outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type, ordering_key, topic, payload, occurred_at, status)
@@ -191,7 +191,7 @@ VALUES (gen_random_uuid(), gen_random_uuid(), 't', '', 0, 'draft', 'pending', 'p
 			t.Errorf("%s/%s pending after the adoption", m.Set, m.File)
 		}
 	}
-	fresh := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	fresh := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	sameSnapshot(t, "adopted schema", snapshot(t, db.Pool, db.Schema), snapshot(t, fresh.Pool, fresh.Schema))
 
 	// The adopted version table keeps working: goose's next id follows the
@@ -209,7 +209,7 @@ VALUES (gen_random_uuid(), gen_random_uuid(), 't', '', 0, 'draft', 'pending', 'p
 func TestUpRefusesAnUnknownGooseTable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: []migrations.Set{presplit(t)}})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: []migrations.Set{presplit(t)}})
 	if _, err := db.Pool.Exec(ctx, "INSERT INTO goose_db_version (version_id, is_applied) VALUES (20240101, true)"); err != nil {
 		t.Fatal(err)
 	}

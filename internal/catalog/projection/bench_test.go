@@ -63,7 +63,7 @@ func BenchmarkProjectVideosWritePath(b *testing.B) {
 }
 
 func benchWritePath(b *testing.B, size, workers, concurrency int) {
-	db := relaytest.NewDB(b, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(b, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	ps := gpubsubtest.New(b)
 	ps.Topic(b, "dlq")
 	m, err := projector.NewMetrics(prometheus.NewRegistry())
@@ -117,7 +117,7 @@ func benchWritePath(b *testing.B, size, workers, concurrency int) {
 func BenchmarkProjectVideosPstest(b *testing.B) {
 	for _, size := range []int{1, 100} {
 		b.Run(fmt.Sprintf("batch=%d/streams=16", size), func(b *testing.B) {
-			db := relaytest.NewDB(b, relaytest.Options{Migrations: catalogmigrations.Sets})
+			db := relaytest.NewDB(b, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 			ps := gpubsubtest.New(b)
 			ps.Topic(b, eventsTopic)
 			ps.Topic(b, "dlq")

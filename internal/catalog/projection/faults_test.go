@@ -19,11 +19,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/eventrelay/eventrelay/health"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/internal/elastic"
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 

@@ -17,12 +17,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/health"
+	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/elastic"
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -53,7 +54,7 @@ type harness struct {
 // newHarness runs on a fresh test database.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return newHarnessOn(t, relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}).Pool)
+	return newHarnessOn(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).Pool)
 }
 
 // newHarnessOn runs on pool, a migrated database.
@@ -213,9 +214,9 @@ func (h *harness) eventually(timeout time.Duration, what string, cond func() boo
 }
 
 // row reads video_projection; ok is false when there is no row.
-func (h *harness) row(id uuid.UUID) (inboxdb.VideoProjection, bool) {
+func (h *harness) row(id uuid.UUID) (catalogdb.VideoProjection, bool) {
 	h.t.Helper()
-	r, err := inboxdb.New(h.pool).GetVideoProjection(context.Background(), id)
+	r, err := catalogdb.New(h.pool).GetVideoProjection(context.Background(), id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, false
 	}

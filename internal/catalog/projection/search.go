@@ -8,8 +8,8 @@ import (
 	"time"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
-	"github.com/eventrelay/eventrelay/internal/elastic"
 	proj "github.com/eventrelay/eventrelay/projection"
 )
 

@@ -18,12 +18,12 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/biz"
 	cconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/catalog/server"
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
 	"github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	pt "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -47,7 +47,7 @@ import (
 // provider.
 func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
 	rec := telemetrytest.Global(t)
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
 	h.videos(batchConfig(10))
 	h.search(batchConfig(10), estest.Options{}, nil)
@@ -137,7 +137,7 @@ func newCatalogHTTP(t *testing.T, url string) *httptest.Server {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	d, cleanup, err := data.NewData(&cconf.Database{URL: url, Schema: relaytest.DefaultSchema, ConnectTimeout: conf.Duration(time.Second)}, w, log)
+	d, cleanup, err := data.NewData(&cconf.Database{URL: url, Schema: catalogmigrations.Schema, ConnectTimeout: conf.Duration(time.Second)}, w, log)
 	if err != nil {
 		t.Fatal(err)
 	}

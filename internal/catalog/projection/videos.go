@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 	proj "github.com/eventrelay/eventrelay/projection"
 )
 
@@ -35,7 +35,7 @@ func (*Videos) HandleTx(ctx context.Context, tx pgx.Tx, ev *proj.Event) (proj.Ou
 	if err != nil {
 		return 0, err
 	}
-	n, err := inboxdb.New(tx).UpsertVideoProjection(ctx, p)
+	n, err := catalogdb.New(tx).UpsertVideoProjection(ctx, p)
 	if err != nil {
 		return 0, fmt.Errorf("upserting video_projection %s v%d: %w", ev.AggregateID, ev.Version, postgres.Classify(err))
 	}
@@ -48,7 +48,7 @@ func (*Videos) HandleTx(ctx context.Context, tx pgx.Tx, ev *proj.Event) (proj.Ou
 func (*Videos) HandleTxBatch(ctx context.Context, tx pgx.Tx, evs []*proj.Event) ([]proj.Result, error) {
 	out := make([]proj.Result, len(evs))
 	b := &pgx.Batch{}
-	q := inboxdb.New(postgres.Pipeline{Batch: b})
+	q := catalogdb.New(postgres.Pipeline{Batch: b})
 	for i, ev := range evs {
 		p, err := upsertParams(ev)
 		if err != nil {
@@ -75,19 +75,19 @@ func (*Videos) HandleTxBatch(ctx context.Context, tx pgx.Tx, evs []*proj.Event) 
 }
 
 // upsertParams is the video's state at the event's version.
-func upsertParams(ev *proj.Event) (inboxdb.UpsertVideoProjectionParams, error) {
+func upsertParams(ev *proj.Event) (catalogdb.UpsertVideoProjectionParams, error) {
 	e, v, err := videoOf(ev)
 	if err != nil {
-		return inboxdb.UpsertVideoProjectionParams{}, err
+		return catalogdb.UpsertVideoProjectionParams{}, err
 	}
 	row, err := events.VideoToRow(v)
 	if err != nil {
-		return inboxdb.UpsertVideoProjectionParams{}, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("video %s v%d: %w", ev.AggregateID, ev.Version, err))
+		return catalogdb.UpsertVideoProjectionParams{}, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("video %s v%d: %w", ev.AggregateID, ev.Version, err))
 	}
 	if _, deleted := e.GetPayload().(*catalogv1.Event_VideoDeleted); deleted && !row.DeletedAt.Valid {
 		row.DeletedAt = pgtype.Timestamptz{Time: ev.OccurredAt, Valid: true}
 	}
-	return inboxdb.UpsertVideoProjectionParams{
+	return catalogdb.UpsertVideoProjectionParams{
 		VideoID:         row.ID,
 		UploaderID:      row.UploaderID,
 		Title:           row.Title,

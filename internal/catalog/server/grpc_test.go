@@ -25,7 +25,7 @@ import (
 
 func TestGRPCServesVideoServiceWithReasons(t *testing.T) {
 	t.Parallel()
-	svc, _ := newService(t, relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}).URL)
+	svc, _ := newService(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).URL)
 	cl := newGRPCClient(t, svc)
 	ctx := context.Background()
 
@@ -89,7 +89,7 @@ func newGRPCClient(t *testing.T, svc *service.VideoService) catalogv1.VideoServi
 // Not parallel: it sets the global tracer provider, as the daemon does.
 func TestGRPCWriteRunsInAServerSpan(t *testing.T) {
 	rec := telemetrytest.Global(t)
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	svc, _ := newService(t, db.URL)
 	created, err := newGRPCClient(t, svc).CreateVideo(context.Background(),
 		&catalogv1.CreateVideoRequest{UploaderId: uuid.NewString(), Title: "traced over grpc"})

@@ -32,7 +32,7 @@ import (
 // does, on the database at url.
 func newService(t *testing.T, url string) (*service.VideoService, *data.Data) {
 	t.Helper()
-	return newServiceIn(t, url, relaytest.DefaultSchema)
+	return newServiceIn(t, url, catalogmigrations.Schema)
 }
 
 // newServiceIn is newService with DATABASE_SCHEMA = schema.
@@ -127,7 +127,7 @@ func (c client) fails(method, path, body string, code int, reason string) apiErr
 
 func TestHTTPLifecycle(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	c := client{t: t, base: newHTTP(t, db.URL).URL}
 	uploader := uuid.NewString()
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -214,7 +214,7 @@ func TestHTTPLifecycle(t *testing.T) {
 
 func TestHTTPList(t *testing.T) {
 	t.Parallel()
-	c := client{t: t, base: newHTTP(t, relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}).URL).URL}
+	c := client{t: t, base: newHTTP(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).URL).URL}
 	want := map[string]bool{}
 	for range 3 {
 		var created catalogv1.CreateVideoResponse
@@ -247,7 +247,7 @@ func TestHTTPList(t *testing.T) {
 
 func TestHTTPInvalidArgumentsNameTheField(t *testing.T) {
 	t.Parallel()
-	c := client{t: t, base: newHTTP(t, relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}).URL).URL}
+	c := client{t: t, base: newHTTP(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).URL).URL}
 	uploader := uuid.NewString()
 	var created catalogv1.CreateVideoResponse
 	c.ok("POST", "/v1/videos", `{"uploader_id":"`+uploader+`","title":"ok"}`, &created)
@@ -307,7 +307,7 @@ func TestHTTPInvalidArgumentsNameTheField(t *testing.T) {
 // being read in full. Nothing is written.
 func TestHTTPRefusesWhatItCannotStoreExactly(t *testing.T) {
 	t.Parallel()
-	c := client{t: t, base: newHTTP(t, relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}).URL).URL}
+	c := client{t: t, base: newHTTP(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).URL).URL}
 	uploader := uuid.NewString()
 	var created catalogv1.CreateVideoResponse
 	c.ok("POST", "/v1/videos", `{"uploader_id":"`+uploader+`","title":"ok"}`, &created)
@@ -366,7 +366,7 @@ func TestHTTPRefusesWhatItCannotStoreExactly(t *testing.T) {
 // not 500.
 func TestHTTPUnmigratedSchemaIsNotReady(t *testing.T) {
 	t.Parallel()
-	svc, d := newServiceIn(t, relaytest.NewDB(t, relaytest.Options{Migrations: catalogmigrations.Sets}).URL, "not_migrated_yet")
+	svc, d := newServiceIn(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).URL, "not_migrated_yet")
 	ts := httptest.NewServer(server.NewHTTPServer(serverConf, svc, data.NewHealth(d), slog.New(slog.DiscardHandler)))
 	t.Cleanup(ts.Close)
 	c := client{t: t, base: ts.URL}

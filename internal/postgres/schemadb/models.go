@@ -96,36 +96,3 @@ type OutboxWakeup struct {
 	ArmedUntil time.Time
 	SeenAt     time.Time
 }
-
-type Video struct {
-	ID             uuid.UUID
-	UploaderID     uuid.UUID
-	Title          string
-	Description    string
-	DurationMicros int64
-	Status         string
-	MediaStatus    string
-	AnalysisStatus string
-	Version        int64
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	DeletedAt      pgtype.Timestamptz
-}
-
-type VideoProjection struct {
-	VideoID         uuid.UUID
-	UploaderID      uuid.UUID
-	Title           string
-	Description     string
-	DurationMicros  int64
-	Status          string
-	MediaStatus     string
-	AnalysisStatus  string
-	Version         int64
-	CreatedAt       time.Time
-	SourceUpdatedAt time.Time
-	DeletedAt       pgtype.Timestamptz
-	LastEventID     uuid.UUID
-	OccurredAt      time.Time
-	ProjectedAt     time.Time
-}

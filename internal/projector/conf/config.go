@@ -6,8 +6,8 @@ import (
 	"time"
 
 	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/projector"
 )

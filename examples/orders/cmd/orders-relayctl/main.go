@@ -1,8 +1,8 @@
 // Command orders-relayctl is eventrelay's admin CLI for the orders
 // service: relayctl's command set (status, failed, replay, dlq, seek,
 // pubsub ensure, migrate, ...) with the orders service's hooks
-// (internal/admin) for rebuild, verify and dlq show. Point it at the
-// orders schema: DATABASE_SCHEMA=orders (or --schema orders).
+// (internal/admin) for rebuild, verify and dlq show. It works in schema
+// orders unless DATABASE_SCHEMA (or --schema) names another.
 package main
 
 import (

@@ -21,7 +21,8 @@ func (Decoder) Decode(body []byte, _ map[string]string) (proto.Message, error) {
 }
 
 // Hooks are the orders service's relayctl hooks, with its migration sets
-// (eventrelay's, then the orders service's) for `migrate`.
+// (eventrelay's, then the orders service's) for `migrate` and its schema,
+// the default of --schema.
 func Hooks() hook.Hooks {
-	return hook.Hooks{Rebuilder: Rebuilder{}, Verifier: Verifier{}, Decoder: Decoder{}, Migrations: migrations.Sets}
+	return hook.Hooks{Rebuilder: Rebuilder{}, Verifier: Verifier{}, Decoder: Decoder{}, Migrations: migrations.Sets, Schema: "orders"}
 }

@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: video_projection.sql
 
-package inboxdb
+package catalogdb
 
 import (
 	"context"

@@ -1,6 +1,7 @@
-// Package elastic is eventrelay's Elasticsearch adapter, built on the
-// official client (github.com/elastic/go-elasticsearch/v8). It offers what
-// projections, verify and rebuild need — EnsureIndex, BulkIndex with
+// Package elastic is the catalog's Elasticsearch adapter (the store of its
+// search read model), built on the official client
+// (github.com/elastic/go-elasticsearch/v8). It offers what projections,
+// verify and rebuild need — EnsureIndex, BulkIndex with
 // external versions, Get, Scan, Reindex, DeleteIndex, Refresh, Ping — and
 // translates every failure into an errclass reason at the edge: 429 is
 // rate_limited; 502/503, refused connections and a missing index are
@@ -47,6 +48,6 @@
 // # Testing
 //
 // The contract suite in this package runs against the in-repo test server
-// (internal/elastic/estest) and, when ELASTIC_URL is set, against that real
+// (internal/catalog/elastic/estest) and, when ELASTIC_URL is set, against that real
 // cluster as well (unique index names, cleaned up afterwards).
 package elastic

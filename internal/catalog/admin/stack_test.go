@@ -1,4 +1,4 @@
-package relayctl
+package admin_test
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/health"
+	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/elastic"
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/postgres/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/outbox"

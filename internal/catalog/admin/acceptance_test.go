@@ -1,4 +1,4 @@
-package relayctl
+package admin_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package relayctl
+package admin_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/elastic"
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 )
 
 // TestReindexAndVerifySearch: the index behind the alias is lost; verify
@@ -42,7 +42,7 @@ func TestReindexAndVerifySearch(t *testing.T) {
 		t.Fatalf("verify with Elasticsearch unreachable: exit %d, want %d", r.code, ExitRuntime)
 	}
 	// The dry run shows exactly what the run does: a reindex and no
-	// restatement (issue 14: it previewed restatements the run never wrote).
+	// restatement.
 	dry := relayctl(t, env, "rebuild", "--reindex", "--restate=false", "--dry-run")
 	if dry.code != ExitOK || planLines(dry.stdout) != "rebuild plan: rebuild the index behind alias videos from video_projection, then swap the alias" {
 		t.Fatalf("rebuild --reindex --restate=false --dry-run: exit %d, plan %q", dry.code, planLines(dry.stdout))

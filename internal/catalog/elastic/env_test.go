@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
 )
 
 // gcDeletes is the index.gc_deletes of the contract indices: short, so

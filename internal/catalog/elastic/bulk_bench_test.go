@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/eventrelay/eventrelay/internal/elastic/estest"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 )
 
 // BenchmarkBulkIndex measures BulkIndex against the estest server (HTTP,

@@ -1,0 +1,35 @@
+package cmd_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBinariesPrintStampedVersion links every binary with the same -X flag
+// `make build` uses and runs --version: it fails if a binary lacks the flag
+// or the stamp does not reach it.
+func TestBinariesPrintStampedVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the build of every binary")
+	}
+	dir := t.TempDir()
+	const stamp = "v9.9.9-test"
+	build := exec.Command("go", "build", "-o", dir+"/",
+		"-ldflags", "-X github.com/eventrelay/eventrelay/internal/version.Version="+stamp,
+		"./cmd/publisher", "./cmd/projector", "./cmd/catalog", "./cmd/relayctl")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, name := range []string{"publisher", "projector", "catalog", "relayctl"} {
+		out, err := exec.Command(filepath.Join(dir, name), "--version").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s --version: %v\n%s", name, err, out)
+		}
+		if !strings.HasPrefix(string(out), name+" "+stamp+" (") {
+			t.Errorf("%s --version printed %q, want prefix %q", name, out, name+" "+stamp)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Keeps the library free of the reference domain: no generic package, tests
+# included, may depend on the catalog (internal/catalog/..., among them its
+# generated code internal/catalog/catalogdb), its API (api/catalog/...) or
+# Elasticsearch (github.com/elastic/...).
+#
+#   scripts/depcheck.sh     # exit 1 and one line per offending import chain
+#
+# Generic: every package of the root module except the catalog's (api/,
+# internal/catalog/, the daemons and tools under cmd/ other than
+# cmd/publisher), the examples and the instruments (internal/bench,
+# internal/e2e). Each chain starts at a generic package (or its test, marked
+# "(test)") and stops at the first forbidden package; a chain through another
+# generic package is reported for that package only. Paths are relative to
+# the module.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mod=$(go list -m)
+forbidden="^($mod/internal/catalog|$mod/api/catalog|github\\.com/elastic)(/|\$)"
+domain="^$mod/(api|cmd|examples|internal/catalog|internal/bench|internal/e2e)(/|\$)"
+
+generic=$(go list ./... | grep -Ev "$domain" || true)
+generic="$generic
+$mod/cmd/publisher"
+
+# One line per package of the closure, tests included: path|import|import...
+# (a test variant is "p [q.test]"; "p.test" is the generated test main).
+go list -deps -test -f '{{.ImportPath}}{{range .Imports}}|{{.}}{{end}}' $generic |
+awk -F'|' -v mod="$mod/" -v forbidden="$forbidden" -v generic="$(echo "$generic" | tr '\n' ' ')" '
+function base(p) { sub(/ \[.*\]$/, "", p); sub(/_test$/, "", p); return p }
+function short(p) { return index(p, mod) == 1 ? substr(p, length(mod) + 1) : p }
+BEGIN { n = split(generic, g, " "); for (i = 1; i <= n; i++) if (g[i] != "") isgeneric[g[i]] = 1 }
+{
+	imports[$1] = ""
+	for (i = 2; i <= NF; i++) imports[$1] = imports[$1] (i > 2 ? "|" : "") $i
+	nodes[++count] = $1
+}
+END {
+	bad = 0
+	for (k = 1; k <= count; k++) {
+		root = nodes[k]
+		if (root ~ /\.test$/ || !(base(root) in isgeneric)) continue
+		if (root ~ / \[/ && index(root, " [" base(root) ".test]") == 0) continue
+		label = base(root) (root ~ / \[/ ? " (test)" : "")
+		delete seen; delete parent
+		head = 1; tail = 1; queue[1] = root; seen[root] = 1
+		while (head <= tail) {
+			cur = queue[head++]
+			if (imports[cur] == "") continue
+			m = split(imports[cur], im, "|")
+			for (j = 1; j <= m; j++) {
+				nxt = im[j]
+				if (nxt in seen) continue
+				seen[nxt] = 1; parent[nxt] = cur
+				if (base(nxt) ~ forbidden) {
+					chain = short(base(nxt))
+					for (p = cur; p != root; p = parent[p]) chain = short(base(p)) " -> " chain
+					line = short(label) " -> " chain
+					if (!(line in printed)) { print line; printed[line] = 1; bad++ }
+					continue
+				}
+				if (base(nxt) in isgeneric && base(nxt) != base(root)) continue
+				queue[++tail] = nxt
+			}
+		}
+	}
+	if (bad > 0) {
+		printf "depcheck: %d import chain(s) from generic packages to the catalog, its API or Elasticsearch (above: generic package -> its imports -> forbidden package)\n", bad
+		exit 1
+	}
+	print "depcheck: no generic package depends on the catalog, its API or Elasticsearch"
+}'
