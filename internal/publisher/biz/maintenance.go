@@ -105,7 +105,8 @@ func (r *Relay) reclaimLoop(ctx context.Context) {
 	})
 }
 
-// statsLoop refreshes the database-wide gauges.
+// statsLoop refreshes the database-wide gauges and, when that worked,
+// outbox_stats_refreshed_timestamp_seconds.
 func (r *Relay) statsLoop(ctx context.Context) {
 	every(ctx, r.cfg.StatsInterval.D(), func(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, r.cfg.StatsInterval.D())
@@ -122,6 +123,7 @@ func (r *Relay) statsLoop(ctx context.Context) {
 		r.m.OldestAge.Set(s.OldestPendingAge.Seconds())
 		r.m.Stuck.Set(float64(s.Stuck))
 		r.m.FailedRows.Set(float64(s.Failed))
+		r.m.StatsRefreshed.SetToCurrentTime()
 	})
 }
 

@@ -17,6 +17,7 @@ type Metrics struct {
 	Inflight         prometheus.Gauge
 	Stuck            prometheus.Gauge
 	FailedRows       prometheus.Gauge
+	StatsRefreshed   prometheus.Gauge
 	Processed        prometheus.Counter
 	Failed           *prometheus.CounterVec
 	RetryScheduled   prometheus.Counter
@@ -60,6 +61,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Rows in publishing with an expired lease or over max_processing (reclaimed at the next reclaim tick). " + globalGauge}),
 		FailedRows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_failed_events",
 			Help: "Rows in status failed (terminal; need replay). " + globalGauge}),
+		StatsRefreshed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_stats_refreshed_timestamp_seconds",
+			Help: "Unix time this replica last read the outbox-wide gauges (lag, oldest age, stuck, failed); 0 until the first read. While reads fail those gauges keep their last value: alert on time() minus this."}),
 		Processed: prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_processed_total",
 			Help: "Rows published and marked published by this replica."}),
 		Failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_failed_total",
@@ -103,7 +106,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Outbox partition ownership changes of this replica: acquired, released (above its fair share or at shutdown), lost (lease ended, taken over)."},
 			[]string{"reason"}),
 	}
-	for _, c := range []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.Processed, m.Failed,
+	for _, c := range []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.StatsRefreshed, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
 		m.IndexBytes, m.Reindexed, m.ReindexFailed, m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed,
 		m.PartitionsOwned, m.PartitionMoves} {
