@@ -44,7 +44,18 @@ type PubSubSubscriptionSpec struct {
 	EnableExactlyOnceDelivery bool              `json:"enableExactlyOnceDelivery"`
 	RetryPolicy               *RetryPolicy      `json:"retryPolicy,omitempty"`
 	DeadLetterPolicy          *DeadLetterPolicy `json:"deadLetterPolicy,omitempty"`
+	ExpirationPolicy          *ExpirationPolicy `json:"expirationPolicy,omitempty"`
 }
+
+// ExpirationPolicy is a subscription's expiration: TTL "" never expires
+// (without the field Pub/Sub deletes a subscription idle for 31 days).
+type ExpirationPolicy struct {
+	TTL string `json:"ttl"`
+}
+
+// DeletionPolicyAnnotation keeps the Google Cloud resource when its Config
+// Connector object is deleted (kubectl delete, namespace deletion, prune).
+const DeletionPolicyAnnotation = "cnrm.cloud.google.com/deletion-policy"
 
 // Ref names another Config Connector object.
 type Ref struct {
@@ -87,7 +98,7 @@ func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription)
 	var topics []*PubSubTopic
 	for _, t := range r.Topics {
 		o := &PubSubTopic{TypeMeta: metav1.TypeMeta{APIVersion: "pubsub.cnrm.cloud.google.com/v1beta1", Kind: "PubSubTopic"},
-			ObjectMeta: metav1.ObjectMeta{Name: t.Name}}
+			ObjectMeta: metav1.ObjectMeta{Name: t.Name, Annotations: map[string]string{DeletionPolicyAnnotation: "abandon"}}}
 		if t.Retention != 0 {
 			o.Spec.MessageRetentionDuration = seconds(t.Retention.D())
 		}
@@ -96,7 +107,7 @@ func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription)
 	var subs []*PubSubSubscription
 	for _, s := range r.Subscriptions {
 		o := &PubSubSubscription{TypeMeta: metav1.TypeMeta{APIVersion: "pubsub.cnrm.cloud.google.com/v1beta1", Kind: "PubSubSubscription"},
-			ObjectMeta: metav1.ObjectMeta{Name: s.Name},
+			ObjectMeta: metav1.ObjectMeta{Name: s.Name, Annotations: map[string]string{DeletionPolicyAnnotation: "abandon"}},
 			Spec: PubSubSubscriptionSpec{
 				TopicRef:                  Ref{Name: s.Topic},
 				AckDeadlineSeconds:        int32(s.AckDeadline.D() / time.Second),
@@ -104,6 +115,7 @@ func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription)
 				RetainAckedMessages:       s.RetainAcked,
 				EnableMessageOrdering:     s.Ordered,
 				EnableExactlyOnceDelivery: s.ExactlyOnce,
+				ExpirationPolicy:          &ExpirationPolicy{TTL: ""},
 			}}
 		if s.Retry != nil {
 			o.Spec.RetryPolicy = &RetryPolicy{MinimumBackoff: seconds(s.Retry.MinBackoff.D()), MaximumBackoff: seconds(s.Retry.MaxBackoff.D())}
