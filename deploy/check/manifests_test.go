@@ -50,8 +50,10 @@ func TestManifestPolicies(t *testing.T) {
 				if n := pdbsCovering(o, d.Spec.Template.Labels); n != 1 {
 					t.Errorf("Deployment %s: %d PodDisruptionBudgets select its pods, want 1", d.Name, n)
 				}
-				if d.Name == "publisher" && (d.Spec.Replicas == nil || *d.Spec.Replicas < 2) {
-					t.Errorf("Deployment publisher: want >= 2 replicas")
+				if d.Name == "publisher" || d.Name == "projector" {
+					if n := minReplicas(o, d.Name, d.Spec.Replicas); n < 2 {
+						t.Errorf("Deployment %s: want >= 2 replicas (its replicas, or its HPA's minReplicas), have %d", d.Name, n)
+					}
 				}
 			}
 			for _, j := range o.Jobs {
@@ -112,6 +114,23 @@ func pdbsCovering(o *Objects, podLabels map[string]string) int {
 		}
 	}
 	return n
+}
+
+// minReplicas is the least replica count of Deployment name: its HPA's
+// minReplicas when one scales it, else its replicas (default 1).
+func minReplicas(o *Objects, name string, replicas *int32) int32 {
+	for _, h := range o.HPAs {
+		if h.Spec.ScaleTargetRef.Name == name {
+			if h.Spec.MinReplicas == nil {
+				return 1
+			}
+			return *h.Spec.MinReplicas
+		}
+	}
+	if replicas == nil {
+		return 1
+	}
+	return *replicas
 }
 
 func hasDeployment(o *Objects, name string) bool {

@@ -65,6 +65,11 @@ func TestAlertRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	anchors := runbookAnchors(string(readRepo(t, runbookFile)))
+	// The jobs are the names of the gke overlay's PodMonitorings.
+	jobs := map[string]bool{}
+	for _, m := range render(t, "deploy/k8s/overlays/gke").PodMonitorings {
+		jobs[m.Name] = true
+	}
 	n := 0
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
@@ -76,6 +81,12 @@ func TestAlertRules(t *testing.T) {
 			}
 			n++
 			for _, p := range QueryProblems(r.Expr, exported) {
+				t.Errorf("alert %s: %s", r.Alert, p)
+			}
+			for _, p := range AggregationProblems(r.Expr) {
+				t.Errorf("alert %s: %s", r.Alert, p)
+			}
+			for _, p := range JobProblems(r.Expr, jobs) {
 				t.Errorf("alert %s: %s", r.Alert, p)
 			}
 			if r.Labels["severity"] == "" {
