@@ -60,6 +60,9 @@ func TestManifestPolicies(t *testing.T) {
 				for _, p := range podProblems(j.Name, j.Spec.Template.Spec) {
 					t.Errorf("Job %s: %s", j.Name, p)
 				}
+				if j.Spec.ActiveDeadlineSeconds == nil || j.Labels["app.kubernetes.io/component"] != "migration" {
+					t.Errorf("Job %s: want activeDeadlineSeconds and the label app.kubernetes.io/component=migration (phase 1 of docs/rollout.md selects it)", j.Name)
+				}
 				if args := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " "); !strings.HasPrefix(args, "migrate up -by ") || !strings.Contains(args, " -why ") {
 					t.Errorf("Job %s: args %q, want relayctl migrate up -by ... -why ...", j.Name, args)
 				}
