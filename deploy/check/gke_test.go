@@ -41,6 +41,7 @@ func TestGKEPolicies(t *testing.T) {
 	gke := render(t, gkeOverlay)
 	report(t, gkeOverlay, MonitorProblems(gke))
 	report(t, gkeOverlay, DigestProblems(gke))
+	report(t, gkeOverlay, PhaseProblems(gke))
 	if len(gke.Namespaces) != 0 {
 		t.Errorf("%s: the Namespace belongs to %s (deleting the apps must not delete the namespace and its Config Connector objects)", gkeOverlay, gkeResources)
 	}
@@ -155,6 +156,9 @@ func TestPoliciesCatchBrokenManifests(t *testing.T) {
 		{"dead-letter subscription expiring", gkeResources,
 			func(o *Objects) { o.Subscriptions[3].Spec.ExpirationPolicy = nil },
 			func(o *Objects) []string { return ConfigConnectorProblems(o, false) }, "catalog.video.events.dlq-es: want expirationPolicy"},
+		{"HPA outside the projector's rollout phase", gkeOverlay,
+			func(o *Objects) { delete(o.HPAs[0].Labels, ComponentLabel) },
+			PhaseProblems, "HorizontalPodAutoscaler projector: label"},
 		{"Config Connector object among the apps", gkeOverlay,
 			func(o *Objects) {
 				o.ConfigConnector = append(o.ConfigConnector, &metav1.ObjectMeta{Name: "catalog.video.events",

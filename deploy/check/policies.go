@@ -362,3 +362,50 @@ func sortedKeys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// ComponentLabel selects the objects of one rollout phase (docs/rollout.md:
+// migration, then publisher and catalog, then projector).
+const ComponentLabel = "app.kubernetes.io/component"
+
+// PhaseProblems: every object of a phase carries ComponentLabel with the
+// right value: the Job "migration", each Deployment, its PDB, HPA,
+// PodMonitoring and ServiceAccount the Deployment's name. An object
+// without it would be applied in the wrong phase or in none.
+func PhaseProblems(o *Objects) []string {
+	var out []string
+	want := func(kind, name string, l map[string]string, comp string) {
+		if l[ComponentLabel] != comp {
+			out = append(out, fmt.Sprintf("%s %s: label %s=%q, want %q (its rollout phase)", kind, name, ComponentLabel, l[ComponentLabel], comp))
+		}
+	}
+	for _, j := range o.Jobs {
+		want("Job", j.Name, j.Labels, "migration")
+		for _, s := range o.ServiceAccounts {
+			if s.Name == j.Spec.Template.Spec.ServiceAccountName {
+				want("ServiceAccount", s.Name, s.Labels, "migration")
+			}
+		}
+	}
+	for _, d := range o.Deployments {
+		want("Deployment", d.Name, d.Labels, d.Name)
+		for _, p := range o.PDBs {
+			if selects(p.Spec.Selector, d.Spec.Template.Labels) {
+				want("PodDisruptionBudget", p.Name, p.Labels, d.Name)
+			}
+		}
+		for _, m := range o.PodMonitorings {
+			if selects(&m.Spec.Selector, d.Spec.Template.Labels) {
+				want("PodMonitoring", m.Name, m.Labels, d.Name)
+			}
+		}
+		for _, s := range o.ServiceAccounts {
+			if s.Name == d.Spec.Template.Spec.ServiceAccountName {
+				want("ServiceAccount", s.Name, s.Labels, d.Name)
+			}
+		}
+	}
+	for _, h := range o.HPAs {
+		want("HorizontalPodAutoscaler", h.Name, h.Labels, h.Spec.ScaleTargetRef.Name)
+	}
+	return out
+}
