@@ -166,9 +166,14 @@ func TestRuleWrappersMatch(t *testing.T) {
 }
 
 type dashboard struct {
-	UID    string  `json:"uid"`
-	Title  string  `json:"title"`
-	Panels []panel `json:"panels"`
+	UID        string  `json:"uid"`
+	Title      string  `json:"title"`
+	Panels     []panel `json:"panels"`
+	Templating struct {
+		List []struct {
+			Name string `json:"name"`
+		} `json:"list"`
+	} `json:"templating"`
 }
 
 type panel struct {
@@ -207,10 +212,23 @@ func TestDashboard(t *testing.T) {
 			for _, prob := range QueryProblems(q.Expr, exported) {
 				t.Errorf("panel %q: %s", p.Title, prob)
 			}
+			for _, prob := range DashboardSelectorProblems(q.Expr) {
+				t.Errorf("panel %q: %s", p.Title, prob)
+			}
 		}
 	}
 	if want := []string{"Throughput and lag", "Failures and retries by reason", "Health"}; strings.Join(rows, "|") != strings.Join(want, "|") {
 		t.Errorf("rows %q, want %q", rows, want)
+	}
+	vars := map[string]bool{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = true
+	}
+	if !vars["cluster"] || !vars["namespace"] {
+		t.Errorf("dashboard variables %v: want cluster and namespace", vars)
+	}
+	if got := DashboardSelectorProblems(`max(outbox_lag_events{namespace=~"$namespace"}) + sum(rate(projector_applied_total[5m]))`); len(got) != 2 {
+		t.Errorf("DashboardSelectorProblems on an unfiltered query = %q, want 2 problems", got)
 	}
 	if d.UID == "" || queries == 0 {
 		t.Errorf("dashboard needs a uid and queries (uid %q, %d queries)", d.UID, queries)

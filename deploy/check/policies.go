@@ -409,3 +409,17 @@ func PhaseProblems(o *Objects) []string {
 	}
 	return out
 }
+
+var selectorRE = regexp.MustCompile(`\b((?:outbox|projector|eventrelay)_[a-zA-Z0-9_]+)(\{[^}]*\})?`)
+
+// DashboardSelectorProblems: every eventrelay series a panel reads is
+// filtered by the dashboard's cluster and namespace variables.
+func DashboardSelectorProblems(expr string) []string {
+	var out []string
+	for _, m := range selectorRE.FindAllStringSubmatch(expr, -1) {
+		if !strings.Contains(m[2], `cluster=~"$cluster"`) || !strings.Contains(m[2], `namespace=~"$namespace"`) {
+			out = append(out, fmt.Sprintf("%s%s is not filtered by cluster=~\"$cluster\" and namespace=~\"$namespace\"", m[1], m[2]))
+		}
+	}
+	return out
+}
