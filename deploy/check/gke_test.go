@@ -37,6 +37,7 @@ func TestGKEPolicies(t *testing.T) {
 		report(t, dir, NetworkPolicyProblems(o))
 		report(t, dir, NamespaceProblems(o))
 		report(t, dir, HPAProblems(o, exported))
+		report(t, dir, GoMemLimitProblems(o))
 	}
 	gke := render(t, gkeOverlay)
 	report(t, gkeOverlay, MonitorProblems(gke))
@@ -156,6 +157,16 @@ func TestPoliciesCatchBrokenManifests(t *testing.T) {
 		{"dead-letter subscription expiring", gkeResources,
 			func(o *Objects) { o.Subscriptions[3].Spec.ExpirationPolicy = nil },
 			func(o *Objects) []string { return ConfigConnectorProblems(o, false) }, "catalog.video.events.dlq-es: want expirationPolicy"},
+		{"GOMEMLIMIT at the memory limit", gkeOverlay,
+			func(o *Objects) {
+				env := deployment(o, "projector").Spec.Template.Spec.Containers[0].Env
+				for i := range env {
+					if env[i].Name == "GOMEMLIMIT" {
+						env[i].Value = "1GiB"
+					}
+				}
+			},
+			GoMemLimitProblems, "GOMEMLIMIT 1GiB is not 70-95%"},
 		{"HPA outside the projector's rollout phase", gkeOverlay,
 			func(o *Objects) { delete(o.HPAs[0].Labels, ComponentLabel) },
 			PhaseProblems, "HorizontalPodAutoscaler projector: label"},

@@ -423,3 +423,34 @@ func DashboardSelectorProblems(expr string) []string {
 	}
 	return out
 }
+
+var memLimitRE = regexp.MustCompile(`^([0-9]+)(B|KiB|MiB|GiB)?$`)
+
+// GoMemLimitProblems: every daemon sets GOMEMLIMIT between 70% and 95% of
+// its container's memory limit, so the runtime collects before the kernel
+// kills it, and leaves room for non-heap memory.
+func GoMemLimitProblems(o *Objects) []string {
+	var out []string
+	for _, d := range o.Deployments {
+		c := d.Spec.Template.Spec.Containers[0]
+		limit := c.Resources.Limits.Memory().Value()
+		v := ""
+		for _, e := range c.Env {
+			if e.Name == "GOMEMLIMIT" {
+				v = e.Value
+			}
+		}
+		m := memLimitRE.FindStringSubmatch(v)
+		if m == nil {
+			out = append(out, fmt.Sprintf("Deployment %s: GOMEMLIMIT %q, want a size such as 460MiB", d.Name, v))
+			continue
+		}
+		var n int64
+		fmt.Sscan(m[1], &n)
+		n <<= map[string]int{"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30}[m[2]]
+		if limit == 0 || n < limit*70/100 || n > limit*95/100 {
+			out = append(out, fmt.Sprintf("Deployment %s: GOMEMLIMIT %s is not 70-95%% of the memory limit %s", d.Name, v, c.Resources.Limits.Memory()))
+		}
+	}
+	return out
+}
