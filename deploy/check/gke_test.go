@@ -52,6 +52,7 @@ func TestGKEPolicies(t *testing.T) {
 	res := render(t, gkeResources)
 	report(t, gkeResources, ConfigConnectorProblems(res, false))
 	report(t, gkeResources, NamespaceProblems(res))
+	report(t, gkeResources, PubSubIAMProblems(res))
 	if len(res.Topics) == 0 || len(res.Subscriptions) == 0 || len(res.Namespaces) != 1 || len(res.Deployments) != 0 {
 		t.Errorf("%s: want the namespace and the Pub/Sub objects only", gkeResources)
 	}
@@ -170,6 +171,12 @@ func TestPoliciesCatchBrokenManifests(t *testing.T) {
 		{"HPA outside the projector's rollout phase", gkeOverlay,
 			func(o *Objects) { delete(o.HPAs[0].Labels, ComponentLabel) },
 			PhaseProblems, "HorizontalPodAutoscaler projector: label"},
+		{"dead letters with no service agent grant", gkeResources,
+			func(o *Objects) { o.IAMMembers = o.IAMMembers[:len(o.IAMMembers)-1] },
+			PubSubIAMProblems, "catalog.video.events.dlq-es roles/pubsub.publisher pubsub-agent missing"},
+		{"binding on an undeclared subscription", gkeResources,
+			func(o *Objects) { o.IAMMembers[2].Spec.ResourceRef.Name = "catalog.video.projection" },
+			PubSubIAMProblems, "PubSubSubscription/catalog.video.projection is not declared"},
 		{"Config Connector object among the apps", gkeOverlay,
 			func(o *Objects) {
 				o.ConfigConnector = append(o.ConfigConnector, &metav1.ObjectMeta{Name: "catalog.video.events",

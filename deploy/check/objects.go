@@ -29,6 +29,7 @@ type Objects struct {
 	Rules           []*GMPRules
 	Topics          []*PubSubTopic
 	Subscriptions   []*PubSubSubscription
+	IAMMembers      []*IAMPolicyMember
 	Other           int // Services (decoded strictly, no policy)
 	// ConfigConnector are the metadata of every *.cnrm.cloud.google.com
 	// object, whatever its kind.
@@ -87,6 +88,10 @@ func Decode(m resmap.ResMap) (*Objects, error) {
 			s := &PubSubSubscription{}
 			o.Subscriptions, target = append(o.Subscriptions, s), s
 			o.ConfigConnector = append(o.ConfigConnector, &s.ObjectMeta)
+		case "iam.cnrm.cloud.google.com/v1beta1/IAMPolicyMember":
+			m := &IAMPolicyMember{}
+			o.IAMMembers, target = append(o.IAMMembers, m), m
+			o.ConfigConnector = append(o.ConfigConnector, &m.ObjectMeta)
 		default:
 			if strings.HasSuffix(gvk.Group, ".cnrm.cloud.google.com") {
 				return nil, fmt.Errorf("%s: Config Connector kind not known to deploy/check (add its API type)", id)

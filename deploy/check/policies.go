@@ -454,3 +454,52 @@ func GoMemLimitProblems(o *Objects) []string {
 	}
 	return out
 }
+
+// PubSubIAMProblems: every binding names a topic or subscription declared
+// beside it, and dead-lettering works: for each subscription with a
+// dead-letter policy, the Pub/Sub service agent is subscriber on it and
+// publisher on its dead-letter topic, and so is the projector's service
+// account (it dead-letters unappliable messages itself) on that topic
+// while being subscriber on the subscription.
+func PubSubIAMProblems(o *Objects) []string {
+	var out []string
+	declared := map[string]bool{}
+	for _, t := range o.Topics {
+		declared["PubSubTopic/"+t.Name] = true
+	}
+	for _, s := range o.Subscriptions {
+		declared["PubSubSubscription/"+s.Name] = true
+	}
+	has := map[string]bool{} // kind/name|role|member class
+	for _, m := range o.IAMMembers {
+		ref := m.Spec.ResourceRef.Kind + "/" + m.Spec.ResourceRef.Name
+		if !declared[ref] {
+			out = append(out, fmt.Sprintf("IAMPolicyMember %s: %s is not declared in this kustomization", m.Name, ref))
+		}
+		who := m.Spec.Member
+		switch {
+		case strings.HasSuffix(who, "@gcp-sa-pubsub.iam.gserviceaccount.com"):
+			who = "pubsub-agent"
+		case strings.HasPrefix(who, "serviceAccount:eventrelay-projector@"):
+			who = "projector"
+		}
+		has[ref+"|"+m.Spec.Role+"|"+who] = true
+	}
+	for _, s := range o.Subscriptions {
+		if s.Spec.DeadLetterPolicy == nil {
+			continue
+		}
+		dlq := "PubSubTopic/" + s.Spec.DeadLetterPolicy.DeadLetterTopicRef.Name
+		for _, need := range []string{
+			"PubSubSubscription/" + s.Name + "|roles/pubsub.subscriber|pubsub-agent",
+			dlq + "|roles/pubsub.publisher|pubsub-agent",
+			"PubSubSubscription/" + s.Name + "|roles/pubsub.subscriber|projector",
+			dlq + "|roles/pubsub.publisher|projector",
+		} {
+			if !has[need] {
+				out = append(out, fmt.Sprintf("subscription %s: binding %s missing", s.Name, strings.ReplaceAll(need, "|", " ")))
+			}
+		}
+	}
+	return out
+}

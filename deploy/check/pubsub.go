@@ -74,6 +74,28 @@ type DeadLetterPolicy struct {
 	MaxDeliveryAttempts int32 `json:"maxDeliveryAttempts"`
 }
 
+// IAMPolicyMember is iam.cnrm.cloud.google.com/v1beta1 IAMPolicyMember:
+// one role for one member on one resource.
+type IAMPolicyMember struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              IAMPolicyMemberSpec `json:"spec"`
+}
+
+// IAMPolicyMemberSpec is the binding.
+type IAMPolicyMemberSpec struct {
+	Member      string      `json:"member"`
+	Role        string      `json:"role"`
+	ResourceRef ResourceRef `json:"resourceRef"`
+}
+
+// ResourceRef names a Config Connector object of any kind.
+type ResourceRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+}
+
 // pubsubFile is configs/pubsub.yaml.
 type pubsubFile struct {
 	PubSub            gpubsub.Config `yaml:"pubsub"`
