@@ -56,6 +56,86 @@ func grantBlocks(t *testing.T) (before, after string) {
 // After the migration no connection uses a superuser: the checks read
 // through the operator role.
 func TestGrantsRunTheDaemons(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	st := newStack(ctx, t)
+	catHTTP, pubPort, projPort := st.catHTTP, st.pubPort, st.projPort
+	st.startCatalog()
+	st.startPublisher()
+	st.startProjector()
+	for name, port := range map[string]int{"catalog": catHTTP, "publisher": pubPort, "projector": projPort} {
+		waitReady(ctx, t, name, port)
+	}
+	role, opURL := st.role, st.opURL
+
+	// Write -> publish -> project.
+	id := postVideo(t, catHTTP)
+	oc := connect(ctx, t, opURL)
+	defer oc.Close(ctx)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var projected int
+		var status string
+		if err := oc.QueryRow(ctx, "SELECT count(*) FROM catalog.video_projection WHERE video_id = $1", id).Scan(&projected); err != nil {
+			t.Fatalf("reading the read model as the operator: %v", err)
+		}
+		if err := oc.QueryRow(ctx, "SELECT status FROM catalog.outbox_events ORDER BY id DESC LIMIT 1").Scan(&status); err != nil {
+			t.Fatalf("reading the outbox as the operator: %v", err)
+		}
+		if projected == 1 && status == "published" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("video %s: projected %d, outbox row %s after 60s (daemon logs above)", id, projected, status)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// The publisher read its stats and no outbox operation failed; the
+	// projector applied and nothing failed.
+	waitFor(ctx, t, "publisher stats read as its role", func() bool {
+		return metric(t, pubPort, "outbox_stats_refreshed_timestamp_seconds") > 0
+	})
+	if n := metric(t, pubPort, "outbox_store_errors_total"); n != 0 {
+		t.Errorf("outbox_store_errors_total = %v as the publisher role, want 0", n)
+	}
+	if n := metric(t, projPort, `projector_applied_total{projection="videos"}`); n < 1 {
+		t.Errorf("projector_applied_total{videos} = %v, want >= 1", n)
+	}
+	if n := metric(t, projPort, "projector_failed_total"); n != 0 {
+		t.Errorf("projector_failed_total = %v as the projector role, want 0", n)
+	}
+
+	// The daemons' roles are neither superusers nor owners.
+	var supers, owned int
+	names := []string{role("publisher"), role("projector"), role("catalog")}
+	if err := oc.QueryRow(ctx, "SELECT count(*) FROM pg_roles WHERE rolname = ANY($1) AND (rolsuper OR rolcreaterole OR rolcreatedb)", names).Scan(&supers); err != nil {
+		t.Fatal(err)
+	}
+	if err := oc.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'catalog' AND tableowner = ANY($1)", names).Scan(&owned); err != nil {
+		t.Fatal(err)
+	}
+	if supers != 0 || owned != 0 {
+		t.Errorf("daemon roles: %d privileged, %d tables owned; want 0 and 0", supers, owned)
+	}
+}
+
+// stack is a fresh database with the documented roles and grants, the
+// daemons built, Pub/Sub in process with configs/pubsub.yaml's resources;
+// each daemon starts as its own role.
+type stack struct {
+	ctx                                 context.Context
+	t                                   *testing.T
+	bin                                 string
+	role                                func(daemon string) string
+	urlOf                               func(user string) string
+	opURL                               string
+	psEnv                               []string
+	catHTTP, catGRPC, pubPort, projPort int
+}
+
+func newStack(ctx context.Context, t *testing.T) *stack {
+	t.Helper()
 	admin := os.Getenv("TEST_DATABASE_URL")
 	if admin == "" {
 		admin = os.Getenv("DATABASE_URL")
@@ -63,8 +143,6 @@ func TestGrantsRunTheDaemons(t *testing.T) {
 	if admin == "" {
 		t.Fatal("needs a Postgres: DATABASE_URL (make deploy-check starts the private one with scripts/pg.sh)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 
 	suffix := randomHex(t)
 	dbName := "grants_" + suffix
@@ -119,20 +197,33 @@ func TestGrantsRunTheDaemons(t *testing.T) {
 	run(ctx, t, bin, "relayctl", append([]string{"DATABASE_URL=" + opURL}, psEnv...),
 		"pubsub", "ensure", "-f", filepath.Join(Repo(), "configs", "pubsub.yaml"), "-by", "test", "-why", "grants")
 
-	catHTTP, catGRPC, pubPort, projPort := freePort(t), freePort(t), freePort(t), freePort(t)
-	start(ctx, t, bin, "catalog", []string{"DATABASE_URL=" + urlOf(role("catalog")),
-		fmt.Sprintf("CATALOG_HTTP_ADDR=127.0.0.1:%d", catHTTP), fmt.Sprintf("CATALOG_GRPC_ADDR=127.0.0.1:%d", catGRPC)})
-	start(ctx, t, bin, "publisher", append([]string{"DATABASE_URL=" + urlOf(role("publisher")),
-		fmt.Sprintf("OUTBOX_HTTP_PORT=%d", pubPort), "OUTBOX_REINDEX_BLOAT_FACTOR=0", "OUTBOX_STATS_INTERVAL_SECONDS=1"}, psEnv...))
-	start(ctx, t, bin, "projector", append([]string{"DATABASE_URL=" + urlOf(role("projector")),
-		fmt.Sprintf("PROJECTOR_HTTP_PORT=%d", projPort), "PROJECTOR_SEARCH_ENABLED=false"}, psEnv...))
-	for name, port := range map[string]int{"catalog": catHTTP, "publisher": pubPort, "projector": projPort} {
-		waitReady(ctx, t, name, port)
-	}
+	return &stack{ctx: ctx, t: t, bin: bin, role: role, urlOf: urlOf, opURL: opURL, psEnv: psEnv,
+		catHTTP: freePort(t), catGRPC: freePort(t), pubPort: freePort(t), projPort: freePort(t)}
+}
 
-	// Write -> publish -> project.
+// startCatalog, startPublisher and startProjector start a daemon as its
+// role; the returned function stops it (SIGTERM, drain) and waits.
+func (s *stack) startCatalog() func() {
+	return start(s.ctx, s.t, s.bin, "catalog", []string{"DATABASE_URL=" + s.urlOf(s.role("catalog")),
+		fmt.Sprintf("CATALOG_HTTP_ADDR=127.0.0.1:%d", s.catHTTP), fmt.Sprintf("CATALOG_GRPC_ADDR=127.0.0.1:%d", s.catGRPC)})
+}
+
+func (s *stack) startPublisher() func() {
+	return start(s.ctx, s.t, s.bin, "publisher", append([]string{"DATABASE_URL=" + s.urlOf(s.role("publisher")),
+		fmt.Sprintf("OUTBOX_HTTP_PORT=%d", s.pubPort), "OUTBOX_REINDEX_BLOAT_FACTOR=0", "OUTBOX_STATS_INTERVAL_SECONDS=1"}, s.psEnv...))
+}
+
+func (s *stack) startProjector() func() {
+	return start(s.ctx, s.t, s.bin, "projector", append([]string{"DATABASE_URL=" + s.urlOf(s.role("projector")),
+		fmt.Sprintf("PROJECTOR_HTTP_PORT=%d", s.projPort), "PROJECTOR_SEARCH_ENABLED=false"}, s.psEnv...))
+}
+
+// postVideo creates a video through the catalog's HTTP API and returns
+// its id.
+func postVideo(t *testing.T, port int) string {
+	t.Helper()
 	body := `{"uploader_id":"` + uuidV4(t) + `","title":"grants","duration_micros":"1000"}`
-	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/v1/videos", catHTTP), "application/json", strings.NewReader(body))
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/v1/videos", port), "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,54 +237,69 @@ func TestGrantsRunTheDaemons(t *testing.T) {
 	if resp.StatusCode != 200 || json.Unmarshal(b, &created) != nil || created.Video.ID == "" {
 		t.Fatalf("POST /v1/videos as the catalog role: %d %s", resp.StatusCode, b)
 	}
-	oc := connect(ctx, t, opURL)
+	return created.Video.ID
+}
+
+// count runs a count(*) query.
+func count(ctx context.Context, t *testing.T, c *pgx.Conn, sql string) int {
+	t.Helper()
+	var n int
+	if err := c.QueryRow(ctx, sql).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// TestRolloutSwitches exercises the switches of docs/rollout.md with the
+// real daemons, each as its own role: with the consumers off, writes are
+// published and the read model does not move; the consumers on, it
+// converges; with the publisher off, writes still commit and wait in the
+// outbox; the publisher on, the outbox drains and the read model converges.
+func TestRolloutSwitches(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	st := newStack(ctx, t)
+	st.startCatalog()
+	stopPublisher := st.startPublisher()
+	waitReady(ctx, t, "catalog", st.catHTTP)
+	waitReady(ctx, t, "publisher", st.pubPort)
+	oc := connect(ctx, t, st.opURL)
 	defer oc.Close(ctx)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var projected int
-		var status string
-		if err := oc.QueryRow(ctx, "SELECT count(*) FROM catalog.video_projection WHERE video_id = $1", created.Video.ID).Scan(&projected); err != nil {
-			t.Fatalf("reading the read model as the operator: %v", err)
-		}
-		if err := oc.QueryRow(ctx, "SELECT status FROM catalog.outbox_events ORDER BY id DESC LIMIT 1").Scan(&status); err != nil {
-			t.Fatalf("reading the outbox as the operator: %v", err)
-		}
-		if projected == 1 && status == "published" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("video %s: projected %d, outbox row %s after 60s (daemon logs above)", created.Video.ID, projected, status)
-		}
-		time.Sleep(200 * time.Millisecond)
+	const published = "SELECT count(*) FROM catalog.outbox_events WHERE status = 'published'"
+	const waiting = "SELECT count(*) FROM catalog.outbox_events WHERE status <> 'published'"
+	const projected = "SELECT count(*) FROM catalog.video_projection"
+
+	// Phase 2 of a release: writers and publisher, consumers off.
+	for range 10 {
+		postVideo(t, st.catHTTP)
+	}
+	waitFor(ctx, t, "10 rows published with the consumers off", func() bool { return count(ctx, t, oc, published) == 10 })
+	time.Sleep(time.Second)
+	if n := count(ctx, t, oc, projected); n != 0 {
+		t.Fatalf("read model has %d videos with the projector off, want 0", n)
 	}
 
-	// The publisher read its stats and no outbox operation failed; the
-	// projector applied and nothing failed.
-	waitFor(ctx, t, "publisher stats read as its role", func() bool {
-		return metric(t, pubPort, "outbox_stats_refreshed_timestamp_seconds") > 0
+	// Consumers on: the backlog of the subscription converges.
+	st.startProjector()
+	waitReady(ctx, t, "projector", st.projPort)
+	waitFor(ctx, t, "the read model converging on 10", func() bool { return count(ctx, t, oc, projected) == 10 })
+
+	// Publisher off: writes still commit, rows wait in the outbox.
+	stopPublisher()
+	for range 10 {
+		postVideo(t, st.catHTTP)
+	}
+	time.Sleep(2 * time.Second)
+	if w, p := count(ctx, t, oc, waiting), count(ctx, t, oc, projected); w != 10 || p != 10 {
+		t.Fatalf("publisher off: %d rows waiting, %d projected; want 10 and 10", w, p)
+	}
+
+	// Publisher on: the outbox drains, the read model converges.
+	st.startPublisher()
+	waitReady(ctx, t, "publisher", st.pubPort)
+	waitFor(ctx, t, "the outbox drained and the read model at 20", func() bool {
+		return count(ctx, t, oc, waiting) == 0 && count(ctx, t, oc, projected) == 20
 	})
-	if n := metric(t, pubPort, "outbox_store_errors_total"); n != 0 {
-		t.Errorf("outbox_store_errors_total = %v as the publisher role, want 0", n)
-	}
-	if n := metric(t, projPort, `projector_applied_total{projection="videos"}`); n < 1 {
-		t.Errorf("projector_applied_total{videos} = %v, want >= 1", n)
-	}
-	if n := metric(t, projPort, "projector_failed_total"); n != 0 {
-		t.Errorf("projector_failed_total = %v as the projector role, want 0", n)
-	}
-
-	// The daemons' roles are neither superusers nor owners.
-	var supers, owned int
-	names := []string{role("publisher"), role("projector"), role("catalog")}
-	if err := oc.QueryRow(ctx, "SELECT count(*) FROM pg_roles WHERE rolname = ANY($1) AND (rolsuper OR rolcreaterole OR rolcreatedb)", names).Scan(&supers); err != nil {
-		t.Fatal(err)
-	}
-	if err := oc.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'catalog' AND tableowner = ANY($1)", names).Scan(&owned); err != nil {
-		t.Fatal(err)
-	}
-	if supers != 0 || owned != 0 {
-		t.Errorf("daemon roles: %d privileged, %d tables owned; want 0 and 0", supers, owned)
-	}
 }
 
 func randomHex(t *testing.T) string {
@@ -291,9 +397,10 @@ func run(ctx context.Context, t *testing.T, bin, name string, env []string, args
 	}
 }
 
-// start runs a daemon until the test ends; its output is logged if the
-// test fails.
-func start(ctx context.Context, t *testing.T, bin, name string, env []string) {
+// start runs a daemon; the returned function stops it (SIGTERM, then
+// waits for its drain; a kill after 20 s). It is stopped when the test
+// ends at the latest, and its output logged if the test failed.
+func start(ctx context.Context, t *testing.T, bin, name string, env []string) func() {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, name), "-conf", "")
 	cmd.Env = append(baseEnv(), env...)
@@ -312,17 +419,23 @@ func start(ctx context.Context, t *testing.T, bin, name string, env []string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+			pw.Close()
+		})
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		pw.Close()
+		stop()
 		if t.Failed() {
 			mu.Lock()
 			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -333,6 +446,7 @@ func start(ctx context.Context, t *testing.T, bin, name string, env []string) {
 			t.Logf("%s output (last %d lines):\n%s", name, len(lines), strings.Join(lines, "\n"))
 		}
 	})
+	return stop
 }
 
 func freePort(t *testing.T) int {
