@@ -241,6 +241,9 @@ func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
 	fx.WaitFor(t, 5*time.Second, "failed gauge", func() bool {
 		return opstest.Metric(t, r.Registry, "outbox_failed_events", nil) == 3 && opstest.Metric(t, r.Registry, "outbox_lag_events", nil) == 6
 	})
+	if ts := opstest.Metric(t, r.Registry, "outbox_stats_refreshed_timestamp_seconds", nil); time.Since(time.Unix(int64(ts), 0)) > time.Minute {
+		t.Fatalf("outbox_stats_refreshed_timestamp_seconds = %v after a stats read, want about now", ts)
+	}
 }
 
 // TestLongBatchExtendsItsLease: a publish that takes over two leases does not

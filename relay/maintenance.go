@@ -107,7 +107,8 @@ func (r *Relay) reclaimLoop(ctx context.Context) {
 	})
 }
 
-// statsLoop refreshes the database-wide gauges.
+// statsLoop refreshes the database-wide gauges and, when that worked,
+// outbox_stats_refreshed_timestamp_seconds.
 func (r *Relay) statsLoop(ctx context.Context) {
 	every(ctx, r.opts.StatsInterval, func(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, r.opts.StatsInterval)
@@ -124,6 +125,7 @@ func (r *Relay) statsLoop(ctx context.Context) {
 		r.m.OldestAge.Set(s.OldestPendingAge.Seconds())
 		r.m.Stuck.Set(float64(s.Stuck))
 		r.m.FailedRows.Set(float64(s.Failed))
+		r.m.StatsRefreshed.SetToCurrentTime()
 	})
 }
 

@@ -18,6 +18,7 @@ type metrics struct {
 	Inflight         prometheus.Gauge
 	Stuck            prometheus.Gauge
 	FailedRows       prometheus.Gauge
+	StatsRefreshed   prometheus.Gauge
 	Processed        prometheus.Counter
 	Failed           *prometheus.CounterVec
 	RetryScheduled   prometheus.Counter
@@ -103,6 +104,8 @@ func newCollectors() *metrics {
 			Help: "Rows in publishing with an expired lease or over max_processing (reclaimed at the next reclaim tick). " + globalGauge}),
 		FailedRows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_failed_events",
 			Help: "Rows in status failed (terminal; need replay). " + globalGauge}),
+		StatsRefreshed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_stats_refreshed_timestamp_seconds",
+			Help: "Unix time this replica last read the outbox-wide gauges (lag, oldest age, stuck, failed); 0 until the first read. While reads fail those gauges keep their last value: alert on time() minus this."}),
 		Processed: prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_processed_total",
 			Help: "Rows published and marked published by this replica."}),
 		Failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_failed_total",
@@ -150,7 +153,7 @@ func newCollectors() *metrics {
 
 // collectors lists every collector of m.
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.Processed, m.Failed,
+	return []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.StatsRefreshed, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
 		m.IndexBytes, m.Reindexed, m.ReindexFailed, m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed,
 		m.PartitionsOwned, m.PartitionMoves}

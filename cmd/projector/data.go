@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"cloud.google.com/go/pubsub/v2"
-	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -59,10 +58,13 @@ func newElastic(cfg *pconf.Config) (*elastic.Client, func(), error) {
 	return es, es.Close, nil
 }
 
-// newHealth registers the readiness checks: Postgres and every enabled
-// subscription are required; Elasticsearch only when
-// search.require_ready (PROJECTOR_REQUIRE_ES_READY) is set.
-func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, es *elastic.Client) *health.Health {
+// newHealth registers the readiness checks: Postgres and the schema;
+// Elasticsearch only when search.require_ready (PROJECTOR_REQUIRE_ES_READY)
+// is set. Each enabled subscription is checked by its receiver
+// ("receive/<projection>": the StreamingPull itself, refused when the
+// subscription is missing or not permitted), not by GetSubscription, which
+// roles/pubsub.subscriber does not allow (pubsub.subscriptions.get).
+func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, es *elastic.Client) *health.Health {
 	h := health.NewHealth(0)
 	h.AddCheck("postgres", func(ctx context.Context) error {
 		if err := pool.Ping(ctx); err != nil {
@@ -72,22 +74,6 @@ func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, ps *pubsub.Client, es *ela
 	})
 	h.AddCheck("schema", func(ctx context.Context) error {
 		return postgres.CheckSchema(ctx, pool, catmigrations.ProjectorTables)
-	})
-	var subs []string
-	if cfg.Videos.Enabled {
-		subs = append(subs, cfg.Videos.Subscription)
-	}
-	if cfg.Search.Enabled {
-		subs = append(subs, cfg.Search.Subscription)
-	}
-	h.AddCheck("pubsub", func(ctx context.Context) error {
-		for _, s := range subs {
-			name := gpubsub.SubscriptionName(cfg.PubSub.ProjectID, s)
-			if _, err := ps.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: name}); err != nil {
-				return fmt.Errorf("subscription %s: %w", s, gpubsub.Target{Subscription: name}.Classify(err))
-			}
-		}
-		return nil
 	})
 	if es != nil && cfg.Search.RequireReady {
 		h.AddCheck("elasticsearch", es.Ping)

@@ -35,7 +35,7 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 		cleanup()
 		return nil, nil, err
 	}
-	healthHealth := newHealth(config, pool, client, elasticClient)
+	healthHealth := newHealth(config, pool, elasticClient)
 	options := projectorOptions(config, registry, healthHealth, logger)
 	projectorProjector, err := projector.New(pool, client, options)
 	if err != nil {

@@ -50,13 +50,18 @@ func TestManifestPolicies(t *testing.T) {
 				if n := pdbsCovering(o, d.Spec.Template.Labels); n != 1 {
 					t.Errorf("Deployment %s: %d PodDisruptionBudgets select its pods, want 1", d.Name, n)
 				}
-				if d.Name == "publisher" && (d.Spec.Replicas == nil || *d.Spec.Replicas < 2) {
-					t.Errorf("Deployment publisher: want >= 2 replicas")
+				if d.Name == "publisher" || d.Name == "projector" {
+					if n := minReplicas(o, d.Name, d.Spec.Replicas); n < 2 {
+						t.Errorf("Deployment %s: want >= 2 replicas (its replicas, or its HPA's minReplicas), have %d", d.Name, n)
+					}
 				}
 			}
 			for _, j := range o.Jobs {
 				for _, p := range podProblems(j.Name, j.Spec.Template.Spec) {
 					t.Errorf("Job %s: %s", j.Name, p)
+				}
+				if j.Spec.ActiveDeadlineSeconds == nil || j.Labels["app.kubernetes.io/component"] != "migration" {
+					t.Errorf("Job %s: want activeDeadlineSeconds and the label app.kubernetes.io/component=migration (phase 1 of docs/rollout.md selects it)", j.Name)
 				}
 				if args := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " "); !strings.HasPrefix(args, "migrate up -by ") || !strings.Contains(args, " -why ") {
 					t.Errorf("Job %s: args %q, want relayctl migrate up -by ... -why ...", j.Name, args)
@@ -112,6 +117,23 @@ func pdbsCovering(o *Objects, podLabels map[string]string) int {
 		}
 	}
 	return n
+}
+
+// minReplicas is the least replica count of Deployment name: its HPA's
+// minReplicas when one scales it, else its replicas (default 1).
+func minReplicas(o *Objects, name string, replicas *int32) int32 {
+	for _, h := range o.HPAs {
+		if h.Spec.ScaleTargetRef.Name == name {
+			if h.Spec.MinReplicas == nil {
+				return 1
+			}
+			return *h.Spec.MinReplicas
+		}
+	}
+	if replicas == nil {
+		return 1
+	}
+	return *replicas
 }
 
 func hasDeployment(o *Objects, name string) bool {

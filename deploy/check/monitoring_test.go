@@ -17,21 +17,13 @@ const (
 	rulesFile     = "deploy/monitoring/rules/eventrelay.rules.yaml"
 	rulesTestFile = "deploy/monitoring/rules/eventrelay.rules.test.yaml"
 	operatorFile  = "deploy/monitoring/prometheusrule.yaml"
+	gmpRulesFile  = "deploy/k8s/overlays/gke/rules.yaml"
 	dashboardFile = "deploy/monitoring/grafana/eventrelay.json"
 	runbookFile   = "docs/runbook.md"
 )
 
 type ruleFile struct {
-	Groups []struct {
-		Name  string `json:"name"`
-		Rules []struct {
-			Alert       string            `json:"alert"`
-			Expr        string            `json:"expr"`
-			For         string            `json:"for,omitempty"`
-			Labels      map[string]string `json:"labels,omitempty"`
-			Annotations map[string]string `json:"annotations,omitempty"`
-		} `json:"rules"`
-	} `json:"groups"`
+	Groups []RuleGroup `json:"groups"`
 }
 
 func readRepo(t *testing.T, rel string) []byte {
@@ -73,11 +65,28 @@ func TestAlertRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	anchors := runbookAnchors(string(readRepo(t, runbookFile)))
+	// The jobs are the names of the gke overlay's PodMonitorings.
+	jobs := map[string]bool{}
+	for _, m := range render(t, "deploy/k8s/overlays/gke").PodMonitorings {
+		jobs[m.Name] = true
+	}
 	n := 0
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
+			if r.Record != "" {
+				for _, p := range QueryProblems(r.Expr, exported) {
+					t.Errorf("recording rule %s: %s", r.Record, p)
+				}
+				continue
+			}
 			n++
 			for _, p := range QueryProblems(r.Expr, exported) {
+				t.Errorf("alert %s: %s", r.Alert, p)
+			}
+			for _, p := range AggregationProblems(r.Expr) {
+				t.Errorf("alert %s: %s", r.Alert, p)
+			}
+			for _, p := range JobProblems(r.Expr, jobs) {
 				t.Errorf("alert %s: %s", r.Alert, p)
 			}
 			if r.Labels["severity"] == "" {
@@ -109,38 +118,62 @@ func runbookAnchors(md string) map[string]bool {
 	return out
 }
 
-// TestPrometheusRuleMatches keeps the Prometheus Operator wrapper equal to
-// the plain rules file (-update regenerates it).
-func TestPrometheusRuleMatches(t *testing.T) {
+// TestRuleWrappersMatch keeps the Prometheus Operator PrometheusRule and
+// the Managed Service for Prometheus Rules equal to the plain rules file
+// (-update regenerates them).
+func TestRuleWrappersMatch(t *testing.T) {
 	var rf ruleFile
 	if err := yaml.UnmarshalStrict(readRepo(t, rulesFile), &rf); err != nil {
 		t.Fatal(err)
 	}
-	wrapper := map[string]any{
-		"apiVersion": "monitoring.coreos.com/v1",
-		"kind":       "PrometheusRule",
-		"metadata":   map[string]any{"name": "eventrelay", "labels": map[string]string{"app.kubernetes.io/part-of": "eventrelay"}},
-		"spec":       rf,
+	gmp := ruleFile{}
+	for _, g := range rf.Groups {
+		g.Interval = "60s" // required by Rules; Prometheus' default
+		gmp.Groups = append(gmp.Groups, g)
 	}
-	want, err := yaml.Marshal(wrapper)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = append([]byte("# Generated from "+rulesFile+" by deploy/check (go test -run TestPrometheusRuleMatches -update); do not edit.\n"), want...)
-	if *update {
-		if err := os.WriteFile(filepath.Join(Repo(), operatorFile), want, 0o644); err != nil {
+	for _, w := range []struct {
+		file    string
+		wrapper map[string]any
+	}{
+		{operatorFile, map[string]any{
+			"apiVersion": "monitoring.coreos.com/v1",
+			"kind":       "PrometheusRule",
+			// prometheus: eventrelay is for the Prometheus's ruleSelector.
+			"metadata": map[string]any{"name": "eventrelay", "labels": map[string]string{"app.kubernetes.io/part-of": "eventrelay", "prometheus": "eventrelay"}},
+			"spec":     rf,
+		}},
+		{gmpRulesFile, map[string]any{
+			"apiVersion": "monitoring.googleapis.com/v1",
+			"kind":       "Rules",
+			"metadata":   map[string]any{"name": "eventrelay"},
+			"spec":       gmp,
+		}},
+	} {
+		want, err := yaml.Marshal(w.wrapper)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if got := readRepo(t, operatorFile); !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s: run go test -run TestPrometheusRuleMatches -update in deploy/check", operatorFile, rulesFile)
+		want = append([]byte("# Generated from "+rulesFile+" by deploy/check (go test -run TestRuleWrappersMatch -update); do not edit.\n"), want...)
+		if *update {
+			if err := os.WriteFile(filepath.Join(Repo(), w.file), want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := readRepo(t, w.file); !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s: run go test -run TestRuleWrappersMatch -update in deploy/check", w.file, rulesFile)
+		}
 	}
 }
 
 type dashboard struct {
-	UID    string  `json:"uid"`
-	Title  string  `json:"title"`
-	Panels []panel `json:"panels"`
+	UID        string  `json:"uid"`
+	Title      string  `json:"title"`
+	Panels     []panel `json:"panels"`
+	Templating struct {
+		List []struct {
+			Name string `json:"name"`
+		} `json:"list"`
+	} `json:"templating"`
 }
 
 type panel struct {
@@ -179,10 +212,23 @@ func TestDashboard(t *testing.T) {
 			for _, prob := range QueryProblems(q.Expr, exported) {
 				t.Errorf("panel %q: %s", p.Title, prob)
 			}
+			for _, prob := range DashboardSelectorProblems(q.Expr) {
+				t.Errorf("panel %q: %s", p.Title, prob)
+			}
 		}
 	}
 	if want := []string{"Throughput and lag", "Failures and retries by reason", "Health"}; strings.Join(rows, "|") != strings.Join(want, "|") {
 		t.Errorf("rows %q, want %q", rows, want)
+	}
+	vars := map[string]bool{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = true
+	}
+	if !vars["cluster"] || !vars["namespace"] {
+		t.Errorf("dashboard variables %v: want cluster and namespace", vars)
+	}
+	if got := DashboardSelectorProblems(`max(outbox_lag_events{namespace=~"$namespace"}) + sum(rate(projector_applied_total[5m]))`); len(got) != 2 {
+		t.Errorf("DashboardSelectorProblems on an unfiltered query = %q, want 2 problems", got)
 	}
 	if d.UID == "" || queries == 0 {
 		t.Errorf("dashboard needs a uid and queries (uid %q, %d queries)", d.UID, queries)

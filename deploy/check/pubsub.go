@@ -44,7 +44,18 @@ type PubSubSubscriptionSpec struct {
 	EnableExactlyOnceDelivery bool              `json:"enableExactlyOnceDelivery"`
 	RetryPolicy               *RetryPolicy      `json:"retryPolicy,omitempty"`
 	DeadLetterPolicy          *DeadLetterPolicy `json:"deadLetterPolicy,omitempty"`
+	ExpirationPolicy          *ExpirationPolicy `json:"expirationPolicy,omitempty"`
 }
+
+// ExpirationPolicy is a subscription's expiration: TTL "" never expires
+// (without the field Pub/Sub deletes a subscription idle for 31 days).
+type ExpirationPolicy struct {
+	TTL string `json:"ttl"`
+}
+
+// DeletionPolicyAnnotation keeps the Google Cloud resource when its Config
+// Connector object is deleted (kubectl delete, namespace deletion, prune).
+const DeletionPolicyAnnotation = "cnrm.cloud.google.com/deletion-policy"
 
 // Ref names another Config Connector object.
 type Ref struct {
@@ -61,6 +72,28 @@ type RetryPolicy struct {
 type DeadLetterPolicy struct {
 	DeadLetterTopicRef  Ref   `json:"deadLetterTopicRef"`
 	MaxDeliveryAttempts int32 `json:"maxDeliveryAttempts"`
+}
+
+// IAMPolicyMember is iam.cnrm.cloud.google.com/v1beta1 IAMPolicyMember:
+// one role for one member on one resource.
+type IAMPolicyMember struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              IAMPolicyMemberSpec `json:"spec"`
+}
+
+// IAMPolicyMemberSpec is the binding.
+type IAMPolicyMemberSpec struct {
+	Member      string      `json:"member"`
+	Role        string      `json:"role"`
+	ResourceRef ResourceRef `json:"resourceRef"`
+}
+
+// ResourceRef names a Config Connector object of any kind.
+type ResourceRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
 }
 
 // pubsubFile is configs/pubsub.yaml.
@@ -87,7 +120,7 @@ func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription)
 	var topics []*PubSubTopic
 	for _, t := range r.Topics {
 		o := &PubSubTopic{TypeMeta: metav1.TypeMeta{APIVersion: "pubsub.cnrm.cloud.google.com/v1beta1", Kind: "PubSubTopic"},
-			ObjectMeta: metav1.ObjectMeta{Name: t.Name}}
+			ObjectMeta: metav1.ObjectMeta{Name: t.Name, Annotations: map[string]string{DeletionPolicyAnnotation: "abandon"}}}
 		if t.Retention != 0 {
 			o.Spec.MessageRetentionDuration = seconds(t.Retention.D())
 		}
@@ -96,7 +129,7 @@ func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription)
 	var subs []*PubSubSubscription
 	for _, s := range r.Subscriptions {
 		o := &PubSubSubscription{TypeMeta: metav1.TypeMeta{APIVersion: "pubsub.cnrm.cloud.google.com/v1beta1", Kind: "PubSubSubscription"},
-			ObjectMeta: metav1.ObjectMeta{Name: s.Name},
+			ObjectMeta: metav1.ObjectMeta{Name: s.Name, Annotations: map[string]string{DeletionPolicyAnnotation: "abandon"}},
 			Spec: PubSubSubscriptionSpec{
 				TopicRef:                  Ref{Name: s.Topic},
 				AckDeadlineSeconds:        int32(s.AckDeadline.D() / time.Second),
@@ -104,6 +137,7 @@ func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription)
 				RetainAckedMessages:       s.RetainAcked,
 				EnableMessageOrdering:     s.Ordered,
 				EnableExactlyOnceDelivery: s.ExactlyOnce,
+				ExpirationPolicy:          &ExpirationPolicy{TTL: ""},
 			}}
 		if s.Retry != nil {
 			o.Spec.RetryPolicy = &RetryPolicy{MinimumBackoff: seconds(s.Retry.MinBackoff.D()), MaximumBackoff: seconds(s.Retry.MaxBackoff.D())}

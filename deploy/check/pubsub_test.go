@@ -11,12 +11,15 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-var update = flag.Bool("update", false, "rewrite generated deploy files (overlays/gke/pubsub.yaml)")
+var update = flag.Bool("update", false, "rewrite generated deploy files (gke-resources/pubsub.yaml, overlays/gke/rules.yaml, monitoring/prometheusrule.yaml)")
 
-const pubsubManifest = "deploy/k8s/overlays/gke/pubsub.yaml"
+const (
+	pubsubManifest = "deploy/k8s/gke-resources/pubsub.yaml"
+	gkeResources   = "deploy/k8s/gke-resources"
+)
 
 // TestPubSubObjectsMatchConfig fails when the Config Connector objects of
-// the gke overlay differ from configs/pubsub.yaml (what relayctl pubsub
+// deploy/k8s/gke-resources differ from configs/pubsub.yaml (what relayctl pubsub
 // ensure creates). go test -run TestPubSubObjectsMatchConfig -update
 // regenerates them.
 func TestPubSubObjectsMatchConfig(t *testing.T) {
@@ -40,9 +43,9 @@ func TestPubSubObjectsMatchConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	objs := render(t, "deploy/k8s/overlays/gke")
+	objs := render(t, gkeResources)
 	for _, o := range objs.Topics {
-		o.Namespace, o.Annotations = "", nil
+		o.Namespace = ""
 		delete(o.Labels, "app.kubernetes.io/part-of")
 		if len(o.Labels) == 0 {
 			o.Labels = nil

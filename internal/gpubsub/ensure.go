@@ -109,6 +109,10 @@ func SubscriptionProto(project string, s SubscriptionSpec) *pb.Subscription {
 		MessageRetentionDuration:  durationpb.New(s.Retention.D()),
 		RetainAckedMessages:       s.RetainAcked,
 		EnableExactlyOnceDelivery: s.ExactlyOnce,
+		// No TTL: the subscription never expires. Pub/Sub's default
+		// deletes a subscription idle for 31 days, and a dead-letter
+		// topic without a subscription drops what it receives.
+		ExpirationPolicy: &pb.ExpirationPolicy{},
 	}
 	if s.Retry != nil {
 		sub.RetryPolicy = &pb.RetryPolicy{
@@ -186,7 +190,20 @@ func subscriptionDiff(have, want *pb.Subscription) (paths, diffs []string) {
 	add("enable_exactly_once_delivery", fmt.Sprint(have.GetEnableExactlyOnceDelivery()), fmt.Sprint(want.GetEnableExactlyOnceDelivery()))
 	add("retry_policy", retryString(have.GetRetryPolicy()), retryString(want.GetRetryPolicy()))
 	add("dead_letter_policy", DeadLetterString(have.GetDeadLetterPolicy()), DeadLetterString(want.GetDeadLetterPolicy()))
+	add("expiration_policy", expirationString(have.GetExpirationPolicy()), expirationString(want.GetExpirationPolicy()))
 	return paths, diffs
+}
+
+// expirationString describes an expiration policy: absent is Pub/Sub's
+// default (31 days idle), a policy without a TTL never expires.
+func expirationString(e *pb.ExpirationPolicy) string {
+	switch {
+	case e == nil:
+		return "default (31 days idle)"
+	case e.GetTtl() == nil:
+		return "never"
+	}
+	return "after " + durationOf(e.GetTtl()).String() + " idle"
 }
 
 func retryString(r *pb.RetryPolicy) string {

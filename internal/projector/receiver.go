@@ -90,8 +90,10 @@ func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg Rece
 }
 
 // RequireBeforeReceive makes every Receive wait until check returns no
-// schema_missing error (the Postgres tables a projection writes): the check
-// failing so counts as a receive failure, retried with the same backoff.
+// schema_missing or permission_denied error (the Postgres tables a
+// projection writes, missing or not granted: its messages would otherwise
+// be dead-lettered): the check failing so counts as a receive failure,
+// retried with the same backoff.
 // Other check errors (Postgres down) do not hold receiving back: those
 // messages are retried one by one. Call it before Start.
 func (r *Receiver) RequireBeforeReceive(check func(context.Context) error) { r.require = check }
@@ -148,7 +150,7 @@ func (r *Receiver) precondition(ctx context.Context) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := r.require(cctx); errclass.Of(err) == errclass.SchemaMissing {
+	if err := r.require(cctx); errclass.Of(err) == errclass.SchemaMissing || errclass.Of(err) == errclass.PermissionDenied {
 		return err
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
@@ -93,6 +94,18 @@ func TestPubSubEnsureTwice(t *testing.T) {
 		t.Fatalf("projection-pg subscription not as configured: %v", sub)
 	}
 
+	// No subscription expires (Pub/Sub's default deletes one idle for 31
+	// days; a dead-letter topic without its subscription drops messages).
+	for _, name := range []string{"items.view", "items.search", "items.events.dlq-view", "items.events.dlq-search"} {
+		s, err := ps.Client.SubscriptionAdminClient.GetSubscription(t.Context(), subReq(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.ExpirationPolicy == nil || s.ExpirationPolicy.Ttl != nil {
+			t.Errorf("subscription %s expiration policy %v, want one without a TTL (never expires)", name, s.ExpirationPolicy)
+		}
+	}
+
 	// Drift in a mutable field is updated; in an immutable one, a conflict.
 	sub.AckDeadlineSeconds = 99
 	if _, err := ps.Client.SubscriptionAdminClient.UpdateSubscription(t.Context(), updateAckDeadline(sub)); err != nil {
@@ -101,6 +114,18 @@ func TestPubSubEnsureTwice(t *testing.T) {
 	r = relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "ack_deadline_seconds: 99 -> 30") {
 		t.Fatalf("ensure after drift: exit %d, stdout %q", r.code, r.stdout)
+	}
+	// A subscription created with the default expiration gets "never".
+	dlq, err := ps.Client.SubscriptionAdminClient.GetSubscription(t.Context(), subReq("items.events.dlq-view"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ps.Client.SubscriptionAdminClient.UpdateSubscription(t.Context(), updateExpiration(dlq, 31*24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	r = relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "expiration_policy: after 744h0m0s idle -> never") {
+		t.Fatalf("ensure after an expiration drift: exit %d, stdout %q", r.code, r.stdout)
 	}
 	deleteSub(t, ps, "items.events.dlq-search")
 	ps.Subscription(t, "items.events.dlq-search", "items.events.dlq-search", gpubsubtest.SubscriptionOptions{Ordered: true, AckDeadline: 60e9})

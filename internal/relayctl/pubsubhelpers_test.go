@@ -4,8 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
@@ -18,6 +20,11 @@ func subReq(id string) *pb.GetSubscriptionRequest {
 
 func updateAckDeadline(sub *pb.Subscription) *pb.UpdateSubscriptionRequest {
 	return &pb.UpdateSubscriptionRequest{Subscription: sub, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"ack_deadline_seconds"}}}
+}
+
+func updateExpiration(sub *pb.Subscription, ttl time.Duration) *pb.UpdateSubscriptionRequest {
+	sub.ExpirationPolicy = &pb.ExpirationPolicy{Ttl: durationpb.New(ttl)}
+	return &pb.UpdateSubscriptionRequest{Subscription: sub, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"expiration_policy"}}}
 }
 
 func deleteSub(t *testing.T, ps *gpubsubtest.Server, id string) {

@@ -45,3 +45,43 @@ func (q *Queries) PresentRelations(ctx context.Context, arg PresentRelationsPara
 	}
 	return items, nil
 }
+
+const unusableRelations = `-- name: UnusableRelations :many
+SELECT c.relname::text AS name
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1::text
+  AND c.relname = ANY($2::text[])
+  AND NOT (has_schema_privilege(n.oid, 'USAGE')
+           AND has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE'))
+ORDER BY 1
+`
+
+type UnusableRelationsParams struct {
+	SchemaName string
+	Names      []string
+}
+
+// UnusableRelations returns which of the named tables of the schema the
+// current role can neither read nor write (no SELECT, INSERT, UPDATE or
+// DELETE, or no USAGE on the schema): the database is migrated but the
+// role was not granted (readiness tells that apart from a missing table).
+func (q *Queries) UnusableRelations(ctx context.Context, arg UnusableRelationsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, unusableRelations, arg.SchemaName, arg.Names)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		items = append(items, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
