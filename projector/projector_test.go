@@ -24,6 +24,7 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // The test's domain: counters, whose state-carrying event "counter.set"
@@ -120,8 +121,8 @@ func publish(t *testing.T, ps *gpubsubtest.Server, topic string, evs ...event) {
 	defer p.Stop()
 	for _, e := range evs {
 		m := &pubsub.Message{Data: e.body, Attributes: map[string]string{
-			projection.AttrEventID: e.id.String(), projection.AttrEventType: e.typ, projection.AttrAggregateType: "counter",
-			projection.AttrAggregateID: e.aggregate, projection.AttrVersion: strconv.FormatInt(e.version, 10), projection.AttrSchemaVersion: "1",
+			wire.AttrEventID: e.id.String(), wire.AttrEventType: e.typ, wire.AttrAggregateType: "counter",
+			wire.AttrAggregateID: e.aggregate, wire.AttrVersion: strconv.FormatInt(e.version, 10), wire.AttrSchemaVersion: "1",
 		}}
 		if _, err := p.Publish(t.Context(), m).Get(t.Context()); err != nil {
 			t.Fatal(err)
@@ -156,7 +157,7 @@ func deadLetters(t *testing.T, ps *gpubsubtest.Server, sub string, want int) map
 		}
 		var acks []string
 		for _, rm := range resp.GetReceivedMessages() {
-			got[rm.GetMessage().GetAttributes()[projection.AttrEventID]] = rm.GetMessage().GetAttributes()
+			got[rm.GetMessage().GetAttributes()[wire.AttrEventID]] = rm.GetMessage().GetAttributes()
 			acks = append(acks, rm.GetAckId())
 		}
 		if len(acks) > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // rawEvent is a registry entry whose decoder takes the body as the payload
@@ -28,8 +29,8 @@ func rawEvent(name string) projection.EventType {
 func rawMessage(typ, aggregate string, version int64) *projector.Message {
 	id := uuid.New()
 	return &projector.Message{ID: "m-" + id.String()[:8], Data: []byte(typ), Attributes: map[string]string{
-		projection.AttrEventID: id.String(), projection.AttrEventType: typ, projection.AttrAggregateID: aggregate,
-		projection.AttrVersion: strconv.FormatInt(version, 10), projection.AttrSchemaVersion: "1",
+		wire.AttrEventID: id.String(), wire.AttrEventType: typ, wire.AttrAggregateID: aggregate,
+		wire.AttrVersion: strconv.FormatInt(version, 10), wire.AttrSchemaVersion: "1",
 	}}
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // settleTimeout bounds dead-letter publishing and exactly-once acks.
@@ -95,7 +95,7 @@ func (e *Engine) hold(d time.Duration) {
 func (e *Engine) logger(it *item) *slog.Logger {
 	id := it.ev.ID.String()
 	if it.ev.ID == uuid.Nil {
-		id = it.msg.Attributes[projection.AttrEventID]
+		id = it.msg.Attributes[wire.AttrEventID]
 	}
 	return e.log.With(
 		"event_id", id,

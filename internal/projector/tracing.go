@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Span attributes of eventrelay's own (the messaging.* ones follow the
@@ -44,7 +45,7 @@ func newTracing(t trace.Tracer, projection string) tracing {
 // "publish <topic>" span). With the no-op provider it returns the
 // received context unchanged and records nothing.
 func (t tracing) startProcess(ctx context.Context, m *Message) (context.Context, trace.Span) {
-	if _, ok := m.Attributes[projection.AttrTraceparent]; ok {
+	if _, ok := m.Attributes[wire.AttrTraceparent]; ok {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(m.Attributes))
 	}
 	ctx, span := t.tracer.Start(ctx, t.process, trace.WithSpanKind(trace.SpanKindConsumer))
