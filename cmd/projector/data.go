@@ -9,11 +9,11 @@ import (
 	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 )
 
 // dataSet provides the clients of the projector's dependencies.

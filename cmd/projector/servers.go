@@ -8,11 +8,11 @@ import (
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
 	"github.com/prometheus/client_golang/prometheus"
 
+	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	"github.com/eventrelay/eventrelay/health"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/elastic"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 	"github.com/eventrelay/eventrelay/internal/version"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
@@ -22,21 +22,10 @@ import (
 // projections registered.
 type catalogProjector struct{ *projector.Projector }
 
-// projectorOptions maps the daemon's configuration to the projector's.
+// projectorOptions converts the daemon's configuration into the
+// projector's options.
 func projectorOptions(cfg *pconf.Config, reg *prometheus.Registry, h *health.Health, logger *slog.Logger) projector.Options {
-	r := cfg.Receive
-	return projector.Options{
-		Schema: cfg.Database.Schema,
-		Receive: projector.ReceiveOptions{
-			MaxOutstandingMessages: r.MaxOutstandingMessages, MaxOutstandingBytes: r.MaxOutstandingBytes,
-			NumGoroutines: r.NumGoroutines, MaxExtension: r.MaxExtension.D(), AckDeadline: r.AckDeadline.D(),
-			RetryMin: r.RetryMin.D(), RetryMax: r.RetryMax.D(), ExactlyOnce: r.ExactlyOnce,
-		},
-		DrainTimeout:            cfg.ShutdownTimeout.D(),
-		InboxRetentionInterval:  cfg.InboxRetention.Interval.D(),
-		InboxRetentionBatchSize: cfg.InboxRetention.BatchSize,
-		Logger:                  logger, Registerer: reg, Health: h,
-	}
+	return cfg.Options(reg, h, logger)
 }
 
 // registerCatalog registers the enabled projections, each with its own
@@ -45,11 +34,7 @@ func projectorOptions(cfg *pconf.Config, reg *prometheus.Registry, h *health.Hea
 // wrong DATABASE_SCHEMA) every message would fail, and the subscription's
 // dead-letter policy would move them away.
 func registerCatalog(cfg *pconf.Config, p *projector.Projector, videos *catproj.Videos, es *elastic.Client) (catalogProjector, error) {
-	b := cfg.Batch
-	batching := projector.BatchOptions{
-		Size: b.Size, Linger: b.Linger.D(), Workers: b.Workers, Timeout: b.Timeout.D(),
-		RetryBackoffMin: b.RetryBackoffMin.D(), RetryBackoffMax: b.RetryBackoffMax.D(),
-	}
+	batching := cfg.Batching()
 	if cfg.Videos.Enabled {
 		reg := projection.NewRegistry[projection.TxBatchHandler]()
 		if err := catproj.Register[projection.TxBatchHandler](reg, videos); err != nil {

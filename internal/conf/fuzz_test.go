@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/conf"
-	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 	pubconf "github.com/eventrelay/eventrelay/internal/publisher/config"
 )
 

@@ -64,9 +64,7 @@ func (o *Options) validate() error {
 	if o.Tracer == nil {
 		o.Tracer = otel.Tracer("github.com/eventrelay/eventrelay/internal/projector")
 	}
-	if err := o.Batch.Validate("batch"); err != nil {
-		return fmt.Errorf("projector %s: %w", o.Name, err)
-	}
+	o.Batch = o.Batch.WithDefaults()
 	return nil
 }
 
@@ -198,7 +196,7 @@ func (e *Engine) Close() {
 // Batch.Linger after the first item of a batch.
 func (e *Engine) batcher() {
 	defer close(e.batches)
-	size, linger := e.opts.Batch.Size, e.opts.Batch.Linger.D()
+	size, linger := e.opts.Batch.Size, e.opts.Batch.Linger
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var buf []*item
@@ -231,7 +229,7 @@ func (e *Engine) batcher() {
 func (e *Engine) worker() {
 	defer e.workers.Done()
 	for b := range e.batches {
-		ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout.D())
+		ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout)
 		e.tr.startApply(b)
 		e.sink.apply(ctx, b)
 		cancel()
@@ -265,10 +263,10 @@ func (e *Engine) backoffAfter(b []*item) time.Duration {
 		return 0
 	}
 	if failed < len(b) {
-		return e.opts.Batch.RetryBackoffMin.D()
+		return e.opts.Batch.RetryBackoffMin
 	}
 	n := e.failStreak.Add(1)
-	d, max := e.opts.Batch.RetryBackoffMin.D(), e.opts.Batch.RetryBackoffMax.D()
+	d, max := e.opts.Batch.RetryBackoffMin, e.opts.Batch.RetryBackoffMax
 	for i := int64(1); i < n && d < max; i++ {
 		d *= 2
 	}

@@ -19,7 +19,6 @@ import (
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -97,7 +96,7 @@ func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, 
 	t.Cleanup(dl.Stop)
 	o := projector.Options{
 		Name: "videos", DeadLetter: dl, Metrics: m,
-		Batch: projector.BatchConfig{Size: size, Linger: conf.Duration(time.Second), RetryBackoffMin: conf.Duration(time.Millisecond)},
+		Batch: projector.BatchConfig{Size: size, Linger: time.Second, RetryBackoffMin: time.Millisecond},
 	}
 	for _, mod := range mods {
 		mod(&o)

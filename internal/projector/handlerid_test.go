@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/projection"
@@ -72,7 +71,7 @@ func TestClosuresOfOneLiteralAreDistinctHandlers(t *testing.T) {
 	t.Cleanup(dl.Stop)
 	e, err := projector.NewBatchEngine(db.Pool, reg, projector.Options{
 		Name: "closures", DeadLetter: dl, Metrics: m,
-		Batch: projector.BatchConfig{Size: 2, Linger: conf.Duration(10 * time.Second)},
+		Batch: projector.BatchConfig{Size: 2, Linger: 10 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)

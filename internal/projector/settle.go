@@ -40,7 +40,7 @@ func (e *Engine) settle(ctx context.Context, it *item) {
 		settled(it.span, outcomeRetry, reason, it.err, err)
 		e.pm.failed("dead_letter_publish")
 		log.Error("dead-lettering failed, will be redelivered", "dead_letter_error", err.Error())
-		e.hold(e.opts.Batch.RetryBackoffMin.D())
+		e.hold(e.opts.Batch.RetryBackoffMin)
 		it.msg.Acker.Nack()
 		return
 	}

@@ -14,7 +14,6 @@ import (
 
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -133,15 +132,12 @@ func TestSeekToTimeReplaysABatchToTheProjector(t *testing.T) {
 	t.Cleanup(dl.Stop)
 	eng, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
 		Name: catproj.VideosConsumer, DeadLetter: dl, Metrics: metrics,
-		Batch: projector.BatchConfig{Size: 10, Linger: conf.Duration(5 * time.Millisecond)},
+		Batch: projector.BatchConfig{Size: 10, Linger: 5 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rc projector.ReceiveConfig
-	if err := rc.Validate("receive"); err != nil {
-		t.Fatal(err)
-	}
 	recv := projector.NewReceiver(ps.Client, sub, eng, rc, nil, nil)
 	go recv.Start(context.Background()) //nolint:errcheck // stopped below
 	t.Cleanup(func() { _ = recv.Stop(context.Background()) })
