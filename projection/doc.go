@@ -2,7 +2,7 @@
 // and the read models a service registers with it. It knows nothing about
 // Pub/Sub, Elasticsearch or Kratos: a service implements TxHandler (for a
 // Postgres read model written in the transaction that also records the
-// inbox row) or BatchHandler (for an idempotent, non-transactional sink such
+// inbox row) or BatchHandler (for an idempotent, non-transactional read model such
 // as a search index), registers it per event type in a Registry together with
 // the schema versions it understands and a Decoder, and hands the registry to
 // the engine.

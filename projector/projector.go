@@ -124,7 +124,7 @@ func (p *Projector) Register(pr Projection) error {
 	return nil
 }
 
-// engine builds the projection's engine for its sink.
+// engine builds the projection's engine for its applier.
 func (p *Projector) engine(pr Projection, bc engine.BatchConfig, dl engine.DeadLetterer) (*engine.Engine, error) {
 	o := engine.Options{
 		Name: pr.Name, Consumer: pr.Consumer, Batch: bc, DeadLetter: dl, Classify: pr.Classify,

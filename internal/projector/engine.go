@@ -37,7 +37,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Tracer records a consumer span "process <Name>" per message, child
 	// of the producer's trace context carried in the traceparent
-	// attribute, and under it an "apply <Name>" span for the sink's work
+	// attribute, and under it an "apply <Name>" span for the applier's work
 	// on the message's batch (default: the global provider's tracer).
 	Tracer trace.Tracer
 }
@@ -68,8 +68,8 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// sink applies a batch: it sets result or err on every item.
-type sink interface {
+// applier applies a batch: it sets result or err on every item.
+type applier interface {
 	apply(ctx context.Context, items []*item)
 }
 
@@ -83,7 +83,7 @@ type resolver func(*projection.Event) (int, error)
 type Engine struct {
 	opts    Options
 	resolve resolver
-	sink    sink
+	applier applier
 	pm      *projectionMetrics
 	log     *slog.Logger
 	tr      tracing
@@ -107,11 +107,11 @@ func resolveWith[H any](reg *projection.Registry[H]) resolver {
 	}
 }
 
-func newEngine(o Options, resolve resolver, s sink) *Engine {
+func newEngine(o Options, resolve resolver, a applier) *Engine {
 	e := &Engine{
 		opts:     o,
 		resolve:  resolve,
-		sink:     s,
+		applier:  a,
 		pm:       o.Metrics.forProjection(o.Name),
 		log:      o.Logger.With("projection", o.Name),
 		tr:       newTracing(o.Tracer, o.Name),
@@ -231,7 +231,7 @@ func (e *Engine) worker() {
 	for b := range e.batches {
 		ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout)
 		e.tr.startApply(b)
-		e.sink.apply(ctx, b)
+		e.applier.apply(ctx, b)
 		cancel()
 		endApply(b, e.opts.Classify)
 		e.pm.batchSize.Observe(float64(len(b)))
@@ -247,7 +247,7 @@ func (e *Engine) worker() {
 
 // backoffAfter updates the failure streak from a finished batch and
 // returns how long its transiently failed messages are held before the
-// nack: nothing while the sink works, then Batch.RetryBackoffMin doubling
+// nack: nothing while the applier works, then Batch.RetryBackoffMin doubling
 // per failed batch up to Batch.RetryBackoffMax.
 func (e *Engine) backoffAfter(b []*item) time.Duration {
 	failed := 0

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-		"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 )
 

@@ -72,7 +72,7 @@ func (t tracing) startProcess(ctx context.Context, m *Message) (context.Context,
 }
 
 // startApply starts, for every item of batch whose process span records,
-// an "apply <projection>" span under it: the sink's work on the batch
+// an "apply <projection>" span under it: the applier's work on the batch
 // (inbox rows and read model change in one transaction, or the bulk
 // request of a search index), seen from each message's trace.
 func (t tracing) startApply(batch []*item) {
