@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/wire"
 )
 
@@ -155,7 +156,7 @@ func (r *Registry[H]) Resolve(ev *Event) (Route[H], error) {
 	}
 	env, err := rt.Decode(ev.Body)
 	if err != nil {
-		if _, classified := ClassOf(err); !classified {
+		if _, _, classified := errclass.Classification(err); !classified {
 			err = Permanent(PayloadInvalid, err)
 		}
 		return zero, fmt.Errorf("decoding %s: %w", ev.Type, err)

@@ -52,7 +52,7 @@ type Projection struct {
 	// Classify decides permanent vs transient handler errors (default
 	// projection.Classify): permanent ones are dead-lettered, transient
 	// ones nacked for redelivery.
-	Classify projection.Classifier
+	Classify func(error) (projection.Reason, bool)
 	// Tables lists the tables of Options.Schema the handlers write
 	// (e.g. the read model). Before receiving, and again after each
 	// receive failure, the projection waits until inbox_events and these

@@ -30,7 +30,7 @@ type Options struct {
 	// can never be applied is acked only after it was dead-lettered.
 	DeadLetter DeadLetterer
 	// Classify decides permanent vs transient (default projection.Classify).
-	Classify projection.Classifier
+	Classify func(error) (projection.Reason, bool)
 	// Metrics is required.
 	Metrics *Metrics
 	// Logger defaults to slog.Default().

@@ -86,7 +86,7 @@ func (t tracing) startApply(batch []*item) {
 }
 
 // endApply ends the apply spans with each item's result or error.
-func endApply(batch []*item, classify projection.Classifier) {
+func endApply(batch []*item, classify func(error) (projection.Reason, bool)) {
 	for _, it := range batch {
 		s := it.applySpan
 		if s == nil {

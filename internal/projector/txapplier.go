@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 	"github.com/eventrelay/eventrelay/projection"
@@ -241,7 +242,7 @@ func (s *txApplier) handle(ctx context.Context, tx pgx.Tx, it *item) (result, er
 // classifyPg gives unclassified handler errors (typically raw pgx errors)
 // the Postgres classification; classified errors pass through.
 func classifyPg(err error) error {
-	if _, classified := projection.ClassOf(err); classified {
+	if _, _, classified := errclass.Classification(err); classified {
 		return err
 	}
 	return postgres.Classify(err)
