@@ -54,10 +54,10 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Projector, erro
 	if ps := postgres.PoolSchema(pool); o.Schema == "" {
 		o.Schema = ps
 		if o.Schema == "" {
-			return nil, errors.New("projector: Options.Schema is empty and the pool sets no search_path: set both (the projector names its tables unqualified)")
+			return nil, errors.New(`projector: no schema: the pool sets no search_path and Options.Schema is empty. Open the pool with the schema that holds inbox_events first in its search_path (pgxpool.Config.ConnConfig.RuntimeParams["search_path"], or search_path in the connection string): the projector names its tables unqualified`)
 		}
 	} else if ps != o.Schema {
-		return nil, fmt.Errorf("projector: Options.Schema %q is not the first schema of the pool's search_path %q: open the pool with search_path = %s", o.Schema, ps, o.Schema)
+		return nil, fmt.Errorf("projector: Options.Schema %q is not the first schema of the pool's search_path %q: open the pool with search_path = %s (pgxpool.Config.ConnConfig.RuntimeParams), or leave Options.Schema empty to use the pool's", o.Schema, ps, o.Schema)
 	}
 	o = o.WithDefaults()
 	if err := o.Validate(); err != nil {

@@ -1,11 +1,11 @@
 // Package projector is the engine behind the public package projector (and
-// so of cmd/projector): it receives events from
-// a Pub/Sub subscription (StreamingPull with flow control), checks and
-// decodes them through a projection.Registry, applies them in batches to a
-// read model — a Postgres read model written in the transaction that records the
-// inbox row (txApplier), or an idempotent non-transactional read model such as a
-// search index (batchApplier) — and acks, nacks or dead-letters each message
-// by the classification of its outcome.
+// so of cmd/projector): it receives events from a Pub/Sub subscription
+// (StreamingPull with flow control), checks and decodes them through a
+// projection.Registry, applies them in batches to a read model — Postgres
+// tables written in the transaction that records the inbox row
+// (txApplier), or an idempotent non-transactional store such as a search
+// index (batchApplier) — and acks, nacks or dead-letters each message by
+// the classification of its outcome.
 //
 // Guarantees, per projection (one subscription, one inbox consumer name):
 //
