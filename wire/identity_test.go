@@ -13,8 +13,8 @@ import (
 
 func Example() {
 	id := wire.Identity{
-		EventID:     uuid.MustParse("0b7e6f0a-4d5c-4a3b-9c1d-2e3f4a5b6c7d"),
-		EventType:   "orders.order.placed", AggregateType: "order", AggregateID: "order-1",
+		EventID:   uuid.MustParse("0b7e6f0a-4d5c-4a3b-9c1d-2e3f4a5b6c7d"),
+		EventType: "orders.order.placed", AggregateType: "order", AggregateID: "order-1",
 		Version: 3, SchemaVersion: 1,
 		OccurredAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("CET", 3600)),
 	}

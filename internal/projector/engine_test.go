@@ -60,7 +60,7 @@ func (a *acker) counts() (int, int) {
 // applies the others through the test read model (item_view).
 type poisoned struct {
 	view items
-	fail   map[string]error
+	fail map[string]error
 }
 
 func (p *poisoned) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {

@@ -17,7 +17,7 @@ import (
 // counts its calls and fails the events of chosen aggregates in both paths.
 type batchCounting struct {
 	view items
-	fail   map[string]error
+	fail map[string]error
 
 	mu         sync.Mutex
 	batchCalls []int // events per HandleTxBatch call
@@ -68,7 +68,7 @@ func TestTxBatchHandlerAppliesABatchInOneCall(t *testing.T) {
 		itemEvent(t, a, 1, false),
 		itemEvent(t, a, 2, false),
 		itemEvent(t, a, 2, false), // another event at v2: stale behind the first
-		dup, dup,                             // one delivery is a duplicate (same event id)
+		dup, dup,                  // one delivery is a duplicate (same event id)
 		itemEvent(t, c, 1, false),
 		itemEvent(t, c, 2, true),
 	}
