@@ -92,8 +92,8 @@ type ReceiveOptions struct {
 type BatchOptions struct {
 	// Size is the most messages per batch (1..10000, default 100).
 	Size int
-	// Linger is how long a partial batch waits for more messages (0..10s,
-	// default 20ms).
+	// Linger is how long a partial batch waits for more messages (up to
+	// 10s, default 20ms).
 	Linger time.Duration
 	// Workers is how many batches are applied concurrently (1..256,
 	// default 4).
