@@ -46,7 +46,7 @@ func (id Identity) Put(attrs map[string]string) {
 	attrs[AttrAggregateID] = id.AggregateID
 	attrs[AttrVersion] = strconv.FormatInt(id.Version, 10)
 	attrs[AttrSchemaVersion] = strconv.FormatInt(int64(id.SchemaVersion), 10)
-	attrs[AttrOccurredAt] = FormatTime(id.OccurredAt)
+	attrs[AttrOccurredAt] = id.OccurredAt.UTC().Format(time.RFC3339Nano)
 }
 
 // Attributes returns id's attributes in a new map.
@@ -55,10 +55,6 @@ func (id Identity) Attributes() map[string]string {
 	id.Put(attrs)
 	return attrs
 }
-
-// FormatTime encodes t as occurred_at does: RFC 3339 with nanoseconds, in
-// UTC.
-func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // MissingError is Parse's error for absent or blank required attributes.
 type MissingError struct {
