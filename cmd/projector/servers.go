@@ -12,9 +12,7 @@ import (
 	"github.com/eventrelay/eventrelay/health"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/elastic"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/version"
-	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 )
 
@@ -28,38 +26,10 @@ func projectorOptions(cfg *pconf.Config, reg *prometheus.Registry, h *health.Hea
 	return cfg.Options(reg, h, logger)
 }
 
-// registerCatalog registers the enabled projections, each with its own
-// subscription, inbox consumer and dead-letter topic. Each waits for the
-// projector's tables before it receives: on an unmigrated database (or a
-// wrong DATABASE_SCHEMA) every message would fail, and the subscription's
-// dead-letter policy would move them away.
+// registerCatalog registers the catalog's enabled projections.
 func registerCatalog(cfg *pconf.Config, p *projector.Projector, videos *catproj.Videos, es *elastic.Client) (catalogProjector, error) {
-	batching := cfg.Batching()
-	if cfg.Videos.Enabled {
-		reg := projection.NewRegistry[projection.TxBatchHandler]()
-		if err := catproj.Register[projection.TxBatchHandler](reg, videos); err != nil {
-			return catalogProjector{}, err
-		}
-		if err := p.Register(projector.Projection{
-			Name: "videos", Consumer: catproj.VideosConsumer, Subscription: cfg.Videos.Subscription,
-			DeadLetterTopic: cfg.Videos.DeadLetterTopic, TxBatch: reg, Batching: batching, Tables: postgres.ProjectorTables,
-			InboxRetention: cfg.InboxRetention.Age.D(),
-		}); err != nil {
-			return catalogProjector{}, err
-		}
-	}
-	if cfg.Search.Enabled {
-		reg := projection.NewRegistry[projection.BatchHandler]()
-		if err := catproj.Register[projection.BatchHandler](reg, catproj.NewSearch(es, cfg.Search.Alias)); err != nil {
-			return catalogProjector{}, err
-		}
-		if err := p.Register(projector.Projection{
-			Name: "search", Consumer: catproj.SearchConsumer, Subscription: cfg.Search.Subscription,
-			DeadLetterTopic: cfg.Search.DeadLetterTopic, Batch: reg, Batching: batching, Tables: postgres.ProjectorTables,
-			InboxRetention: cfg.InboxRetention.Age.D(),
-		}); err != nil {
-			return catalogProjector{}, err
-		}
+	if err := catproj.RegisterEnabled(p, cfg.Catalog(), cfg.Batching(), cfg.InboxRetention.Age.D(), videos, es); err != nil {
+		return catalogProjector{}, err
 	}
 	return catalogProjector{p}, nil
 }

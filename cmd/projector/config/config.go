@@ -137,6 +137,11 @@ func (c *Config) Batching() projector.BatchOptions {
 	}
 }
 
+// Catalog is the catalog's part: its projections and Elasticsearch.
+func (c *Config) Catalog() catconf.Projections {
+	return catconf.Projections{Videos: c.Videos, Search: c.Search, Elastic: c.Elastic}
+}
+
 // keys names the projector's options as the keys that set them.
 var keys = map[string]string{
 	"Options.Receive.MaxOutstandingMessages": "receive.max_outstanding_messages (PROJECTOR_MAX_OUTSTANDING_MESSAGES)",
@@ -190,7 +195,7 @@ func (c *Config) Validate() error {
 	if c.InboxRetention.Age < 0 {
 		return fmt.Errorf("inbox_retention.age (PROJECTOR_INBOX_RETENTION) must be >= 0 (0 keeps inbox rows forever), got %s", c.InboxRetention.Age)
 	}
-	cat := catconf.Projections{Videos: c.Videos, Search: c.Search, Elastic: c.Elastic}
+	cat := c.Catalog()
 	if err := cat.Validate(); err != nil {
 		return err
 	}
