@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/projector"
 )
 
@@ -30,7 +29,7 @@ func runApply(ctx context.Context, r *Runner) error {
 	}{
 		{"apply.direct.pg", "projector engine fed directly, default batching (100, 20ms linger, 4 workers)", projector.BatchConfig{}},
 		{fmt.Sprintf("apply.direct.pg.b%d", cfg.Bulk), fmt.Sprintf("projector engine fed directly, batch %d", cfg.Bulk),
-			projector.BatchConfig{Size: cfg.Bulk, Linger: conf.Duration(20 * time.Millisecond)}},
+			projector.BatchConfig{Size: cfg.Bulk, Linger: 20 * time.Millisecond}},
 	}
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, v := range variants {

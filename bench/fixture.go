@@ -18,7 +18,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
-	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Fixture generates realistic catalog events: state-carrying envelopes of
@@ -119,14 +119,14 @@ func (e Event) Message() *pubsub.Message {
 		Data:        e.Body,
 		OrderingKey: e.Meta.OrderingKey,
 		Attributes: map[string]string{
-			projection.AttrEventID:       e.Meta.EventID.String(),
-			projection.AttrEventType:     e.Meta.EventType,
-			projection.AttrAggregateType: e.Meta.AggregateType,
-			projection.AttrAggregateID:   e.Meta.AggregateID,
-			projection.AttrVersion:       strconv.FormatInt(e.Meta.AggregateVersion, 10),
-			projection.AttrSchemaVersion: strconv.Itoa(int(e.Meta.SchemaVersion)),
-			projection.AttrOccurredAt:    e.Meta.OccurredAt.Format(time.RFC3339Nano),
-			projection.AttrTraceparent:   e.Meta.Headers["traceparent"],
+			wire.AttrEventID:       e.Meta.EventID.String(),
+			wire.AttrEventType:     e.Meta.EventType,
+			wire.AttrAggregateType: e.Meta.AggregateType,
+			wire.AttrAggregateID:   e.Meta.AggregateID,
+			wire.AttrVersion:       strconv.FormatInt(e.Meta.AggregateVersion, 10),
+			wire.AttrSchemaVersion: strconv.Itoa(int(e.Meta.SchemaVersion)),
+			wire.AttrOccurredAt:    e.Meta.OccurredAt.Format(time.RFC3339Nano),
+			wire.AttrTraceparent:   e.Meta.Headers["traceparent"],
 		},
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	pubconf "github.com/eventrelay/eventrelay/cmd/publisher/config"
 	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/conf"
-	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 )
 
 // envNames lists the env tags of a config struct, depth first.

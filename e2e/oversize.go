@@ -10,7 +10,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/e2e/e2edb"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // oversizeField is the field number of the padding: unknown to
@@ -45,13 +45,13 @@ func (s *Stack) PublishOversize(ctx context.Context, n, size int) (int, error) {
 			Data:        body,
 			OrderingKey: r.OrderingKey,
 			Attributes: map[string]string{
-				PoisonAttr:                   "oversize",
-				projection.AttrEventID:       r.EventID.String(),
-				projection.AttrEventType:     r.EventType,
-				projection.AttrAggregateType: r.AggregateType,
-				projection.AttrAggregateID:   r.AggregateID,
-				projection.AttrVersion:       strconv.FormatInt(r.AggregateVersion, 10),
-				projection.AttrSchemaVersion: strconv.Itoa(int(r.SchemaVersion)),
+				PoisonAttr:             "oversize",
+				wire.AttrEventID:       r.EventID.String(),
+				wire.AttrEventType:     r.EventType,
+				wire.AttrAggregateType: r.AggregateType,
+				wire.AttrAggregateID:   r.AggregateID,
+				wire.AttrVersion:       strconv.FormatInt(r.AggregateVersion, 10),
+				wire.AttrSchemaVersion: strconv.Itoa(int(r.SchemaVersion)),
 			},
 		})
 		if _, err := res.Get(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // FuzzParseAttributes: any attribute values either parse into an identity
@@ -20,8 +21,8 @@ func FuzzParseAttributes(f *testing.F) {
 	f.Add(good["event_id"], " ", "a", "9223372036854775808", "2147483648", "")
 	f.Fuzz(func(t *testing.T, id, typ, agg, version, schema, occurred string) {
 		ev, err := projection.ParseAttributes(map[string]string{
-			projection.AttrEventID: id, projection.AttrEventType: typ, projection.AttrAggregateID: agg,
-			projection.AttrVersion: version, projection.AttrSchemaVersion: schema, projection.AttrOccurredAt: occurred,
+			wire.AttrEventID: id, wire.AttrEventType: typ, wire.AttrAggregateID: agg,
+			wire.AttrVersion: version, wire.AttrSchemaVersion: schema, wire.AttrOccurredAt: occurred,
 		})
 		if err != nil {
 			reason, permanent := projection.Classify(err)

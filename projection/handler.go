@@ -70,13 +70,13 @@ type Result struct {
 	Err     error
 }
 
-// BatchHandler applies events to a non-transactional sink (a search index).
+// BatchHandler applies events to a non-transactional read model (a search index).
 // It must be idempotent and version-guarded on its own (e.g. external
-// versioning), because the engine records the inbox row only after the sink
+// versioning), because the engine records the inbox row only after the read model
 // accepted the event and may deliver an event again.
 //
 // HandleBatch returns one Result per event, in order, or an error that
-// applies to the whole batch (e.g. the sink is unreachable).
+// applies to the whole batch (e.g. the read model is unreachable).
 type BatchHandler interface {
 	HandleBatch(ctx context.Context, evs []*Event) ([]Result, error)
 }

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Envelope is what a Decoder reads from a body: the envelope's own copy of
@@ -153,7 +156,7 @@ func (r *Registry[H]) Resolve(ev *Event) (Route[H], error) {
 	}
 	env, err := rt.Decode(ev.Body)
 	if err != nil {
-		if _, classified := ClassOf(err); !classified {
+		if _, _, classified := errclass.Classification(err); !classified {
 			err = Permanent(PayloadInvalid, err)
 		}
 		return zero, fmt.Errorf("decoding %s: %w", ev.Type, err)
@@ -176,10 +179,10 @@ func (r *Registry[H]) Resolve(ev *Event) (Route[H], error) {
 func agree(ev *Event, env *Envelope) error {
 	type pair struct{ key, attr, body string }
 	pairs := []pair{
-		{AttrEventID, ev.ID.String(), env.EventID},
-		{AttrEventType, ev.Type, env.Type},
-		{AttrAggregateType, ev.AggregateType, env.AggregateType},
-		{AttrAggregateID, ev.AggregateID, env.AggregateID},
+		{wire.AttrEventID, ev.ID.String(), env.EventID},
+		{wire.AttrEventType, ev.Type, env.Type},
+		{wire.AttrAggregateType, ev.AggregateType, env.AggregateType},
+		{wire.AttrAggregateID, ev.AggregateID, env.AggregateID},
 	}
 	for _, p := range pairs {
 		if p.body != "" && p.attr != "" && p.attr != p.body {
@@ -187,10 +190,10 @@ func agree(ev *Event, env *Envelope) error {
 		}
 	}
 	if env.Version != 0 && env.Version != ev.Version {
-		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", AttrVersion, ev.Version, env.Version)
+		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", wire.AttrVersion, ev.Version, env.Version)
 	}
 	if env.SchemaVersion != 0 && env.SchemaVersion != ev.SchemaVersion {
-		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", AttrSchemaVersion, ev.SchemaVersion, env.SchemaVersion)
+		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", wire.AttrSchemaVersion, ev.SchemaVersion, env.SchemaVersion)
 	}
 	return nil
 }

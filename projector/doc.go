@@ -12,14 +12,14 @@
 //
 // Contract, per projection:
 //
-//   - Postgres sinks (Tx, TxBatch): an event is applied in the transaction
+//   - Postgres read models (Tx, TxBatch): an event is applied in the transaction
 //     that inserts its inbox row (consumer, event_id) into inbox_events of
 //     Options.Schema; an event the consumer already recorded is a
 //     duplicate, acked without reaching the handler. Handlers must guard
 //     every write by the aggregate version (apply only if newer).
-//   - Non-transactional sinks (Batch): the handler must be idempotent and
+//   - Non-transactional read models (Batch): the handler must be idempotent and
 //     version-guarded on its own (e.g. external versioning); the inbox row
-//     is recorded after the sink accepted the event, so a redelivery the
+//     is recorded after the read model accepted the event, so a redelivery the
 //     inbox already knows is skipped, and one it does not is harmless.
 //   - A message is acked only once its outcome is durable: applied, stale
 //     or duplicate (committed), or dead-lettered (published to

@@ -125,5 +125,5 @@ func ExampleNew() {
 	fmt.Println(err)
 	// Output:
 	// projector: Options.Receive.AckDeadline must be 10s..600s, got 5s
-	// projector: Options.Schema "billing" is not the first schema of the pool's search_path "orders": open the pool with search_path = billing
+	// projector: Options.Schema "billing" is not the first schema of the pool's search_path "orders": open the pool with search_path = billing (pgxpool.Config.ConnConfig.RuntimeParams), or leave Options.Schema empty to use the pool's
 }

@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -8,12 +9,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	engine "github.com/eventrelay/eventrelay/internal/projector"
 )
 
-// Options configure a Projector. Zero values take the documented defaults;
-// New refuses values out of range with an error naming the field.
+// Options configure a Projector. A zero field takes the default its doc
+// states (see WithDefaults); New refuses values out of range with an error
+// naming the field.
 type Options struct {
 	// Schema is the Postgres schema holding inbox_events and the
 	// projections' tables. The projector names tables unqualified, so the
@@ -55,25 +56,6 @@ type Options struct {
 	InboxRetentionBatchSize int
 }
 
-// retention is the inbox retention of a projection keeping its rows for
-// age.
-func (o Options) retention(age time.Duration) engine.RetentionConfig {
-	return engine.RetentionConfig{Age: conf.Duration(age), Interval: conf.Duration(o.InboxRetentionInterval),
-		BatchSize: o.InboxRetentionBatchSize}
-}
-
-// retentionNamer names the fields of engine.RetentionConfig as the
-// options that set them.
-func retentionNamer(field string) string {
-	switch field {
-	case "Age":
-		return "Projection.InboxRetention"
-	case "Interval":
-		return "Options.InboxRetentionInterval"
-	}
-	return "Options.InboxRetentionBatchSize"
-}
-
 // ReceiveOptions are the subscriber's flow control. Zero values take the
 // defaults noted on each field.
 type ReceiveOptions struct {
@@ -81,8 +63,9 @@ type ReceiveOptions struct {
 	// subscription (default 1000).
 	MaxOutstandingMessages int
 	// MaxOutstandingBytes bounds their size (1024 up to and default
-	// 10 MiB: the Go client refuses a StreamingPull response over 20 MiB,
-	// and the server packs a response up to this many bytes).
+	// MaxOutstandingBytesLimit: the Go client refuses a StreamingPull
+	// response over 20 MiB, and the server packs a response up to this
+	// many bytes).
 	MaxOutstandingBytes int
 	// NumGoroutines is the number of StreamingPull streams per
 	// subscription (1..256, default 4).
@@ -109,8 +92,8 @@ type ReceiveOptions struct {
 type BatchOptions struct {
 	// Size is the most messages per batch (1..10000, default 100).
 	Size int
-	// Linger is how long a partial batch waits for more messages (0..10s,
-	// default 20ms).
+	// Linger is how long a partial batch waits for more messages (up to
+	// 10s, default 20ms).
 	Linger time.Duration
 	// Workers is how many batches are applied concurrently (1..256,
 	// default 4).
@@ -123,31 +106,98 @@ type BatchOptions struct {
 	RetryBackoffMin, RetryBackoffMax time.Duration
 }
 
-// fieldNamer names option fields under prefix in validation errors.
-func fieldNamer(prefix string) engine.Namer {
-	return func(field string) string { return prefix + "." + field }
+// WithDefaults returns o with every zero field of Receive, DrainTimeout,
+// InboxRetentionInterval and InboxRetentionBatchSize set to the default its
+// doc states. New applies it; a daemon reads its defaults from it.
+func (o Options) WithDefaults() Options {
+	o.Receive = ReceiveOptions(engine.ReceiveConfig(o.Receive).WithDefaults())
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = 30 * time.Second
+	}
+	rc := o.retention(0)
+	o.InboxRetentionInterval, o.InboxRetentionBatchSize = rc.Interval, rc.BatchSize
+	return o
 }
 
-func (o ReceiveOptions) config() engine.ReceiveConfig {
-	return engine.ReceiveConfig{
-		MaxOutstandingMessages: o.MaxOutstandingMessages,
-		MaxOutstandingBytes:    o.MaxOutstandingBytes,
-		NumGoroutines:          o.NumGoroutines,
-		MaxExtension:           conf.Duration(o.MaxExtension),
-		AckDeadline:            conf.Duration(o.AckDeadline),
-		RetryMin:               conf.Duration(o.RetryMin),
-		RetryMax:               conf.Duration(o.RetryMax),
-		ExactlyOnce:            o.ExactlyOnce,
-	}
+// WithDefaults returns b with every zero field set to the default its doc
+// states. Register applies it.
+func (b BatchOptions) WithDefaults() BatchOptions {
+	return BatchOptions(engine.BatchConfig(b).WithDefaults())
 }
 
-func (o BatchOptions) config() engine.BatchConfig {
-	return engine.BatchConfig{
-		Size:            o.Size,
-		Linger:          conf.Duration(o.Linger),
-		Workers:         o.Workers,
-		Timeout:         conf.Duration(o.Timeout),
-		RetryBackoffMin: conf.Duration(o.RetryBackoffMin),
-		RetryBackoffMax: conf.Duration(o.RetryBackoffMax),
-	}
+// retention is the inbox retention of a projection keeping its rows for
+// age.
+func (o Options) retention(age time.Duration) engine.RetentionConfig {
+	return engine.RetentionConfig{Age: age, Interval: o.InboxRetentionInterval, BatchSize: o.InboxRetentionBatchSize}.WithDefaults()
 }
+
+// OptionError is the error of an option out of range.
+type OptionError struct {
+	// Option names the field, e.g. "Options.Receive.NumGoroutines" or
+	// "Projection.Batching.Size".
+	Option string
+	// Problem says what is wrong, e.g. "must be 1..256, got 999".
+	Problem string
+}
+
+func (e *OptionError) Error() string { return e.Option + " " + e.Problem }
+
+func invalid(option, format string, args ...any) error {
+	return &OptionError{Option: option, Problem: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks o with its defaults applied (New calls it): an option
+// out of range is an *OptionError.
+func (o Options) Validate() error {
+	o = o.WithDefaults()
+	r := o.Receive
+	switch {
+	case r.MaxOutstandingMessages < 1:
+		return invalid("Options.Receive.MaxOutstandingMessages", "must be >= 1, got %d", r.MaxOutstandingMessages)
+	case r.MaxOutstandingBytes < 1024 || r.MaxOutstandingBytes > MaxOutstandingBytesLimit:
+		return invalid("Options.Receive.MaxOutstandingBytes", "must be 1024..%d (larger StreamingPull responses exceed the client's 20 MiB receive limit), got %d",
+			MaxOutstandingBytesLimit, r.MaxOutstandingBytes)
+	case r.NumGoroutines < 1 || r.NumGoroutines > 256:
+		return invalid("Options.Receive.NumGoroutines", "must be 1..256, got %d", r.NumGoroutines)
+	case r.MaxExtension < 10*time.Second:
+		return invalid("Options.Receive.MaxExtension", "must be >= 10s, got %s", r.MaxExtension)
+	case r.AckDeadline < 10*time.Second || r.AckDeadline > 600*time.Second:
+		return invalid("Options.Receive.AckDeadline", "must be 10s..600s, got %s", r.AckDeadline)
+	case r.RetryMin <= 0:
+		return invalid("Options.Receive.RetryMin", "must be > 0, got %s", r.RetryMin)
+	case r.RetryMax < r.RetryMin:
+		return invalid("Options.Receive.RetryMax", "must be >= RetryMin (%s), got %s", r.RetryMin, r.RetryMax)
+	case o.DrainTimeout < 0:
+		return invalid("Options.DrainTimeout", "must be >= 0, got %s", o.DrainTimeout)
+	case o.InboxRetentionInterval <= 0:
+		return invalid("Options.InboxRetentionInterval", "must be > 0, got %s", o.InboxRetentionInterval)
+	case o.InboxRetentionBatchSize < 1 || o.InboxRetentionBatchSize > 100000:
+		return invalid("Options.InboxRetentionBatchSize", "must be 1..100000, got %d", o.InboxRetentionBatchSize)
+	}
+	return nil
+}
+
+// Validate checks b with its defaults applied (Register calls it): an
+// option out of range is an *OptionError.
+func (b BatchOptions) Validate() error {
+	b = b.WithDefaults()
+	switch {
+	case b.Size < 1 || b.Size > 10000:
+		return invalid("Projection.Batching.Size", "must be 1..10000, got %d", b.Size)
+	case b.Linger < 0 || b.Linger > 10*time.Second:
+		return invalid("Projection.Batching.Linger", "must be 0..10s, got %s", b.Linger)
+	case b.Workers < 1 || b.Workers > 256:
+		return invalid("Projection.Batching.Workers", "must be 1..256, got %d", b.Workers)
+	case b.Timeout < time.Second:
+		return invalid("Projection.Batching.Timeout", "must be >= 1s, got %s", b.Timeout)
+	case b.RetryBackoffMin < 0:
+		return invalid("Projection.Batching.RetryBackoffMin", "must be >= 0, got %s", b.RetryBackoffMin)
+	case b.RetryBackoffMax < b.RetryBackoffMin:
+		return invalid("Projection.Batching.RetryBackoffMax", "must be >= RetryBackoffMin (%s), got %s", b.RetryBackoffMin, b.RetryBackoffMax)
+	}
+	return nil
+}
+
+// MaxOutstandingBytesLimit is the largest ReceiveOptions.MaxOutstandingBytes
+// (10 MiB): see that field.
+const MaxOutstandingBytesLimit = engine.MaxOutstandingBytesLimit

@@ -41,7 +41,7 @@ type Projection struct {
 	// TxBatch is Tx for handlers that apply a batch in one call
 	// (projection.TxBatchHandler).
 	TxBatch *projection.Registry[projection.TxBatchHandler]
-	// Batch applies events to a non-transactional, idempotent sink (a
+	// Batch applies events to a non-transactional, idempotent read model (a
 	// search index) in one HandleBatch call per handler and batch, then
 	// records the inbox rows of the accepted events; events the inbox
 	// already holds are skipped as duplicates.
@@ -52,7 +52,7 @@ type Projection struct {
 	// Classify decides permanent vs transient handler errors (default
 	// projection.Classify): permanent ones are dead-lettered, transient
 	// ones nacked for redelivery.
-	Classify projection.Classifier
+	Classify func(error) (projection.Reason, bool)
 	// Tables lists the tables of Options.Schema the handlers write
 	// (e.g. the read model). Before receiving, and again after each
 	// receive failure, the projection waits until inbox_events and these
@@ -89,18 +89,18 @@ func (pr *Projection) check() error {
 	if pr.Consumer == "" {
 		pr.Consumer = pr.Name
 	}
-	sinks, routes := 0, 0
+	appliers, routes := 0, 0
 	if pr.Tx != nil {
-		sinks, routes = sinks+1, len(pr.Tx.Types())
+		appliers, routes = appliers+1, len(pr.Tx.Types())
 	}
 	if pr.TxBatch != nil {
-		sinks, routes = sinks+1, len(pr.TxBatch.Types())
+		appliers, routes = appliers+1, len(pr.TxBatch.Types())
 	}
 	if pr.Batch != nil {
-		sinks, routes = sinks+1, len(pr.Batch.Types())
+		appliers, routes = appliers+1, len(pr.Batch.Types())
 	}
-	if sinks != 1 {
-		return fail("exactly one of Projection.Tx, Projection.TxBatch and Projection.Batch must be set, got %d", sinks)
+	if appliers != 1 {
+		return fail("exactly one of Projection.Tx, Projection.TxBatch and Projection.Batch must be set, got %d", appliers)
 	}
 	if routes == 0 {
 		return fail("the registry of Projection.Tx/TxBatch/Batch has no event type registered")

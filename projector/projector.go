@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/wire"
@@ -55,25 +54,14 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Projector, erro
 	if ps := postgres.PoolSchema(pool); o.Schema == "" {
 		o.Schema = ps
 		if o.Schema == "" {
-			return nil, errors.New("projector: Options.Schema is empty and the pool sets no search_path: set both (the projector names its tables unqualified)")
+			return nil, errors.New(`projector: no schema: the pool sets no search_path and Options.Schema is empty. Open the pool with the schema that holds inbox_events first in its search_path (pgxpool.Config.ConnConfig.RuntimeParams["search_path"], or search_path in the connection string): the projector names its tables unqualified`)
 		}
 	} else if ps != o.Schema {
-		return nil, fmt.Errorf("projector: Options.Schema %q is not the first schema of the pool's search_path %q: open the pool with search_path = %s", o.Schema, ps, o.Schema)
+		return nil, fmt.Errorf("projector: Options.Schema %q is not the first schema of the pool's search_path %q: open the pool with search_path = %s (pgxpool.Config.ConnConfig.RuntimeParams), or leave Options.Schema empty to use the pool's", o.Schema, ps, o.Schema)
 	}
-	rc := o.Receive.config()
-	if err := rc.Check(fieldNamer("Options.Receive")); err != nil {
+	o = o.WithDefaults()
+	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("projector: %w", err)
-	}
-	rtc := o.retention(0)
-	if err := rtc.Check(retentionNamer); err != nil {
-		return nil, fmt.Errorf("projector: %w", err)
-	}
-	o.InboxRetentionInterval, o.InboxRetentionBatchSize = rtc.Interval.D(), rtc.BatchSize
-	if o.DrainTimeout < 0 {
-		return nil, fmt.Errorf("projector: Options.DrainTimeout must be >= 0, got %s", o.DrainTimeout)
-	}
-	if o.DrainTimeout == 0 {
-		o.DrainTimeout = 30 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -88,7 +76,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Projector, erro
 	if err != nil {
 		return nil, fmt.Errorf("projector: registering metrics on Options.Registerer: %w", err)
 	}
-	return &Projector{pool: pool, client: client, opts: o, receive: rc, metrics: m,
+	return &Projector{pool: pool, client: client, opts: o, receive: engine.ReceiveConfig(o.Receive), metrics: m,
 		names: map[string]bool{}, subs: map[string]bool{}}, nil
 }
 
@@ -98,14 +86,14 @@ func (p *Projector) Register(pr Projection) error {
 	if err := pr.check(); err != nil {
 		return err
 	}
-	bc := pr.Batching.config()
-	if err := bc.Check(fieldNamer("Projection.Batching")); err != nil {
+	pr.Batching = pr.Batching.WithDefaults()
+	if err := pr.Batching.Validate(); err != nil {
 		return fmt.Errorf("projector: projection %s: %w", pr.Name, err)
+	}
+	if pr.InboxRetention < 0 {
+		return fmt.Errorf("projector: projection %s: %w", pr.Name, invalid("Projection.InboxRetention", "must be >= 0 (0 keeps inbox rows forever), got %s", pr.InboxRetention))
 	}
 	rc := p.opts.retention(pr.InboxRetention)
-	if err := rc.Check(retentionNamer); err != nil {
-		return fmt.Errorf("projector: projection %s: %w", pr.Name, err)
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -117,7 +105,7 @@ func (p *Projector) Register(pr Projection) error {
 		return fmt.Errorf("projector: projection %s: Projection.Subscription %q is already received by another projection", pr.Name, pr.Subscription)
 	}
 	dl := engine.NewTopicDeadLetterer(p.client, pr.DeadLetterTopic)
-	e, err := p.engine(pr, bc, dl)
+	e, err := p.engine(pr, engine.BatchConfig(pr.Batching), dl)
 	if err != nil {
 		dl.Stop()
 		return err
@@ -130,13 +118,13 @@ func (p *Projector) Register(pr Projection) error {
 	p.names[pr.Name], p.subs[pr.Subscription] = true, true
 	p.receivers = append(p.receivers, r)
 	p.deadLet = append(p.deadLet, dl)
-	if rc.Age > 0 {
+	if pr.InboxRetention > 0 {
 		p.retention = append(p.retention, engine.NewInboxRetention(p.pool, pr.Name, pr.Consumer, rc, p.metrics, p.opts.Logger))
 	}
 	return nil
 }
 
-// engine builds the projection's engine for its sink.
+// engine builds the projection's engine for its applier.
 func (p *Projector) engine(pr Projection, bc engine.BatchConfig, dl engine.DeadLetterer) (*engine.Engine, error) {
 	o := engine.Options{
 		Name: pr.Name, Consumer: pr.Consumer, Batch: bc, DeadLetter: dl, Classify: pr.Classify,

@@ -24,6 +24,7 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // The test's domain: counters, whose state-carrying event "counter.set"
@@ -58,7 +59,7 @@ func (c *calls) of(id uuid.UUID) int {
 	return c.n[id]
 }
 
-// counterRows is the Tx sink: the Example's version-guarded upsert into
+// counterRows is the Tx read model: the Example's version-guarded upsert into
 // order_totals (a counter per order), counting its calls.
 func counterRows(c *calls) projection.TxHandlerFunc {
 	return func(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
@@ -67,7 +68,7 @@ func counterRows(c *calls) projection.TxHandlerFunc {
 	}
 }
 
-// index is the Batch sink: an in-memory, version-guarded key/value index
+// index is the Batch read model: an in-memory, version-guarded key/value index
 // standing in for a search engine.
 type index struct {
 	calls *calls
@@ -120,8 +121,8 @@ func publish(t *testing.T, ps *gpubsubtest.Server, topic string, evs ...event) {
 	defer p.Stop()
 	for _, e := range evs {
 		m := &pubsub.Message{Data: e.body, Attributes: map[string]string{
-			projection.AttrEventID: e.id.String(), projection.AttrEventType: e.typ, projection.AttrAggregateType: "counter",
-			projection.AttrAggregateID: e.aggregate, projection.AttrVersion: strconv.FormatInt(e.version, 10), projection.AttrSchemaVersion: "1",
+			wire.AttrEventID: e.id.String(), wire.AttrEventType: e.typ, wire.AttrAggregateType: "counter",
+			wire.AttrAggregateID: e.aggregate, wire.AttrVersion: strconv.FormatInt(e.version, 10), wire.AttrSchemaVersion: "1",
 		}}
 		if _, err := p.Publish(t.Context(), m).Get(t.Context()); err != nil {
 			t.Fatal(err)
@@ -156,7 +157,7 @@ func deadLetters(t *testing.T, ps *gpubsubtest.Server, sub string, want int) map
 		}
 		var acks []string
 		for _, rm := range resp.GetReceivedMessages() {
-			got[rm.GetMessage().GetAttributes()[projection.AttrEventID]] = rm.GetMessage().GetAttributes()
+			got[rm.GetMessage().GetAttributes()[wire.AttrEventID]] = rm.GetMessage().GetAttributes()
 			acks = append(acks, rm.GetAckId())
 		}
 		if len(acks) > 0 {
@@ -171,7 +172,7 @@ func deadLetters(t *testing.T, ps *gpubsubtest.Server, sub string, want int) map
 
 // TestEmbeddedProjectorAppliesDedupesAndDeadLetters embeds the projector
 // through its public API with two projections of one topic — a Postgres
-// table (Tx sink) and an in-memory index (Batch sink) — and shows, on a
+// table (Tx) and an in-memory index (Batch) — and shows, on a
 // real Postgres and pstest: events applied (an older version skipped as
 // stale), a redelivered event absorbed by each inbox without reaching the
 // handlers again, and a malformed body and an unknown event type
@@ -221,8 +222,8 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 	go func() { ran <- p.Run(ctx) }()
 
 	// One at a time, so that v1 is not skipped as stale behind v2. Each is
-	// waited for until both inboxes recorded it too: the Batch sink records
-	// its inbox rows after the sink returned, and a redelivery arriving in
+	// waited for until both inboxes recorded it too: the Batch projection records
+	// its inbox rows after the handler returned, and a redelivery arriving in
 	// between is not known as a duplicate yet (it meets the version guard
 	// instead), which made the duplicate count below flaky under load.
 	v1, v2 := setEvent(t, "c1", 1, 10), setEvent(t, "c1", 2, 20)
@@ -248,7 +249,7 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 		})
 	}
 	if n, m := rowCalls.of(v2.id), idxCalls.of(v2.id); n != 1 || m != 1 {
-		t.Fatalf("the redelivered event reached the handlers again: Tx sink %d calls, Batch sink %d", n, m)
+		t.Fatalf("the redelivered event reached the handlers again: Tx handler %d calls, Batch handler %d", n, m)
 	}
 	var value int64
 	if err := db.Pool.QueryRow(t.Context(), `SELECT total FROM order_totals WHERE order_id = 'c1'`).Scan(&value); err != nil || value != 20 || idx.doc("c1")[0] != 20 {

@@ -19,9 +19,9 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/outbox"
-	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relay"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 const topic = "orders.order.events"
@@ -149,8 +149,8 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 	fx.WaitFor(t, 20*time.Second, "5 events published after NOTIFY", func() bool { return len(ps.Messages()) == 5 })
 	msgs := ps.Messages()
 	for i, m := range msgs {
-		if m.OrderingKey != "order-1" || m.Attributes[projection.AttrVersion] != fmt.Sprint(i+1) ||
-			m.Attributes[projection.AttrEventType] != "orders.order.changed" {
+		if m.OrderingKey != "order-1" || m.Attributes[wire.AttrVersion] != fmt.Sprint(i+1) ||
+			m.Attributes[wire.AttrEventType] != "orders.order.changed" {
 			t.Fatalf("message %d: key %q attributes %v", i, m.OrderingKey, m.Attributes)
 		}
 		var s wrapperspb.StringValue

@@ -8,12 +8,12 @@ import (
 	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	catmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 )
 
 // dataSet provides the clients of the projector's dependencies.

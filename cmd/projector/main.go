@@ -10,7 +10,7 @@
 // PROJECTOR_SEARCH_SUBSCRIPTION, PROJECTOR_MAX_OUTSTANDING_MESSAGES,
 // PROJECTOR_NUM_GOROUTINES, PROJECTOR_EXACTLY_ONCE, PROJECTOR_BATCH_SIZE,
 // PROJECTOR_BATCH_LINGER, PROJECTOR_INBOX_RETENTION, PROJECTOR_HTTP_PORT, ... (see
-// internal/projector/conf). Invalid configuration fails at start naming the
+// cmd/projector/config). Invalid configuration fails at start naming the
 // key. SIGTERM/SIGINT: /readyz fails, receiving stops, in-flight messages
 // are applied and acked (or nacked), exit 0.
 package main
@@ -24,11 +24,11 @@ import (
 
 	klog "github.com/go-kratos/kratos/v2/log"
 
+	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 	"github.com/eventrelay/eventrelay/internal/telemetry"
 	"github.com/eventrelay/eventrelay/internal/version"
 )

@@ -9,9 +9,9 @@ import (
 	"github.com/google/wire"
 	"github.com/prometheus/client_golang/prometheus"
 
+	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	"github.com/eventrelay/eventrelay/health"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
-	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 	"github.com/eventrelay/eventrelay/projector"
 )
 

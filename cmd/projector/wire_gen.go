@@ -7,9 +7,9 @@
 package main
 
 import (
+	"github.com/eventrelay/eventrelay/cmd/projector/config"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/projector/conf"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/go-kratos/kratos/v2"
 	"log/slog"
@@ -18,25 +18,25 @@ import (
 // Injectors from wire.go:
 
 // wireApp builds the projector app from its configuration.
-func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), error) {
-	pool, cleanup, err := newPool(config)
+func wireApp(configConfig *config.Config, logger *slog.Logger) (*kratos.App, func(), error) {
+	pool, cleanup, err := newPool(configConfig)
 	if err != nil {
 		return nil, nil, err
 	}
-	client, cleanup2, err := newPubSub(config)
+	client, cleanup2, err := newPubSub(configConfig)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	registry := health.NewRegistry()
-	elasticClient, cleanup3, err := newElastic(config)
+	elasticClient, cleanup3, err := newElastic(configConfig)
 	if err != nil {
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
-	healthHealth := newHealth(config, pool, elasticClient)
-	options := projectorOptions(config, registry, healthHealth, logger)
+	healthHealth := newHealth(configConfig, pool, elasticClient)
+	options := projectorOptions(configConfig, registry, healthHealth, logger)
 	projectorProjector, err := projector.New(pool, client, options)
 	if err != nil {
 		cleanup3()
@@ -45,15 +45,15 @@ func wireApp(config *conf.Config, logger *slog.Logger) (*kratos.App, func(), err
 		return nil, nil, err
 	}
 	videos := projection.NewVideos()
-	mainCatalogProjector, err := registerCatalog(config, projectorProjector, videos, elasticClient)
+	mainCatalogProjector, err := registerCatalog(configConfig, projectorProjector, videos, elasticClient)
 	if err != nil {
 		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
-	server := newOpsServer(config, healthHealth, registry)
-	app := newApp(config, mainCatalogProjector, server, healthHealth, logger)
+	server := newOpsServer(configConfig, healthHealth, registry)
+	app := newApp(configConfig, mainCatalogProjector, server, healthHealth, logger)
 	return app, func() {
 		cleanup3()
 		cleanup2()

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	pubconf "github.com/eventrelay/eventrelay/cmd/publisher/config"
 	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/conf"
-	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 )
 
 // Daemon is what a deployment unit needs to know about one daemon, computed

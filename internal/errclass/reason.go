@@ -145,3 +145,26 @@ func Of(err error) Reason {
 
 // IsTransient reports whether err is worth retrying.
 func IsTransient(err error) bool { return Of(err).Transient() }
+
+// Marked is implemented by errors that carry their own classification (the
+// projection package's Permanent and Retry markers): Classification
+// prefers the outermost one to an *Error.
+type Marked interface {
+	ErrorClass() (reason Reason, permanent bool)
+}
+
+// Classification returns the classification err's chain carries: the
+// outermost Marked error's, else the outermost *Error's (permanent unless
+// its reason is transient). ok is false when the chain carries none.
+func Classification(err error) (reason Reason, permanent, ok bool) {
+	var m Marked
+	if errors.As(err, &m) {
+		reason, permanent = m.ErrorClass()
+		return reason, permanent, true
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason, !e.Reason.Transient(), true
+	}
+	return "", false, false
+}

@@ -1,11 +1,11 @@
 // Package projector is the engine behind the public package projector (and
-// so of cmd/projector): it receives events from
-// a Pub/Sub subscription (StreamingPull with flow control), checks and
-// decodes them through a projection.Registry, applies them in batches to a
-// sink — a Postgres read model written in the transaction that records the
-// inbox row (TxSink), or an idempotent non-transactional sink such as a
-// search index (BatchSink) — and acks, nacks or dead-letters each message
-// by the classification of its outcome.
+// so of cmd/projector): it receives events from a Pub/Sub subscription
+// (StreamingPull with flow control), checks and decodes them through a
+// projection.Registry, applies them in batches to a read model — Postgres
+// tables written in the transaction that records the inbox row
+// (txApplier), or an idempotent non-transactional store such as a search
+// index (batchApplier) — and acks, nacks or dead-letters each message by
+// the classification of its outcome.
 //
 // Guarantees, per projection (one subscription, one inbox consumer name):
 //
@@ -22,14 +22,14 @@
 // child of the trace context in the message's traceparent attribute (the
 // publisher's producer span), with the event's identity, its outcome and
 // any error or dead letter; under it an "apply <projection>" span covers
-// the sink's work on the message's batch. With the no-op provider (no
+// the applier's work on the message's batch. With the no-op provider (no
 // exporter configured) neither is recorded.
 //
 // The engine knows nothing about any domain: a service registers handlers
 // in a projection.Registry and builds an Engine with NewTxEngine,
 // NewTxBatchEngine or NewBatchEngine, and a Receiver (a Kratos
 // transport.Server) to feed it. Events reach handlers by the HandlerID of
-// their route (projection.Route): the sinks index typed handler tables by
+// their route (projection.Route): the appliers index typed handler tables by
 // it and batch by it, so no handler is recovered from an interface{} and
 // two distinct handlers never share a call.
 package projector

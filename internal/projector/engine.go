@@ -30,14 +30,14 @@ type Options struct {
 	// can never be applied is acked only after it was dead-lettered.
 	DeadLetter DeadLetterer
 	// Classify decides permanent vs transient (default projection.Classify).
-	Classify projection.Classifier
+	Classify func(error) (projection.Reason, bool)
 	// Metrics is required.
 	Metrics *Metrics
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Tracer records a consumer span "process <Name>" per message, child
 	// of the producer's trace context carried in the traceparent
-	// attribute, and under it an "apply <Name>" span for the sink's work
+	// attribute, and under it an "apply <Name>" span for the applier's work
 	// on the message's batch (default: the global provider's tracer).
 	Tracer trace.Tracer
 }
@@ -64,14 +64,12 @@ func (o *Options) validate() error {
 	if o.Tracer == nil {
 		o.Tracer = otel.Tracer("github.com/eventrelay/eventrelay/internal/projector")
 	}
-	if err := o.Batch.Validate("batch"); err != nil {
-		return fmt.Errorf("projector %s: %w", o.Name, err)
-	}
+	o.Batch = o.Batch.WithDefaults()
 	return nil
 }
 
-// sink applies a batch: it sets result or err on every item.
-type sink interface {
+// applier applies a batch: it sets result or err on every item.
+type applier interface {
 	apply(ctx context.Context, items []*item)
 }
 
@@ -85,7 +83,7 @@ type resolver func(*projection.Event) (int, error)
 type Engine struct {
 	opts    Options
 	resolve resolver
-	sink    sink
+	applier applier
 	pm      *projectionMetrics
 	log     *slog.Logger
 	tr      tracing
@@ -109,11 +107,11 @@ func resolveWith[H any](reg *projection.Registry[H]) resolver {
 	}
 }
 
-func newEngine(o Options, resolve resolver, s sink) *Engine {
+func newEngine(o Options, resolve resolver, a applier) *Engine {
 	e := &Engine{
 		opts:     o,
 		resolve:  resolve,
-		sink:     s,
+		applier:  a,
 		pm:       o.Metrics.forProjection(o.Name),
 		log:      o.Logger.With("projection", o.Name),
 		tr:       newTracing(o.Tracer, o.Name),
@@ -198,7 +196,7 @@ func (e *Engine) Close() {
 // Batch.Linger after the first item of a batch.
 func (e *Engine) batcher() {
 	defer close(e.batches)
-	size, linger := e.opts.Batch.Size, e.opts.Batch.Linger.D()
+	size, linger := e.opts.Batch.Size, e.opts.Batch.Linger
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var buf []*item
@@ -231,9 +229,9 @@ func (e *Engine) batcher() {
 func (e *Engine) worker() {
 	defer e.workers.Done()
 	for b := range e.batches {
-		ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout.D())
+		ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout)
 		e.tr.startApply(b)
-		e.sink.apply(ctx, b)
+		e.applier.apply(ctx, b)
 		cancel()
 		endApply(b, e.opts.Classify)
 		e.pm.batchSize.Observe(float64(len(b)))
@@ -249,7 +247,7 @@ func (e *Engine) worker() {
 
 // backoffAfter updates the failure streak from a finished batch and
 // returns how long its transiently failed messages are held before the
-// nack: nothing while the sink works, then Batch.RetryBackoffMin doubling
+// nack: nothing while the applier works, then Batch.RetryBackoffMin doubling
 // per failed batch up to Batch.RetryBackoffMax.
 func (e *Engine) backoffAfter(b []*item) time.Duration {
 	failed := 0
@@ -265,10 +263,10 @@ func (e *Engine) backoffAfter(b []*item) time.Duration {
 		return 0
 	}
 	if failed < len(b) {
-		return e.opts.Batch.RetryBackoffMin.D()
+		return e.opts.Batch.RetryBackoffMin
 	}
 	n := e.failStreak.Add(1)
-	d, max := e.opts.Batch.RetryBackoffMin.D(), e.opts.Batch.RetryBackoffMax.D()
+	d, max := e.opts.Batch.RetryBackoffMin, e.opts.Batch.RetryBackoffMax
 	for i := int64(1); i < n && d < max; i++ {
 		d *= 2
 	}

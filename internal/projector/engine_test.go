@@ -16,10 +16,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
-	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -61,17 +57,17 @@ func (a *acker) counts() (int, int) {
 }
 
 // poisoned fails the events of chosen aggregates with chosen errors and
-// applies the others through the real video projection.
+// applies the others through the test read model (item_view).
 type poisoned struct {
-	videos *catproj.Videos
-	fail   map[string]error
+	view items
+	fail map[string]error
 }
 
 func (p *poisoned) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
 	if err := p.fail[ev.AggregateID]; err != nil {
 		return 0, err
 	}
-	return p.videos.HandleTx(ctx, tx, ev)
+	return p.view.HandleTx(ctx, tx, ev)
 }
 
 type fixture struct {
@@ -82,7 +78,10 @@ type fixture struct {
 
 func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, mods ...func(*projector.Options)) (*projector.Engine, *fixture) {
 	t.Helper()
-	f := &fixture{db: relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
+	f := &fixture{db: relaytest.NewDB(t, relaytest.Options{Schema: "items"}), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
+	if _, err := f.db.Pool.Exec(t.Context(), itemView); err != nil {
+		t.Fatal(err)
+	}
 	f.ps.Topic(t, "dlq")
 	f.ps.Subscription(t, "dlq-read", "dlq", gpubsubtest.SubscriptionOptions{})
 	m, err := projector.NewMetrics(f.reg)
@@ -90,14 +89,12 @@ func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, 
 		t.Fatal(err)
 	}
 	reg := projection.NewRegistry[projection.TxHandler]()
-	if err := catproj.Register(reg, h); err != nil {
-		t.Fatal(err)
-	}
+	registerItems(t, reg, h)
 	dl := projector.NewTopicDeadLetterer(f.ps.Client, dlqTopic)
 	t.Cleanup(dl.Stop)
 	o := projector.Options{
-		Name: "videos", DeadLetter: dl, Metrics: m,
-		Batch: projector.BatchConfig{Size: size, Linger: conf.Duration(time.Second), RetryBackoffMin: conf.Duration(time.Millisecond)},
+		Name: "items", DeadLetter: dl, Metrics: m,
+		Batch: projector.BatchConfig{Size: size, Linger: time.Second, RetryBackoffMin: time.Millisecond},
 	}
 	for _, mod := range mods {
 		mod(&o)
@@ -112,7 +109,7 @@ func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, 
 
 // processAll feeds msgs concurrently (so they share one batch) and waits
 // until all are settled.
-func processAll(e *projector.Engine, msgs []projectiontest.Msg, ackers []*acker) {
+func processAll(e *projector.Engine, msgs []msg, ackers []*acker) {
 	var wg sync.WaitGroup
 	for i, m := range msgs {
 		wg.Add(1)
@@ -127,20 +124,20 @@ func processAll(e *projector.Engine, msgs []projectiontest.Msg, ackers []*acker)
 func TestBatchIsolatesFailingMessages(t *testing.T) {
 	t.Parallel()
 	bad, flaky := uuid.New(), uuid.New()
-	h := &poisoned{videos: catproj.NewVideos(), fail: map[string]error{
+	h := &poisoned{view: items{}, fail: map[string]error{
 		bad.String():   projection.Permanent(projection.MappingError, errors.New("cannot map")),
 		flaky.String(): errclass.New(errclass.Unavailable, errors.New("downstream flaked")),
 	}}
 	e, f := newEngine(t, h, "dlq", 6)
 
-	var msgs []projectiontest.Msg
+	var msgs []msg
 	var good []uuid.UUID
 	for range 4 {
 		id := uuid.New()
 		good = append(good, id)
-		msgs = append(msgs, projectiontest.Event(t, id, 1, false))
+		msgs = append(msgs, itemEvent(t, id, 1, false))
 	}
-	msgs = append(msgs, projectiontest.Event(t, bad, 1, false), projectiontest.Event(t, flaky, 1, false))
+	msgs = append(msgs, itemEvent(t, bad, 1, false), itemEvent(t, flaky, 1, false))
 	ackers := make([]*acker, len(msgs))
 	for i := range ackers {
 		ackers[i] = newAcker()
@@ -152,8 +149,8 @@ func TestBatchIsolatesFailingMessages(t *testing.T) {
 			t.Errorf("good message %d: acks=%d nacks=%d, want acked", i, a, n)
 		}
 		var v int64
-		if err := f.db.Pool.QueryRow(context.Background(), "SELECT version FROM video_projection WHERE video_id = $1", good[i]).Scan(&v); err != nil || v != 1 {
-			t.Errorf("good video %d not projected: v%d %v", i, v, err)
+		if err := f.db.Pool.QueryRow(context.Background(), "SELECT version FROM item_view WHERE item_id = $1", good[i].String()).Scan(&v); err != nil || v != 1 {
+			t.Errorf("good item %d not projected: v%d %v", i, v, err)
 		}
 	}
 	if a, n := ackers[4].counts(); a != 1 || n != 0 {
@@ -176,11 +173,11 @@ func TestBatchIsolatesFailingMessages(t *testing.T) {
 
 func TestDeadLetterPublishFailureNacks(t *testing.T) {
 	t.Parallel()
-	e, f := newEngine(t, catproj.NewVideos(), "no-such-topic", 1)
-	m := projectiontest.Event(t, uuid.New(), 1, false)
+	e, f := newEngine(t, items{}, "no-such-topic", 1)
+	m := itemEvent(t, uuid.New(), 1, false)
 	delete(m.Attributes, "event_id")
 	a := newAcker()
-	processAll(e, []projectiontest.Msg{m}, []*acker{a})
+	processAll(e, []msg{m}, []*acker{a})
 	if acks, nacks := a.counts(); acks != 0 || nacks != 1 {
 		t.Fatalf("acks=%d nacks=%d: a message whose dead letter was not published must be nacked", acks, nacks)
 	}
@@ -191,10 +188,10 @@ func TestDeadLetterPublishFailureNacks(t *testing.T) {
 
 func TestProcessAfterCloseNacks(t *testing.T) {
 	t.Parallel()
-	e, _ := newEngine(t, catproj.NewVideos(), "dlq", 1)
+	e, _ := newEngine(t, items{}, "dlq", 1)
 	e.Close()
 	a := newAcker()
-	processAll(e, []projectiontest.Msg{projectiontest.Event(t, uuid.New(), 1, false)}, []*acker{a})
+	processAll(e, []msg{itemEvent(t, uuid.New(), 1, false)}, []*acker{a})
 	if acks, nacks := a.counts(); acks != 0 || nacks != 1 {
 		t.Fatalf("acks=%d nacks=%d, want a nack after Close", acks, nacks)
 	}
@@ -204,13 +201,13 @@ func TestSpanContinuesTheProducersTrace(t *testing.T) {
 	t.Parallel()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	e, _ := newEngine(t, catproj.NewVideos(), "dlq", 1, func(o *projector.Options) { o.Tracer = tp.Tracer("test") })
-	m := projectiontest.Event(t, uuid.New(), 1, false)
+	e, _ := newEngine(t, items{}, "dlq", 1, func(o *projector.Options) { o.Tracer = tp.Tracer("test") })
+	m := itemEvent(t, uuid.New(), 1, false)
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	m.Attributes["traceparent"] = "00-" + traceID + "-" + parentID + "-01"
 	a := newAcker()
-	processAll(e, []projectiontest.Msg{m}, []*acker{a})
-	process, apply := spanNamed(t, rec, "process videos"), spanNamed(t, rec, "apply videos")
+	processAll(e, []msg{m}, []*acker{a})
+	process, apply := spanNamed(t, rec, "process items"), spanNamed(t, rec, "apply items")
 	if process.SpanContext().TraceID().String() != traceID || process.Parent().SpanID().String() != parentID {
 		t.Fatalf("process span trace %s parent %s, want %s / %s", process.SpanContext().TraceID(), process.Parent().SpanID(), traceID, parentID)
 	}
@@ -239,7 +236,7 @@ func TestSpansRecordFailuresAndDeadLetters(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	bad, flaky := uuid.New(), uuid.New()
-	h := &poisoned{videos: catproj.NewVideos(), fail: map[string]error{
+	h := &poisoned{view: items{}, fail: map[string]error{
 		bad.String():   projection.Permanent(projection.MappingError, errors.New("cannot map")),
 		flaky.String(): errclass.New(errclass.Unavailable, errors.New("downstream flaked")),
 	}}
@@ -254,8 +251,8 @@ func TestSpansRecordFailuresAndDeadLetters(t *testing.T) {
 		{id: flaky, outcome: "retry", reason: string(errclass.Unavailable)},
 	} {
 		rec.Reset()
-		processAll(e, []projectiontest.Msg{projectiontest.Event(t, c.id, 1, false)}, []*acker{newAcker()})
-		process, apply := spanNamed(t, rec, "process videos"), spanNamed(t, rec, "apply videos")
+		processAll(e, []msg{itemEvent(t, c.id, 1, false)}, []*acker{newAcker()})
+		process, apply := spanNamed(t, rec, "process items"), spanNamed(t, rec, "apply items")
 		for _, s := range []sdktrace.ReadOnlySpan{process, apply} {
 			if s.Status().Code != codes.Error || telemetrytest.Attr(s, "error.type") != c.reason {
 				t.Errorf("%s of %s: status %v error.type %q, want error %s", s.Name(), c.outcome, s.Status(), telemetrytest.Attr(s, "error.type"), c.reason)

@@ -10,11 +10,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // rawEvent is a registry entry whose decoder takes the body as the payload
@@ -28,8 +28,8 @@ func rawEvent(name string) projection.EventType {
 func rawMessage(typ, aggregate string, version int64) *projector.Message {
 	id := uuid.New()
 	return &projector.Message{ID: "m-" + id.String()[:8], Data: []byte(typ), Attributes: map[string]string{
-		projection.AttrEventID: id.String(), projection.AttrEventType: typ, projection.AttrAggregateID: aggregate,
-		projection.AttrVersion: strconv.FormatInt(version, 10), projection.AttrSchemaVersion: "1",
+		wire.AttrEventID: id.String(), wire.AttrEventType: typ, wire.AttrAggregateID: aggregate,
+		wire.AttrVersion: strconv.FormatInt(version, 10), wire.AttrSchemaVersion: "1",
 	}}
 }
 
@@ -71,7 +71,7 @@ func TestClosuresOfOneLiteralAreDistinctHandlers(t *testing.T) {
 	t.Cleanup(dl.Stop)
 	e, err := projector.NewBatchEngine(db.Pool, reg, projector.Options{
 		Name: "closures", DeadLetter: dl, Metrics: m,
-		Batch: projector.BatchConfig{Size: 2, Linger: conf.Duration(10 * time.Second)},
+		Batch: projector.BatchConfig{Size: 2, Linger: 10 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)

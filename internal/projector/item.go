@@ -41,7 +41,7 @@ type item struct {
 	msg *Message
 	ev  projection.Event
 	// handlerID is the HandlerID of the event's route: the index of its
-	// handler in the sink's handler table.
+	// handler in the applier's handler table.
 	handlerID int
 	result    result
 	err       error
@@ -50,7 +50,7 @@ type item struct {
 	backoff int64
 	done    chan struct{}
 	// span is the message's process span; applySpan the apply span under
-	// it while the worker's sink runs (nil when span does not record).
+	// it while the worker's applier runs (nil when span does not record).
 	span      trace.Span
 	applySpan trace.Span
 }

@@ -47,7 +47,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "projector_ack_failed_total", Help: "Acks refused by Pub/Sub (exactly-once delivery); the message will be redelivered and deduplicated.",
 		}, byProjection),
 		inboxFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "projector_inbox_record_failed_total", Help: "Inbox rows a non-transactional sink could not record after the sink accepted the events.",
+			Name: "projector_inbox_record_failed_total", Help: "Inbox rows a non-transactional read model could not record after the read model accepted the events.",
 		}, byProjection),
 		inboxDeleted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "projector_inbox_deleted_total", Help: "Inbox rows deleted after the inbox retention age.",

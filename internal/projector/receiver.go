@@ -58,19 +58,20 @@ type receiveFailure struct {
 const stableAfter = 5 * time.Second
 
 // NewReceiver returns a Receiver of subscription (an id or a full name).
-// cfg must have been validated. health may be nil; otherwise the receiver
+// Zero fields of cfg take their defaults. health may be nil; otherwise the receiver
 // registers a loop "receiver/<projection>" that ticks while it runs and a
 // readiness check "receive/<projection>" that fails while Receive fails.
 func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg ReceiveConfig, health *health.Health, log *slog.Logger) *Receiver {
+	cfg = cfg.WithDefaults()
 	sub := client.Subscriber(subscription)
 	sub.ReceiveSettings = pubsub.ReceiveSettings{
 		MaxOutstandingMessages: cfg.MaxOutstandingMessages,
 		MaxOutstandingBytes:    cfg.MaxOutstandingBytes,
 		NumGoroutines:          cfg.NumGoroutines,
-		MaxExtension:           cfg.MaxExtension.D(),
+		MaxExtension:           cfg.MaxExtension,
 		// The stream's ack deadline and each extension (see
 		// ReceiveConfig.AckDeadline).
-		MaxDurationPerAckExtension: cfg.AckDeadline.D(),
+		MaxDurationPerAckExtension: cfg.AckDeadline,
 	}
 	if log == nil {
 		log = slog.Default()
@@ -117,7 +118,7 @@ func (r *Receiver) Start(ctx context.Context) error {
 	r.log.Info("receiving", "max_outstanding_messages", r.cfg.MaxOutstandingMessages,
 		"max_outstanding_bytes", r.cfg.MaxOutstandingBytes, "num_goroutines", r.cfg.NumGoroutines,
 		"exactly_once", r.cfg.ExactlyOnce)
-	backoff := r.cfg.RetryMin.D()
+	backoff := r.cfg.RetryMin
 	for {
 		began := time.Now()
 		err := r.precondition(rctx)
@@ -128,7 +129,7 @@ func (r *Receiver) Start(ctx context.Context) error {
 			break
 		}
 		if time.Since(began) >= stableAfter {
-			backoff = r.cfg.RetryMin.D()
+			backoff = r.cfg.RetryMin
 		}
 		r.failed(err, backoff)
 		select {
@@ -138,7 +139,7 @@ func (r *Receiver) Start(ctx context.Context) error {
 		if rctx.Err() != nil {
 			break
 		}
-		backoff = min(2*backoff, r.cfg.RetryMax.D())
+		backoff = min(2*backoff, r.cfg.RetryMax)
 	}
 	r.log.Info("receiver stopped; in-flight messages settled")
 	return nil

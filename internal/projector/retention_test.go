@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -124,10 +123,7 @@ func TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := projector.RetentionConfig{Age: conf.Duration(time.Hour), BatchSize: 2}
-	if err := rc.Validate("inbox_retention"); err != nil {
-		t.Fatal(err)
-	}
+	rc := projector.RetentionConfig{Age: time.Hour, BatchSize: 2}
 	r := projector.NewInboxRetention(pool, "proj-a", "a", rc, m, slog.Default())
 	if err := r.DeleteExpired(t.Context()); err != nil {
 		t.Fatal(err)
@@ -155,22 +151,6 @@ func TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches(t *testing.T) {
 	}
 }
 
-// TestRetentionConfigNamesTheKey shows the daemon's validation errors.
-func TestRetentionConfigNamesTheKey(t *testing.T) {
-	for _, tc := range []struct {
-		cfg  projector.RetentionConfig
-		want string
-	}{
-		{projector.RetentionConfig{Age: conf.Duration(-time.Second)}, "inbox_retention.age (PROJECTOR_INBOX_RETENTION) must be >= 0"},
-		{projector.RetentionConfig{Interval: conf.Duration(-time.Second)}, "inbox_retention.interval (PROJECTOR_INBOX_RETENTION_INTERVAL) must be > 0"},
-		{projector.RetentionConfig{BatchSize: 100001}, "inbox_retention.batch_size (PROJECTOR_INBOX_RETENTION_BATCH_SIZE) must be 1..100000"},
-	} {
-		if err := tc.cfg.Validate("inbox_retention"); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Validate(%+v) = %v, want %q", tc.cfg, err, tc.want)
-		}
-	}
-}
-
 // TestInboxRetentionCountsFailedRounds shows a failing round (the table is
 // gone) counted in projector_inbox_retention_failed_total and retried at
 // the next interval rather than ending the loop.
@@ -185,10 +165,7 @@ func TestInboxRetentionCountsFailedRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := projector.RetentionConfig{Age: conf.Duration(time.Hour), Interval: conf.Duration(10 * time.Millisecond)}
-	if err := rc.Validate("inbox_retention"); err != nil {
-		t.Fatal(err)
-	}
+	rc := projector.RetentionConfig{Age: time.Hour, Interval: 10 * time.Millisecond}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {

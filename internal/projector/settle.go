@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // settleTimeout bounds dead-letter publishing and exactly-once acks.
@@ -40,7 +40,7 @@ func (e *Engine) settle(ctx context.Context, it *item) {
 		settled(it.span, outcomeRetry, reason, it.err, err)
 		e.pm.failed("dead_letter_publish")
 		log.Error("dead-lettering failed, will be redelivered", "dead_letter_error", err.Error())
-		e.hold(e.opts.Batch.RetryBackoffMin.D())
+		e.hold(e.opts.Batch.RetryBackoffMin)
 		it.msg.Acker.Nack()
 		return
 	}
@@ -95,7 +95,7 @@ func (e *Engine) hold(d time.Duration) {
 func (e *Engine) logger(it *item) *slog.Logger {
 	id := it.ev.ID.String()
 	if it.ev.ID == uuid.Nil {
-		id = it.msg.Attributes[projection.AttrEventID]
+		id = it.msg.Attributes[wire.AttrEventID]
 	}
 	return e.log.With(
 		"event_id", id,

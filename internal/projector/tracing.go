@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Span attributes of eventrelay's own (the messaging.* ones follow the
@@ -44,7 +45,7 @@ func newTracing(t trace.Tracer, projection string) tracing {
 // "publish <topic>" span). With the no-op provider it returns the
 // received context unchanged and records nothing.
 func (t tracing) startProcess(ctx context.Context, m *Message) (context.Context, trace.Span) {
-	if _, ok := m.Attributes[projection.AttrTraceparent]; ok {
+	if _, ok := m.Attributes[wire.AttrTraceparent]; ok {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(m.Attributes))
 	}
 	ctx, span := t.tracer.Start(ctx, t.process, trace.WithSpanKind(trace.SpanKindConsumer))
@@ -71,7 +72,7 @@ func (t tracing) startProcess(ctx context.Context, m *Message) (context.Context,
 }
 
 // startApply starts, for every item of batch whose process span records,
-// an "apply <projection>" span under it: the sink's work on the batch
+// an "apply <projection>" span under it: the applier's work on the batch
 // (inbox rows and read model change in one transaction, or the bulk
 // request of a search index), seen from each message's trace.
 func (t tracing) startApply(batch []*item) {
@@ -85,7 +86,7 @@ func (t tracing) startApply(batch []*item) {
 }
 
 // endApply ends the apply spans with each item's result or error.
-func endApply(batch []*item, classify projection.Classifier) {
+func endApply(batch []*item, classify func(error) (projection.Reason, bool)) {
 	for _, it := range batch {
 		s := it.applySpan
 		if s == nil {

@@ -9,17 +9,15 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/projection"
 )
 
-// batchCounting is the real video projection as a TxBatchHandler that
+// batchCounting is the test read model as a TxBatchHandler that
 // counts its calls and fails the events of chosen aggregates in both paths.
 type batchCounting struct {
-	videos *catproj.Videos
-	fail   map[string]error
+	view items
+	fail map[string]error
 
 	mu         sync.Mutex
 	batchCalls []int // events per HandleTxBatch call
@@ -33,7 +31,7 @@ func (h *batchCounting) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.
 	if err := h.fail[ev.AggregateID]; err != nil {
 		return 0, err
 	}
-	return h.videos.HandleTx(ctx, tx, ev)
+	return h.view.HandleTx(ctx, tx, ev)
 }
 
 func (h *batchCounting) HandleTxBatch(ctx context.Context, tx pgx.Tx, evs []*projection.Event) ([]projection.Result, error) {
@@ -47,7 +45,7 @@ func (h *batchCounting) HandleTxBatch(ctx context.Context, tx pgx.Tx, evs []*pro
 			return out, nil
 		}
 	}
-	return h.videos.HandleTxBatch(ctx, tx, evs)
+	return h.view.HandleTxBatch(ctx, tx, evs)
 }
 
 func newAckers(n int) []*acker {
@@ -62,17 +60,17 @@ func newAckers(n int) []*acker {
 // event (applied, stale) are kept, duplicates never reach it.
 func TestTxBatchHandlerAppliesABatchInOneCall(t *testing.T) {
 	t.Parallel()
-	h := &batchCounting{videos: catproj.NewVideos()}
+	h := &batchCounting{view: items{}}
 	e, f := newEngine(t, h, "dlq", 7)
 	a, b, c := uuid.New(), uuid.New(), uuid.New()
-	dup := projectiontest.Event(t, b, 1, false)
-	msgs := []projectiontest.Msg{
-		projectiontest.Event(t, a, 1, false),
-		projectiontest.Event(t, a, 2, false),
-		projectiontest.Event(t, a, 2, false), // another event at v2: stale behind the first
-		dup, dup,                             // one delivery is a duplicate (same event id)
-		projectiontest.Event(t, c, 1, false),
-		projectiontest.Event(t, c, 2, true),
+	dup := itemEvent(t, b, 1, false)
+	msgs := []msg{
+		itemEvent(t, a, 1, false),
+		itemEvent(t, a, 2, false),
+		itemEvent(t, a, 2, false), // another event at v2: stale behind the first
+		dup, dup,                  // one delivery is a duplicate (same event id)
+		itemEvent(t, c, 1, false),
+		itemEvent(t, c, 2, true),
 	}
 	ackers := newAckers(len(msgs))
 	processAll(e, msgs, ackers) // 7 messages = one full batch
@@ -91,9 +89,9 @@ func TestTxBatchHandlerAppliesABatchInOneCall(t *testing.T) {
 	}{{a, 2, false}, {b, 1, false}, {c, 2, true}} {
 		var v int64
 		var deleted bool
-		err := f.db.Pool.QueryRow(context.Background(), "SELECT version, deleted_at IS NOT NULL FROM video_projection WHERE video_id = $1", want.id).Scan(&v, &deleted)
+		err := f.db.Pool.QueryRow(context.Background(), "SELECT version, deleted_at IS NOT NULL FROM item_view WHERE item_id = $1", want.id.String()).Scan(&v, &deleted)
 		if err != nil || v != want.version || deleted != want.deleted {
-			t.Errorf("video %s: v%d deleted=%t (%v), want v%d deleted=%t", want.id, v, deleted, err, want.version, want.deleted)
+			t.Errorf("item %s: v%d deleted=%t (%v), want v%d deleted=%t", want.id, v, deleted, err, want.version, want.deleted)
 		}
 	}
 	for name, want := range map[string]float64{"projector_applied_total": 5, "projector_stale_skipped_total": 1, "projector_duplicate_total": 1} {
@@ -108,15 +106,15 @@ func TestTxBatchHandlerAppliesABatchInOneCall(t *testing.T) {
 func TestTxBatchHandlerFailureFallsBackToSingleEvents(t *testing.T) {
 	t.Parallel()
 	bad := uuid.New()
-	h := &batchCounting{videos: catproj.NewVideos(), fail: map[string]error{
+	h := &batchCounting{view: items{}, fail: map[string]error{
 		bad.String(): projection.Permanent(projection.MappingError, errors.New("cannot map")),
 	}}
 	e, f := newEngine(t, h, "dlq", 4)
-	var msgs []projectiontest.Msg
+	var msgs []msg
 	for range 3 {
-		msgs = append(msgs, projectiontest.Event(t, uuid.New(), 1, false))
+		msgs = append(msgs, itemEvent(t, uuid.New(), 1, false))
 	}
-	msgs = append(msgs, projectiontest.Event(t, bad, 1, false))
+	msgs = append(msgs, itemEvent(t, bad, 1, false))
 	ackers := newAckers(len(msgs))
 	processAll(e, msgs, ackers)
 	if len(h.batchCalls) != 1 || h.txCalls != 4 {
@@ -128,8 +126,8 @@ func TestTxBatchHandlerFailureFallsBackToSingleEvents(t *testing.T) {
 		}
 	}
 	var n int
-	if err := f.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM video_projection").Scan(&n); err != nil || n != 3 {
-		t.Errorf("projected videos = %d (%v), want 3", n, err)
+	if err := f.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM item_view").Scan(&n); err != nil || n != 3 {
+		t.Errorf("projected items = %d (%v), want 3", n, err)
 	}
 	if got := opstest.Metric(t, f.reg, "projector_dead_lettered_total", map[string]string{"reason": "mapping_error"}); got != 1 {
 		t.Errorf("dead_lettered_total{mapping_error} = %v, want 1", got)

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -23,6 +22,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // drain pulls and acks everything on sub, returning the message bodies.
@@ -138,15 +138,12 @@ func TestSeekToTimeReplaysABatchToTheProjector(t *testing.T) {
 	t.Cleanup(dl.Stop)
 	eng, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
 		Name: consumer, DeadLetter: dl, Metrics: metrics,
-		Batch: projector.BatchConfig{Size: 10, Linger: conf.Duration(5 * time.Millisecond)},
+		Batch: projector.BatchConfig{Size: 10, Linger: 5 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rc projector.ReceiveConfig
-	if err := rc.Validate("receive"); err != nil {
-		t.Fatal(err)
-	}
 	recv := projector.NewReceiver(ps.Client, sub, eng, rc, nil, nil)
 	go recv.Start(context.Background()) //nolint:errcheck // stopped below
 	t.Cleanup(func() { _ = recv.Stop(context.Background()) })
@@ -232,12 +229,12 @@ func itemMessage(t *testing.T, id string, v int64) *pubsub.Message {
 		t.Fatal(err)
 	}
 	return &pubsub.Message{Data: body, Attributes: map[string]string{
-		projection.AttrEventID:       meta.EventID.String(),
-		projection.AttrEventType:     meta.EventType,
-		projection.AttrAggregateType: meta.AggregateType,
-		projection.AttrAggregateID:   meta.AggregateID,
-		projection.AttrVersion:       strconv.FormatInt(v, 10),
-		projection.AttrSchemaVersion: "1",
-		projection.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
+		wire.AttrEventID:       meta.EventID.String(),
+		wire.AttrEventType:     meta.EventType,
+		wire.AttrAggregateType: meta.AggregateType,
+		wire.AttrAggregateID:   meta.AggregateID,
+		wire.AttrVersion:       strconv.FormatInt(v, 10),
+		wire.AttrSchemaVersion: "1",
+		wire.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
 	}}
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/internal/relayfixture"
@@ -134,16 +133,13 @@ func (s *stack) receive(sub, dlTopic string, build func(projector.Options) (*pro
 	dl := projector.NewTopicDeadLetterer(s.ps.Client, dlTopic)
 	e, err := build(projector.Options{
 		DeadLetter: dl, Metrics: m, Logger: log,
-		Batch: projector.BatchConfig{Size: 50, Linger: conf.Duration(10 * time.Millisecond),
-			RetryBackoffMin: conf.Duration(20 * time.Millisecond), RetryBackoffMax: conf.Duration(200 * time.Millisecond)},
+		Batch: projector.BatchConfig{Size: 50, Linger: 10 * time.Millisecond,
+			RetryBackoffMin: 20 * time.Millisecond, RetryBackoffMax: 200 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc := projector.ReceiveConfig{NumGoroutines: 4, MaxOutstandingMessages: 200}
-	if err := rc.Validate("receive"); err != nil {
-		t.Fatal(err)
-	}
 	r := projector.NewReceiver(s.ps.Client, sub, e, rc, health.NewHealth(time.Second), log)
 	errc := make(chan error, 1)
 	go func() { errc <- r.Start(context.Background()) }()

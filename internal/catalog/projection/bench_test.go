@@ -16,7 +16,6 @@ import (
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/projection"
@@ -79,7 +78,7 @@ func benchWritePath(b *testing.B, size, workers, concurrency int) {
 	e, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
 		Name: "videos", Consumer: catproj.VideosConsumer, DeadLetter: dl, Metrics: m,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Batch:  projector.BatchConfig{Size: size, Workers: workers, Linger: conf.Duration(5 * time.Millisecond)},
+		Batch:  projector.BatchConfig{Size: size, Workers: workers, Linger: 5 * time.Millisecond},
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -137,15 +136,12 @@ func BenchmarkProjectVideosPstest(b *testing.B) {
 			e, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
 				Name: "videos", Consumer: catproj.VideosConsumer, DeadLetter: dl, Metrics: m,
 				Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-				Batch:  projector.BatchConfig{Size: size, Linger: conf.Duration(5 * time.Millisecond)},
+				Batch:  projector.BatchConfig{Size: size, Linger: 5 * time.Millisecond},
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
 			rc := projector.ReceiveConfig{NumGoroutines: 16, MaxOutstandingMessages: 1000}
-			if err := rc.Validate("receive"); err != nil {
-				b.Fatal(err)
-			}
 			r := projector.NewReceiver(ps.Client, "videos", e, rc, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 			b.ResetTimer()
 			start := time.Now()

@@ -8,6 +8,7 @@ import (
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // FuzzResolveCatalogEvent runs a received message (body and the attributes
@@ -26,8 +27,8 @@ func FuzzResolveCatalogEvent(f *testing.F) {
 		projectiontest.Event(f, id, 1, false), projectiontest.Event(f, id, 2, false), projectiontest.Event(f, id, 3, true),
 	} {
 		a := m.Attributes
-		f.Add(m.Data, a[projection.AttrEventID], a[projection.AttrEventType], a[projection.AttrAggregateID], a[projection.AttrVersion], a[projection.AttrSchemaVersion])
-		f.Add(m.Data[:len(m.Data)/3], a[projection.AttrEventID], a[projection.AttrEventType], a[projection.AttrAggregateID], "7", "2")
+		f.Add(m.Data, a[wire.AttrEventID], a[wire.AttrEventType], a[wire.AttrAggregateID], a[wire.AttrVersion], a[wire.AttrSchemaVersion])
+		f.Add(m.Data[:len(m.Data)/3], a[wire.AttrEventID], a[wire.AttrEventType], a[wire.AttrAggregateID], "7", "2")
 	}
 	f.Add([]byte("garbage"), uuid.NewString(), "catalog.video.nope", "x", "1", "1")
 	want := map[projection.Reason]bool{
@@ -36,8 +37,8 @@ func FuzzResolveCatalogEvent(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, eventID, eventType, aggregateID, version, schema string) {
 		ev, err := projection.ParseAttributes(map[string]string{
-			projection.AttrEventID: eventID, projection.AttrEventType: eventType, projection.AttrAggregateID: aggregateID,
-			projection.AttrVersion: version, projection.AttrSchemaVersion: schema,
+			wire.AttrEventID: eventID, wire.AttrEventType: eventType, wire.AttrAggregateID: aggregateID,
+			wire.AttrVersion: version, wire.AttrSchemaVersion: schema,
 		})
 		if err == nil {
 			ev.Body = body

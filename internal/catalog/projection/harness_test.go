@@ -86,16 +86,13 @@ func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
 
 func receiveConfig() projector.ReceiveConfig {
 	c := projector.ReceiveConfig{NumGoroutines: 4, MaxOutstandingMessages: 200,
-		RetryMin: conf.Duration(50 * time.Millisecond), RetryMax: conf.Duration(500 * time.Millisecond)}
-	if err := c.Validate("receive"); err != nil {
-		panic(err)
-	}
+		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond}
 	return c
 }
 
 func batchConfig(size int) projector.BatchConfig {
-	return projector.BatchConfig{Size: size, Linger: conf.Duration(10 * time.Millisecond),
-		RetryBackoffMin: conf.Duration(20 * time.Millisecond), RetryBackoffMax: conf.Duration(200 * time.Millisecond)}
+	return projector.BatchConfig{Size: size, Linger: 10 * time.Millisecond,
+		RetryBackoffMin: 20 * time.Millisecond, RetryBackoffMax: 200 * time.Millisecond}
 }
 
 // pipeline creates the subscription, dead-letter topic (with a reading

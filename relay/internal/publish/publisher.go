@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
@@ -16,8 +15,8 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // ErrAbandoned is returned by Result.Get when the caller stopped waiting
@@ -99,20 +98,17 @@ func (s *Publisher) topic(e *claim.Event) string {
 }
 
 // Message builds the Pub/Sub message of e: its attributes are the row's
-// headers plus the wire contract's (projection.AttrEventID, ...), which
+// headers plus the wire contract's (wire.AttrEventID, ...), which
 // headers cannot override, so triage never needs to decode the body.
 func Message(e *claim.Event) *pubsub.Message {
 	attrs := make(map[string]string, 7+len(e.Headers))
 	for k, v := range e.Headers {
 		attrs[k] = v
 	}
-	attrs[projection.AttrEventID] = e.EventID.String()
-	attrs[projection.AttrAggregateType] = e.AggregateType
-	attrs[projection.AttrAggregateID] = e.AggregateID
-	attrs[projection.AttrEventType] = e.EventType
-	attrs[projection.AttrVersion] = strconv.FormatInt(e.AggregateVersion, 10)
-	attrs[projection.AttrSchemaVersion] = strconv.FormatInt(int64(e.SchemaVersion), 10)
-	attrs[projection.AttrOccurredAt] = e.OccurredAt.UTC().Format(time.RFC3339Nano)
+	wire.Identity{
+		EventID: e.EventID, EventType: e.EventType, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
+		Version: e.AggregateVersion, SchemaVersion: e.SchemaVersion, OccurredAt: e.OccurredAt,
+	}.Put(attrs)
 	return &pubsub.Message{Data: e.Payload, Attributes: attrs, OrderingKey: e.OrderingKey}
 }
 
@@ -146,7 +142,7 @@ func startPublishSpan(tracer trace.Tracer, msg *pubsub.Message, topic string) tr
 		attribute.String("messaging.operation.type", "send"),
 		attribute.String("messaging.destination.name", topic),
 		attribute.String("messaging.gcp_pubsub.message.ordering_key", msg.OrderingKey),
-		attribute.String("eventrelay.event_id", msg.Attributes[projection.AttrEventID]))
+		attribute.String("eventrelay.event_id", msg.Attributes[wire.AttrEventID]))
 	propagation.TraceContext{}.Inject(ctx, carrier)
 	return span
 }

@@ -34,7 +34,6 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relayctl"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
@@ -42,6 +41,7 @@ import (
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordersdb"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordertest"
 	orderproj "github.com/eventrelay/eventrelay/examples/orders/internal/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // The Pub/Sub resources of ../../configs/pubsub.yaml.
@@ -150,13 +150,13 @@ func endToEnd(t *testing.T, embedRelay bool) {
 	// that is not an OrderEvent, a message without attributes, and a
 	// well-formed event of a schema version the projection does not read.
 	publish(t, ctx, ps.client, &pubsub.Message{Data: []byte("not an OrderEvent"), Attributes: map[string]string{
-		projection.AttrEventID: uuid.NewString(), projection.AttrEventType: events.TypeOrderPlaced,
-		projection.AttrAggregateType: events.AggregateType, projection.AttrAggregateID: uuid.NewString(),
-		projection.AttrVersion: "1", projection.AttrSchemaVersion: "1",
+		wire.AttrEventID: uuid.NewString(), wire.AttrEventType: events.TypeOrderPlaced,
+		wire.AttrAggregateType: events.AggregateType, wire.AttrAggregateID: uuid.NewString(),
+		wire.AttrVersion: "1", wire.AttrSchemaVersion: "1",
 	}})
 	publish(t, ctx, ps.client, &pubsub.Message{Data: []byte("no attributes")})
 	future := first.Attributes()
-	future[projection.AttrEventID], future[projection.AttrSchemaVersion] = uuid.NewString(), "2"
+	future[wire.AttrEventID], future[wire.AttrSchemaVersion] = uuid.NewString(), "2"
 	publish(t, ctx, ps.client, &pubsub.Message{Data: first.Payload, Attributes: future, OrderingKey: first.OrderingKey})
 
 	// Triage as an operator would: dlq show decodes the body with the

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // OutboxEvent is one outbox row as the relay publishes it.
@@ -54,12 +54,12 @@ func OutboxEvents(t testing.TB, pool *pgxpool.Pool) []OutboxEvent {
 // Attributes are the Pub/Sub attributes the relay gives e's message.
 func (e OutboxEvent) Attributes() map[string]string {
 	return map[string]string{
-		projection.AttrEventID:       e.ID.String(),
-		projection.AttrEventType:     e.Type,
-		projection.AttrAggregateType: e.AggregateType,
-		projection.AttrAggregateID:   e.AggregateID,
-		projection.AttrVersion:       strconv.FormatInt(e.Version, 10),
-		projection.AttrSchemaVersion: strconv.Itoa(int(e.SchemaVersion)),
-		projection.AttrOccurredAt:    e.OccurredAt.UTC().Format(time.RFC3339Nano),
+		wire.AttrEventID:       e.ID.String(),
+		wire.AttrEventType:     e.Type,
+		wire.AttrAggregateType: e.AggregateType,
+		wire.AttrAggregateID:   e.AggregateID,
+		wire.AttrVersion:       strconv.FormatInt(e.Version, 10),
+		wire.AttrSchemaVersion: strconv.Itoa(int(e.SchemaVersion)),
+		wire.AttrOccurredAt:    e.OccurredAt.UTC().Format(time.RFC3339Nano),
 	}
 }

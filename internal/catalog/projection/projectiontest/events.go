@@ -14,7 +14,7 @@ import (
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/outbox"
-	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Msg is one event as it travels on Pub/Sub.
@@ -82,13 +82,13 @@ func Event(t testing.TB, id uuid.UUID, version int64, deleted bool) Msg {
 // Attributes are the message attributes the publisher sets for meta.
 func Attributes(meta outbox.Metadata) map[string]string {
 	return map[string]string{
-		projection.AttrEventID:       meta.EventID.String(),
-		projection.AttrEventType:     meta.EventType,
-		projection.AttrAggregateType: meta.AggregateType,
-		projection.AttrAggregateID:   meta.AggregateID,
-		projection.AttrVersion:       strconv.FormatInt(meta.AggregateVersion, 10),
-		projection.AttrSchemaVersion: strconv.Itoa(int(meta.SchemaVersion)),
-		projection.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
+		wire.AttrEventID:       meta.EventID.String(),
+		wire.AttrEventType:     meta.EventType,
+		wire.AttrAggregateType: meta.AggregateType,
+		wire.AttrAggregateID:   meta.AggregateID,
+		wire.AttrVersion:       strconv.FormatInt(meta.AggregateVersion, 10),
+		wire.AttrSchemaVersion: strconv.Itoa(int(meta.SchemaVersion)),
+		wire.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 	"github.com/eventrelay/eventrelay/projection"
@@ -56,7 +57,7 @@ func newTxEngine(pool *pgxpool.Pool, resolve resolver, table []txHandler, o Opti
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	s := &txSink{handlers: table, pool: pool, consumer: o.Consumer, log: o.Logger}
+	s := &txApplier{handlers: table, pool: pool, consumer: o.Consumer, log: o.Logger}
 	return newEngine(o, resolve, s), nil
 }
 
@@ -67,7 +68,7 @@ type txHandler struct {
 	batch projection.TxBatchHandler
 }
 
-type txSink struct {
+type txApplier struct {
 	// handlers is indexed by HandlerID.
 	handlers []txHandler
 	pool     *pgxpool.Pool
@@ -75,7 +76,7 @@ type txSink struct {
 	log      *slog.Logger
 }
 
-func (s *txSink) apply(ctx context.Context, items []*item) {
+func (s *txApplier) apply(ctx context.Context, items []*item) {
 	// A stable lock order across concurrent batches avoids deadlocks on the
 	// read model's rows.
 	sort.SliceStable(items, func(i, j int) bool {
@@ -93,7 +94,7 @@ func (s *txSink) apply(ctx context.Context, items []*item) {
 // applyAll is the fast path: the whole batch in one transaction without
 // savepoints, the inbox rows in one statement. It reports false when a
 // message failed and the batch must be redone message by message.
-func (s *txSink) applyAll(ctx context.Context, items []*item) bool {
+func (s *txApplier) applyAll(ctx context.Context, items []*item) bool {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		failAll(items, fmt.Errorf("beginning transaction: %w", postgres.Classify(err)))
@@ -119,7 +120,7 @@ func (s *txSink) applyAll(ctx context.Context, items []*item) bool {
 
 // fallback undoes the fast path's results. A single message fails with err
 // at once; a batch is redone message by message.
-func (s *txSink) fallback(items []*item, err error) bool {
+func (s *txApplier) fallback(items []*item, err error) bool {
 	for _, it := range items {
 		it.result = resultNone
 	}
@@ -132,7 +133,7 @@ func (s *txSink) fallback(items []*item, err error) bool {
 
 // applyEach applies every message under its own savepoint, so a failing
 // one is rolled back alone.
-func (s *txSink) applyEach(ctx context.Context, items []*item) {
+func (s *txApplier) applyEach(ctx context.Context, items []*item) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		failAll(items, fmt.Errorf("beginning transaction: %w", postgres.Classify(err)))
@@ -166,7 +167,7 @@ func (s *txSink) applyEach(ctx context.Context, items []*item) {
 }
 
 // applyOne records the inbox row and, when it is new, runs the handler.
-func (s *txSink) applyOne(ctx context.Context, tx pgx.Tx, it *item) (result, error) {
+func (s *txApplier) applyOne(ctx context.Context, tx pgx.Tx, it *item) (result, error) {
 	n, err := inboxdb.New(tx).InsertInboxEvent(ctx, inboxdb.InsertInboxEventParams{
 		Consumer:         s.consumer,
 		EventID:          it.ev.ID,
@@ -188,7 +189,7 @@ func (s *txSink) applyOne(ctx context.Context, tx pgx.Tx, it *item) (result, err
 // handlerRun is the longest prefix of items that one TxBatchHandler can
 // apply in a single call (consecutive items with the same HandlerID), or
 // the first item alone when its handler handles events one at a time.
-func (s *txSink) handlerRun(items []*item) []*item {
+func (s *txApplier) handlerRun(items []*item) []*item {
 	first := items[0].handlerID
 	if s.handlers[first].batch == nil {
 		return items[:1]
@@ -202,7 +203,7 @@ func (s *txSink) handlerRun(items []*item) []*item {
 
 // handleRun applies a run of items (see handlerRun) in tx and sets their
 // results; the first error fails the run.
-func (s *txSink) handleRun(ctx context.Context, tx pgx.Tx, run []*item) error {
+func (s *txApplier) handleRun(ctx context.Context, tx pgx.Tx, run []*item) error {
 	bh := s.handlers[run[0].handlerID].batch
 	if bh == nil || len(run) == 1 {
 		res, err := s.handle(ctx, tx, run[0])
@@ -230,7 +231,7 @@ func (s *txSink) handleRun(ctx context.Context, tx pgx.Tx, run []*item) error {
 }
 
 // handle runs the item's handler in tx.
-func (s *txSink) handle(ctx context.Context, tx pgx.Tx, it *item) (result, error) {
+func (s *txApplier) handle(ctx context.Context, tx pgx.Tx, it *item) (result, error) {
 	out, err := s.handlers[it.handlerID].one.HandleTx(ctx, tx, &it.ev)
 	if err != nil {
 		return resultNone, fmt.Errorf("applying %s: %w", it.ev.Type, classifyPg(err))
@@ -241,7 +242,7 @@ func (s *txSink) handle(ctx context.Context, tx pgx.Tx, it *item) (result, error
 // classifyPg gives unclassified handler errors (typically raw pgx errors)
 // the Postgres classification; classified errors pass through.
 func classifyPg(err error) error {
-	if _, classified := projection.ClassOf(err); classified {
+	if _, _, classified := errclass.Classification(err); classified {
 		return err
 	}
 	return postgres.Classify(err)

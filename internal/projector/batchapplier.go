@@ -14,14 +14,14 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 )
 
-// NewBatchEngine returns an Engine for a non-transactional, idempotent sink
+// NewBatchEngine returns an Engine for a non-transactional, idempotent read model
 // (a search index). Per batch it skips events the consumer's inbox already
 // holds, hands the rest to the BatchHandler(s), and records inbox rows for
-// the events the sink accepted.
+// the events the read model accepted.
 //
-// The inbox is accounting here, not the guard: the sink's own versioning
+// The inbox is accounting here, not the guard: the read model's own versioning
 // makes redelivery harmless. So Postgres being unreachable does not stop
-// the sink: the pre-check is skipped and the recording failure counted
+// applying: the pre-check is skipped and the recording failure counted
 // (projector_inbox_record_failed_total), and the messages are still acked.
 func NewBatchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.BatchHandler], o Options) (*Engine, error) {
 	if pool == nil || reg == nil {
@@ -31,11 +31,11 @@ func NewBatchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.Batc
 		return nil, err
 	}
 	e := newEngine(o, resolveWith(reg), nil)
-	e.sink = &batchSink{handlers: reg.Handlers(), pool: pool, consumer: o.Consumer, log: e.log, pm: e.pm}
+	e.applier = &batchApplier{handlers: reg.Handlers(), pool: pool, consumer: o.Consumer, log: e.log, pm: e.pm}
 	return e, nil
 }
 
-type batchSink struct {
+type batchApplier struct {
 	// handlers is indexed by HandlerID.
 	handlers []projection.BatchHandler
 	pool     *pgxpool.Pool
@@ -44,7 +44,7 @@ type batchSink struct {
 	pm       *projectionMetrics
 }
 
-func (s *batchSink) apply(ctx context.Context, items []*item) {
+func (s *batchApplier) apply(ctx context.Context, items []*item) {
 	todo := s.skipSeen(ctx, items)
 	for _, g := range groupByHandler(todo) {
 		s.handle(ctx, g)
@@ -54,14 +54,14 @@ func (s *batchSink) apply(ctx context.Context, items []*item) {
 
 // skipSeen marks events the inbox already holds as duplicates and returns
 // the others.
-func (s *batchSink) skipSeen(ctx context.Context, items []*item) []*item {
+func (s *batchApplier) skipSeen(ctx context.Context, items []*item) []*item {
 	ids := make([]uuid.UUID, len(items))
 	for i, it := range items {
 		ids[i] = it.ev.ID
 	}
 	seen, err := inboxdb.New(s.pool).SeenInboxEvents(ctx, inboxdb.SeenInboxEventsParams{Consumer: s.consumer, EventIds: ids})
 	if err != nil {
-		s.log.Warn("inbox pre-check failed; applying the whole batch (the sink is idempotent)",
+		s.log.Warn("inbox pre-check failed; applying the whole batch (the read model is idempotent)",
 			"error", postgres.Classify(err).Error(), "batch", len(items))
 		return items
 	}
@@ -80,7 +80,7 @@ func (s *batchSink) skipSeen(ctx context.Context, items []*item) []*item {
 	return todo
 }
 
-func (s *batchSink) handle(ctx context.Context, g []*item) {
+func (s *batchApplier) handle(ctx context.Context, g []*item) {
 	evs := make([]*projection.Event, len(g))
 	for i, it := range g {
 		evs[i] = &it.ev
@@ -102,10 +102,10 @@ func (s *batchSink) handle(ctx context.Context, g []*item) {
 	}
 }
 
-// record inserts inbox rows for the events the sink accepted. An event
+// record inserts inbox rows for the events the read model accepted. An event
 // whose row already exists was applied by a concurrent delivery: it becomes
 // a duplicate.
-func (s *batchSink) record(ctx context.Context, items []*item) {
+func (s *batchApplier) record(ctx context.Context, items []*item) {
 	var accepted []*item
 	for _, it := range items {
 		if it.err == nil && (it.result == resultApplied || it.result == resultStale) {
@@ -117,7 +117,7 @@ func (s *batchSink) record(ctx context.Context, items []*item) {
 	}
 	if _, err := recordInbox(ctx, s.pool, s.consumer, accepted); err != nil {
 		s.pm.inboxFailed.Add(float64(len(accepted)))
-		s.log.Warn("recording inbox rows failed; the sink already accepted the events",
+		s.log.Warn("recording inbox rows failed; the read model already accepted the events",
 			"error", err.Error(), "events", len(accepted))
 	}
 }

@@ -1,4 +1,4 @@
-package conf_test
+package config_test
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
-	pconf "github.com/eventrelay/eventrelay/internal/projector/conf"
 )
 
 // load reads the shipped file with env, plus a DATABASE_URL unless env
@@ -162,9 +162,10 @@ func TestInboxRetentionKeys(t *testing.T) {
 	for env, want := range map[string]string{
 		"PROJECTOR_INBOX_RETENTION":            "inbox_retention.age (PROJECTOR_INBOX_RETENTION) must be >= 0",
 		"PROJECTOR_INBOX_RETENTION_BATCH_SIZE": "inbox_retention.batch_size (PROJECTOR_INBOX_RETENTION_BATCH_SIZE) must be 1..100000",
+		"PROJECTOR_INBOX_RETENTION_INTERVAL":   "inbox_retention.interval (PROJECTOR_INBOX_RETENTION_INTERVAL) must be > 0",
 	} {
 		v := "-1"
-		if env == "PROJECTOR_INBOX_RETENTION" {
+		if env != "PROJECTOR_INBOX_RETENTION_BATCH_SIZE" {
 			v = "-1h"
 		}
 		if _, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", env: v}); err == nil || !strings.Contains(err.Error(), want) {
