@@ -17,6 +17,22 @@ func baseEnv() map[string]string {
 	return map[string]string{
 		"DATABASE_URL":      "postgres://u@127.0.0.1:5432/db",
 		"PUBSUB_PROJECT_ID": "eventrelay-test",
+		"DATABASE_SCHEMA":   "items",
+	}
+}
+
+// TestSchemaIsRequired: no default schema; the error names the key and the
+// alternative (search_path in the URL), which is then enough.
+func TestSchemaIsRequired(t *testing.T) {
+	env := baseEnv()
+	delete(env, "DATABASE_SCHEMA")
+	if _, err := load(t, "", env); err == nil || !strings.Contains(err.Error(), "database.schema (DATABASE_SCHEMA)") || !strings.Contains(err.Error(), "search_path") {
+		t.Fatalf("no schema: %v, want an error naming database.schema and search_path", err)
+	}
+	env["DATABASE_URL"] = "postgres://u@127.0.0.1:5432/db?search_path=orders"
+	c, err := load(t, "", env)
+	if err != nil || c.Options().Schema != "orders" {
+		t.Fatalf("schema from the URL's search_path: %v, schema %q", err, c.Options().Schema)
 	}
 }
 
