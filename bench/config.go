@@ -7,7 +7,7 @@ import (
 )
 
 // Config sizes a benchmark run. Zero values get the full-run defaults of
-// issue 7 in Validate; Smoke returns tiny sizes for CI.
+// the targets in Validate; Smoke returns tiny sizes for CI.
 type Config struct {
 	// AdminURL connects to the Postgres server (any database); the bench
 	// database is created next to it. Required.

@@ -21,7 +21,7 @@
 //     machine's.
 //
 // Each scenario runs Config.Runs times; the report keeps every run and
-// gives the median with min and max. Targets (ratios, issue 7) are printed
+// gives the median with min and max. Targets (ratios) are printed
 // as PASS, MISS or N/A beside the figure; a miss is reported, never hidden.
 //
 // Benchmark data lives in its own database (Config.Database, default

@@ -60,7 +60,7 @@ func (e Event) Outbox() outbox.Event {
 	}
 }
 
-// description keeps the envelope near the ~300 bytes issue 7 asks for
+// description keeps the envelope near the ~300 bytes of a typical event
 // (ids, trace context and timestamps take most of it).
 const description = "Bench."
 

@@ -182,7 +182,7 @@ func UpdateReadme(path string, r *Report, resultPath string) error {
 const benchIntro = "`make bench` runs cmd/relaybench: it starts a private Postgres (scripts/pg.sh, database\n" +
 	"`eventrelay_bench`), pstest in process and a fresh Pub/Sub emulator when installed, runs every scenario\n" +
 	"several times and reports medians with min/max beside ceilings measured in the same run, as ratios\n" +
-	"(issue 7's targets). `make bench-smoke` runs the same scenarios with tiny sizes in a few seconds (CI).\n" +
+	"(the targets). `make bench-smoke` runs the same scenarios with tiny sizes in a few seconds (CI).\n" +
 	"Results: `bench/results/<date>-<host>.json`.\n"
 
 // Print writes the Markdown report to w.

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// evaluateTargets compares this run's medians with issue 7's targets. A
+// evaluateTargets compares this run's medians with the bench's targets. A
 // miss gets what bounds it: the CPU split of its measurement and, when a
 // profile was captured, its top functions.
 func evaluateTargets(ctx context.Context, r *Report, cfg Config) []Target {
@@ -152,7 +152,7 @@ func checkTarget(t Target) Target {
 	return t
 }
 
-// costTargets are issue 13's targets on the cost scenario, for coalesced
+// costTargets are the targets on the cost scenario, for coalesced
 // wake-ups at round trip 0: at 500 commits/s at least 20 events per claim
 // with commit->published p99 within 50 ms, and at every rate the writers'
 // commit p99 with the relay running within 1.3x of the p99 without it. A
@@ -226,7 +226,7 @@ func costTargets(r *Report, cfg Config) []Target {
 
 func first(v float64, _ bool) float64 { return v }
 
-// waveTargets is issue 13's target of the scale scenario: the outbox's
+// waveTargets is the target of the scale scenario: the outbox's
 // indexes, after a wave was published, deleted by retention and the index
 // upkeep ran, are at most twice their size before it (same pending count).
 func waveTargets(med func(string) (float64, bool), check func(Target) Target) []Target {
@@ -253,7 +253,7 @@ func backendNames(cfg Config) []string {
 	return names
 }
 
-// replicaTargets are issue 13's replica targets (the replicas scenario): 2
+// replicaTargets are the replica targets (the replicas scenario): 2
 // replicas drain at least 1.6x what one drains when the replica is the
 // bottleneck, and a killed replica's partitions move within one lease.
 func replicaTargets(med func(string) (float64, bool), check func(Target) Target) []Target {

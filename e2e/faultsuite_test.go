@@ -14,7 +14,7 @@ import (
 // TestFaultSuite is `make e2e`: the whole system as separate processes on
 // the real Pub/Sub emulator (pstest only when the emulator is not
 // installed, said loudly), a workload of >= 20,000 events over 1,000
-// videos, and every fault of issue 6 (see Suite.faults, Suite.poison and
+// videos, and every fault it injects (see Suite.faults, Suite.poison and
 // Suite.staleRedrive). It fails with the assertion table and the tail of
 // every process log.
 //

@@ -61,7 +61,7 @@ func TestShippedConfigLoadsWithEnvOverrides(t *testing.T) {
 }
 
 // The shipped file holds no connection string: the README says database.url
-// has no default (issue 14: it hard-coded a local DSN).
+// has no default.
 func TestShippedConfigHasNoDatabaseURL(t *testing.T) {
 	_, err := loadFile(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
 	if err == nil || !strings.Contains(err.Error(), "database.url (DATABASE_URL) is required") {

@@ -114,7 +114,7 @@ type JoinOutboxPublishersRow struct {
 	Partitions int64
 }
 
-// Partition ownership of cmd/publisher (internal/publisher/data,
+// Partition ownership of the relay (relay/internal/partitions,
 // migrations/00004_outbox_partitions.sql). A replica's heartbeat runs these
 // in one transaction: join (membership), renew its partitions, release
 // those above its fair share, acquire unowned or expired ones up to it.

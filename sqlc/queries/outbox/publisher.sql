@@ -1,5 +1,5 @@
--- Queries of cmd/publisher (internal/publisher/data). The claim protocol is
--- documented in internal/publisher/doc.go. Every write to a claimed row is
+-- Queries of the relay (relay/internal/claim). The claim protocol is
+-- documented in docs/design.md. Every write to a claimed row is
 -- fenced by (lock_token, status = 'publishing'): a worker that lost its
 -- lease changes nothing.
 --
