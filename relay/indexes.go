@@ -85,12 +85,48 @@ type IndexRebuild struct {
 // lock: nothing was rebuilt.
 var ErrMaintenanceLocked = errors.New("relay: another session holds the outbox maintenance lock")
 
+// IndexState is one outbox index as the index upkeep sees it.
+type IndexState struct {
+	Index string
+	// Bytes is its size on disk now.
+	Bytes int64
+	// Bloat is its size at its last VACUUM/ANALYZE over what its live
+	// entries need (0: not measured yet).
+	Bloat float64
+	// Bloated says that RebuildIndexes, given the same Options, rebuilds it.
+	Bloated bool
+}
+
+// OutboxIndexes reports the outbox indexes of the pool's schema and which
+// of them RebuildIndexes would rebuild with o (its reindex fields; zero
+// values take the defaults). It changes nothing.
+func OutboxIndexes(ctx context.Context, pool *pgxpool.Pool, o Options) ([]IndexState, error) {
+	o.ReindexOff = false
+	o = o.withDefaults()
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	stats, err := maintenance.NewStore(pool).OutboxIndexes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bloated := map[string]bool{}
+	for _, st := range o.indexUpkeep().Bloated(stats) {
+		bloated[st.Name] = true
+	}
+	out := make([]IndexState, len(stats))
+	for i, st := range stats {
+		out[i] = IndexState{Index: st.Name, Bytes: st.Bytes, Bloat: st.Bloat(), Bloated: bloated[st.Name]}
+	}
+	return out, nil
+}
+
 // RebuildIndexes runs the index upkeep of one retention round now, on the
 // outbox of the pool's schema: it rebuilds (REINDEX INDEX CONCURRENTLY,
 // writes and claims go on) the outbox indexes that o.ReindexBloatFactor
 // and o.ReindexMinBytes call bloated, one after the other, under the
 // schema's maintenance lock. For deployments that set ReindexOff and
-// rebuild in a maintenance window. Only o's reindex fields are used; their
+// rebuild in a maintenance window (relayctl outbox reindex). Only o's reindex fields are used; their
 // zero values take the defaults.
 func RebuildIndexes(ctx context.Context, pool *pgxpool.Pool, o Options) ([]IndexRebuild, error) {
 	o.ReindexOff = false

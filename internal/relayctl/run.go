@@ -80,6 +80,7 @@ func init() {
 		"dlq":      {"list, show, republish or purge dead-lettered messages", runDLQ},
 		"seek":     {"seek a subscription to a time or snapshot (redelivers), audited", runSeek},
 		"snapshot": {"create, list or delete Pub/Sub snapshots", runSnapshot},
+		"reindex":  {"rebuild the bloated outbox indexes now (concurrently), audited", runReindex},
 		"rebuild":  {"restate the service's source rows through the outbox so projections converge; --reindex", runRebuild},
 		"verify":   {"compare the service's source of truth with its read models (exit 1 on drift)", runVerify},
 		"pubsub":   {"ensure topics and subscriptions match configs/pubsub.yaml", runPubSub},
