@@ -26,29 +26,29 @@ const (
 // maxAttrValue is Pub/Sub's limit on an attribute value, in bytes.
 const maxAttrValue = 1024
 
-// DeadLetterer records a message that can never be applied. It returns nil
+// deadLetterer records a message that can never be applied. It returns nil
 // only once the record is durable; the engine acks the message after that.
-type DeadLetterer interface {
-	DeadLetter(ctx context.Context, m *Message, projection string, reason projection.Reason, cause error) error
+type deadLetterer interface {
+	DeadLetter(ctx context.Context, m *message, projection string, reason projection.Reason, cause error) error
 }
 
-// TopicDeadLetterer publishes dead letters to a Pub/Sub topic: the original
+// topicDeadLetterer publishes dead letters to a Pub/Sub topic: the original
 // body and attributes, plus error_reason, error, projection,
 // delivery_attempt, original_message_id and dead_lettered_at.
-type TopicDeadLetterer struct {
+type topicDeadLetterer struct {
 	pub   *pubsub.Publisher
 	topic string
 }
 
-// NewTopicDeadLetterer publishes to topic (an id or a full name). Call
+// newTopicDeadLetterer publishes to topic (an id or a full name). Call
 // Stop when done.
-func NewTopicDeadLetterer(client *pubsub.Client, topic string) *TopicDeadLetterer {
-	return &TopicDeadLetterer{pub: client.Publisher(topic), topic: topic}
+func newTopicDeadLetterer(client *pubsub.Client, topic string) *topicDeadLetterer {
+	return &topicDeadLetterer{pub: client.Publisher(topic), topic: topic}
 }
 
-// DeadLetter implements DeadLetterer.
-func (d *TopicDeadLetterer) DeadLetter(ctx context.Context, m *Message, proj string, reason projection.Reason, cause error) error {
-	res := d.pub.Publish(ctx, &pubsub.Message{Data: m.Data, Attributes: DeadLetterAttributes(m, proj, reason, cause)})
+// DeadLetter implements deadLetterer.
+func (d *topicDeadLetterer) DeadLetter(ctx context.Context, m *message, proj string, reason projection.Reason, cause error) error {
+	res := d.pub.Publish(ctx, &pubsub.Message{Data: m.Data, Attributes: deadLetterAttributes(m, proj, reason, cause)})
 	if _, err := res.Get(ctx); err != nil {
 		return fmt.Errorf("publishing dead letter to %s: %w", d.topic, gpubsub.Classify(err))
 	}
@@ -56,10 +56,10 @@ func (d *TopicDeadLetterer) DeadLetter(ctx context.Context, m *Message, proj str
 }
 
 // Stop flushes and stops the publisher.
-func (d *TopicDeadLetterer) Stop() { d.pub.Stop() }
+func (d *topicDeadLetterer) Stop() { d.pub.Stop() }
 
-// DeadLetterAttributes returns the attributes of m's dead letter.
-func DeadLetterAttributes(m *Message, proj string, reason projection.Reason, cause error) map[string]string {
+// deadLetterAttributes returns the attributes of m's dead letter.
+func deadLetterAttributes(m *message, proj string, reason projection.Reason, cause error) map[string]string {
 	attrs := make(map[string]string, len(m.Attributes)+6)
 	for k, v := range m.Attributes {
 		attrs[k] = v
