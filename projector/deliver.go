@@ -66,7 +66,8 @@ type Delivery struct {
 //
 // Deliver is meant for tests and benchmarks of a service's projections:
 // it needs no subscription, only the dead-letter topic when a message can
-// fail permanently.
+// fail permanently. Call Stop when done: it ends the projections' batch
+// workers, also when Start was never called.
 func (p *Projector) Deliver(ctx context.Context, projection string, msgs ...*pubsub.Message) ([]Delivery, error) {
 	p.mu.Lock()
 	e, stopped := p.engines[projection], p.stopped

@@ -62,7 +62,7 @@ func (o *engineOptions) validate() error {
 		o.Logger = slog.Default()
 	}
 	if o.Tracer == nil {
-		o.Tracer = otel.Tracer("github.com/eventrelay/eventrelay/internal/projector")
+		o.Tracer = otel.Tracer("github.com/eventrelay/eventrelay/projector")
 	}
 	o.Batch = o.Batch.WithDefaults()
 	return nil
