@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/wire"
@@ -14,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
+	"github.com/eventrelay/eventrelay/projector/internal/retention"
 )
 
 // ProviderSet provides a *Projector from a *pgxpool.Pool, a
@@ -37,7 +40,7 @@ type Projector struct {
 	subs      map[string]bool
 	receivers []*receiver
 	deadLet   []*topicDeadLetterer
-	retention []*inboxRetention
+	retention []*retention.Inbox
 }
 
 // New checks o and returns a Projector with no projection. It contacts
@@ -119,6 +122,15 @@ func (p *Projector) Register(pr Projection) error {
 		p.retention = append(p.retention, newInboxRetention(p.pool, pr.Name, pr.Consumer, pr.InboxRetention, p.opts, p.metrics, p.opts.Logger))
 	}
 	return nil
+}
+
+// newInboxRetention returns the retention of consumer's inbox rows for
+// projection name, keeping them for age; o (with its defaults applied)
+// gives the interval and batch size.
+func newInboxRetention(db inboxdb.DBTX, name, consumer string, age time.Duration, o Options, m *metrics, log *slog.Logger) *retention.Inbox {
+	pm := m.forProjection(name)
+	return &retention.Inbox{DB: db, Consumer: consumer, Age: age, Interval: o.InboxRetentionInterval, BatchSize: o.InboxRetentionBatchSize,
+		Deleted: pm.inboxDeleted, Failed: pm.retentionFailed, Log: log.With("projection", name, "consumer", consumer)}
 }
 
 // build builds the projection's engine for its applier.
