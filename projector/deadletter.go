@@ -2,29 +2,23 @@ package projector
 
 import (
 	"context"
-	"fmt"
-	"strconv"
-	"time"
-	"unicode/utf8"
 
 	"cloud.google.com/go/pubsub/v2"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector/internal/deadletter"
 )
 
-// Attributes a dead letter carries on top of all the original attributes.
+// Attributes a dead letter carries on top of all the original attributes
+// (see Projection.DeadLetterTopic).
 const (
-	AttrErrorReason       = "error_reason"
-	AttrError             = "error"
-	AttrProjection        = "projection"
-	AttrDeliveryAttempt   = "delivery_attempt"
-	AttrOriginalMessageID = "original_message_id"
-	AttrDeadLetteredAt    = "dead_lettered_at"
+	AttrErrorReason       = deadletter.AttrErrorReason
+	AttrError             = deadletter.AttrError
+	AttrProjection        = deadletter.AttrProjection
+	AttrDeliveryAttempt   = deadletter.AttrDeliveryAttempt
+	AttrOriginalMessageID = deadletter.AttrOriginalMessageID
+	AttrDeadLetteredAt    = deadletter.AttrDeadLetteredAt
 )
-
-// maxAttrValue is Pub/Sub's limit on an attribute value, in bytes.
-const maxAttrValue = 1024
 
 // deadLetterer records a message that can never be applied. It returns nil
 // only once the record is durable; the engine acks the message after that.
@@ -32,55 +26,18 @@ type deadLetterer interface {
 	DeadLetter(ctx context.Context, m *message, projection string, reason projection.Reason, cause error) error
 }
 
-// topicDeadLetterer publishes dead letters to a Pub/Sub topic: the original
-// body and attributes, plus error_reason, error, projection,
-// delivery_attempt, original_message_id and dead_lettered_at.
-type topicDeadLetterer struct {
-	pub   *pubsub.Publisher
-	topic string
-}
+// topicDeadLetterer publishes dead letters to the projection's
+// DeadLetterTopic.
+type topicDeadLetterer struct{ *deadletter.Topic }
 
 // newTopicDeadLetterer publishes to topic (an id or a full name). Call
 // Stop when done.
 func newTopicDeadLetterer(client *pubsub.Client, topic string) *topicDeadLetterer {
-	return &topicDeadLetterer{pub: client.Publisher(topic), topic: topic}
+	return &topicDeadLetterer{deadletter.NewTopic(client, topic)}
 }
 
 // DeadLetter implements deadLetterer.
 func (d *topicDeadLetterer) DeadLetter(ctx context.Context, m *message, proj string, reason projection.Reason, cause error) error {
-	res := d.pub.Publish(ctx, &pubsub.Message{Data: m.Data, Attributes: deadLetterAttributes(m, proj, reason, cause)})
-	if _, err := res.Get(ctx); err != nil {
-		return fmt.Errorf("publishing dead letter to %s: %w", d.topic, gpubsub.Classify(err))
-	}
-	return nil
-}
-
-// Stop flushes and stops the publisher.
-func (d *topicDeadLetterer) Stop() { d.pub.Stop() }
-
-// deadLetterAttributes returns the attributes of m's dead letter.
-func deadLetterAttributes(m *message, proj string, reason projection.Reason, cause error) map[string]string {
-	attrs := make(map[string]string, len(m.Attributes)+6)
-	for k, v := range m.Attributes {
-		attrs[k] = v
-	}
-	attrs[AttrErrorReason] = string(reason)
-	attrs[AttrError] = truncate(cause.Error(), maxAttrValue)
-	attrs[AttrProjection] = proj
-	attrs[AttrDeliveryAttempt] = strconv.Itoa(m.DeliveryAttempt)
-	attrs[AttrOriginalMessageID] = m.ID
-	attrs[AttrDeadLetteredAt] = time.Now().UTC().Format(time.RFC3339Nano)
-	return attrs
-}
-
-// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
+	return d.Publish(ctx, deadletter.Original{ID: m.ID, Data: m.Data, Attributes: m.Attributes, DeliveryAttempt: m.DeliveryAttempt},
+		proj, reason, cause)
 }
