@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/projector"
 )
 
 // outstanding is the receiver's default MaxOutstandingMessages: how many
-// messages are in the engine at once.
+// messages are in the projector at once.
 const outstanding = 1000
 
-// runApply measures the projector: its engine fed directly (no transport;
-// pstest delivers ~100 msgs/s per stream, far below what is measured) and,
+// runApply measures the projector: messages given to Projector.Deliver (no
+// subscription; pstest delivers ~100 msgs/s per stream, far below what is
+// measured) and,
 // when the daemon and the emulator exist, the built projector draining a
 // subscription.
 func runApply(ctx context.Context, r *Runner) error {
@@ -25,11 +26,11 @@ func runApply(ctx context.Context, r *Runner) error {
 	}
 	variants := []struct {
 		id, name string
-		batch    projector.BatchConfig
+		batch    projector.BatchOptions
 	}{
-		{"apply.direct.pg", "projector engine fed directly, default batching (100, 20ms linger, 4 workers)", projector.BatchConfig{}},
+		{"apply.direct.pg", "projector engine fed directly, default batching (100, 20ms linger, 4 workers)", projector.BatchOptions{}},
 		{fmt.Sprintf("apply.direct.pg.b%d", cfg.Bulk), fmt.Sprintf("projector engine fed directly, batch %d", cfg.Bulk),
-			projector.BatchConfig{Size: cfg.Bulk, Linger: 20 * time.Millisecond}},
+			projector.BatchOptions{Size: cfg.Bulk, Linger: 20 * time.Millisecond}},
 	}
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, v := range variants {

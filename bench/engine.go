@@ -6,89 +6,71 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"cloud.google.com/go/pubsub/v2"
 
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
 )
 
-// countingAcker records how a message was settled.
-type countingAcker struct {
-	wg          *sync.WaitGroup
-	acks, nacks *atomic.Int64
-}
-
-func (a countingAcker) Ack(context.Context) error { a.acks.Add(1); a.wg.Done(); return nil }
-func (a countingAcker) Nack()                     { a.nacks.Add(1); a.wg.Done() }
-
-// countingDeadLetterer accepts dead letters and counts them: a benchmark
-// fixture must produce none.
-type countingDeadLetterer struct{ n atomic.Int64 }
-
-func (d *countingDeadLetterer) DeadLetter(context.Context, *projector.Message, string, projection.Reason, error) error {
-	d.n.Add(1)
-	return nil
-}
-
-// engineApply feeds msgs to the projector's Postgres engine (the catalog's
-// video_projection handler) from outstanding goroutines, as a receiver with
-// MaxOutstandingMessages = outstanding would, and waits until every
-// message is settled. It returns the elapsed time.
-func engineApply(ctx context.Context, db *DB, evs []Event, batch projector.BatchConfig, outstanding int) (time.Duration, error) {
+// engineApply gives evs to a Projector of the catalog's Postgres read model
+// (the video_projection handler) with Projector.Deliver: the path of a
+// received message without the subscription, with at most outstanding
+// messages in flight as under a receiver's MaxOutstandingMessages. It
+// returns the elapsed time of the delivery. The Projector's client talks
+// to an in-process pstest server holding only the dead-letter topic, which
+// a benchmark fixture must never reach.
+func engineApply(ctx context.Context, db *DB, evs []Event, batch projector.BatchOptions, outstanding int) (time.Duration, error) {
+	ps, err := newPstest(ctx, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer ps.Close()
+	dlq, err := ps.CreateTopic(ctx, "apply-dlq")
+	if err != nil {
+		return 0, err
+	}
 	reg := projection.NewRegistry[projection.TxHandler]()
 	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
 		return 0, err
 	}
-	metrics, err := projector.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		return 0, err
-	}
-	dl := &countingDeadLetterer{}
-	eng, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
-		Name: catproj.VideosConsumer, Batch: batch, DeadLetter: dl, Metrics: metrics,
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	p, err := projector.New(db.Pool, ps.Client, projector.Options{
+		Receive: projector.ReceiveOptions{MaxOutstandingMessages: outstanding},
+		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		return 0, err
 	}
-	var (
-		wg          sync.WaitGroup
-		acks, nacks atomic.Int64
-	)
-	msgs := make([]*projector.Message, len(evs))
+	defer p.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // nothing in flight after Deliver
+	if err := p.Register(projector.Projection{Name: catproj.VideosConsumer, Subscription: "apply-direct",
+		DeadLetterTopic: dlq, Tx: reg, Batching: batch}); err != nil {
+		return 0, err
+	}
+	msgs := make([]*pubsub.Message, len(evs))
 	for i := range evs {
 		m := evs[i].Message()
-		msgs[i] = &projector.Message{ID: "bench-" + strconv.Itoa(i), Data: m.Data, Attributes: m.Attributes,
-			OrderingKey: m.OrderingKey, PublishTime: time.Now(), Acker: countingAcker{wg: &wg, acks: &acks, nacks: &nacks}}
+		msgs[i] = &pubsub.Message{ID: "bench-" + strconv.Itoa(i), Data: m.Data, Attributes: m.Attributes,
+			OrderingKey: m.OrderingKey, PublishTime: time.Now()}
 	}
-	wg.Add(len(msgs))
-	work := make(chan *projector.Message)
-	var feeders sync.WaitGroup
 	start := time.Now()
-	for range outstanding {
-		feeders.Add(1)
-		go func() {
-			defer feeders.Done()
-			for m := range work {
-				eng.Process(ctx, m)
-			}
-		}()
-	}
-	for _, m := range msgs {
-		work <- m
-	}
-	close(work)
-	wg.Wait()
+	out, err := p.Deliver(ctx, catproj.VideosConsumer, msgs...)
 	elapsed := time.Since(start)
-	feeders.Wait()
-	eng.Close()
-	if nacks.Load() > 0 || dl.n.Load() > 0 {
-		return 0, fmt.Errorf("projector engine nacked %d and dead-lettered %d of %d fixture messages", nacks.Load(), dl.n.Load(), len(msgs))
+	if err != nil {
+		return 0, err
+	}
+	var retried, deadLettered int
+	for _, d := range out {
+		switch d.Outcome {
+		case projector.OutcomeRetry:
+			retried++
+		case projector.OutcomeDeadLettered:
+			deadLettered++
+		}
+	}
+	if retried > 0 || deadLettered > 0 {
+		return 0, fmt.Errorf("projector nacked %d and dead-lettered %d of %d fixture messages", retried, deadLettered, len(msgs))
 	}
 	return elapsed, nil
 }

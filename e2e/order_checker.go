@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/projector"
 )
 
 // OrderChecker is an independent ordered subscription on a topic that

@@ -46,6 +46,19 @@
 //     bounded batches (default: kept forever); a replay of an older event
 //     then meets the handlers' version guard instead of the inbox.
 //
+// Tracing: each delivery runs in a consumer span "process <projection>",
+// child of the trace context in the message's traceparent attribute (the
+// publisher's producer span), with the event's identity, its outcome and
+// any error or dead letter; under it an "apply <projection>" span covers
+// the read model's work on the message's batch. With the no-op provider
+// (no exporter configured) neither is recorded.
+//
+// Testing: Deliver gives messages to a registered projection without its
+// subscription, on the same path as received ones (inbox, batching,
+// dead letters), and reports how each was settled; Stats reads a
+// projection's counters without scraping /metrics. DescribeMetrics lists
+// the projector_* series for tools.
+//
 // The projector needs eventrelay's inbox_events table in Options.Schema
 // (see the migrations package) and reaches it through the pool's
 // search_path. It imports no domain: the event types, their decoding and

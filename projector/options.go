@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/health"
-	engine "github.com/eventrelay/eventrelay/internal/projector"
 )
 
 // Options configure a Projector. A zero field takes the default its doc
@@ -75,7 +74,9 @@ type ReceiveOptions struct {
 	MaxExtension time.Duration
 	// AckDeadline caps every ack deadline the client asks for (10s..600s,
 	// default 15s): how long the messages of a crashed projector stay
-	// invisible before redelivery.
+	// invisible before redelivery (on an ordered subscription their keys
+	// wait that long too). A short deadline costs only extension requests;
+	// a process stalled beyond it gets duplicates, which the inbox absorbs.
 	AckDeadline time.Duration
 	// RetryMin and RetryMax bound the pause before a failed Receive (a
 	// missing subscription, a broken stream) is started again; it doubles
@@ -110,25 +111,43 @@ type BatchOptions struct {
 // InboxRetentionInterval and InboxRetentionBatchSize set to the default its
 // doc states. New applies it; a daemon reads its defaults from it.
 func (o Options) WithDefaults() Options {
-	o.Receive = ReceiveOptions(engine.ReceiveConfig(o.Receive).WithDefaults())
-	if o.DrainTimeout == 0 {
-		o.DrainTimeout = 30 * time.Second
-	}
-	rc := o.retention(0)
-	o.InboxRetentionInterval, o.InboxRetentionBatchSize = rc.Interval, rc.BatchSize
+	o.Receive = o.Receive.WithDefaults()
+	o.DrainTimeout = or(o.DrainTimeout, 30*time.Second)
+	o.InboxRetentionInterval = or(o.InboxRetentionInterval, time.Minute)
+	o.InboxRetentionBatchSize = or(o.InboxRetentionBatchSize, 5000)
 	return o
+}
+
+// WithDefaults returns r with every zero field set to the default its doc
+// states.
+func (r ReceiveOptions) WithDefaults() ReceiveOptions {
+	r.MaxOutstandingMessages = or(r.MaxOutstandingMessages, 1000)
+	r.MaxOutstandingBytes = or(r.MaxOutstandingBytes, MaxOutstandingBytesLimit)
+	r.NumGoroutines = or(r.NumGoroutines, 4)
+	r.MaxExtension = or(r.MaxExtension, 10*time.Minute)
+	r.AckDeadline = or(r.AckDeadline, 15*time.Second)
+	r.RetryMin = or(r.RetryMin, time.Second)
+	r.RetryMax = or(r.RetryMax, 30*time.Second)
+	return r
 }
 
 // WithDefaults returns b with every zero field set to the default its doc
 // states. Register applies it.
 func (b BatchOptions) WithDefaults() BatchOptions {
-	return BatchOptions(engine.BatchConfig(b).WithDefaults())
+	b.Size = or(b.Size, 100)
+	b.Linger = or(b.Linger, 20*time.Millisecond)
+	b.Workers = or(b.Workers, 4)
+	b.Timeout = or(b.Timeout, 30*time.Second)
+	b.RetryBackoffMin = or(b.RetryBackoffMin, 100*time.Millisecond)
+	b.RetryBackoffMax = or(b.RetryBackoffMax, 5*time.Second)
+	return b
 }
 
-// retention is the inbox retention of a projection keeping its rows for
-// age.
-func (o Options) retention(age time.Duration) engine.RetentionConfig {
-	return engine.RetentionConfig{Age: age, Interval: o.InboxRetentionInterval, BatchSize: o.InboxRetentionBatchSize}.WithDefaults()
+func or[T int | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 // OptionError is the error of an option out of range.
@@ -199,5 +218,8 @@ func (b BatchOptions) Validate() error {
 }
 
 // MaxOutstandingBytesLimit is the largest ReceiveOptions.MaxOutstandingBytes
-// (10 MiB): see that field.
-const MaxOutstandingBytesLimit = engine.MaxOutstandingBytesLimit
+// (10 MiB). The server packs each StreamingPull response up to this many
+// bytes, and the Go client refuses a response over 20 MiB (a per-call gRPC
+// limit it sets itself) with ResourceExhausted: at 10 MiB a response holds
+// at most two messages of Pub/Sub's 10 MB maximum.
+const MaxOutstandingBytesLimit = 10 << 20

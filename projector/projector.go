@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/wire"
@@ -14,7 +15,8 @@ import (
 	"go.opentelemetry.io/otel"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	engine "github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
+	"github.com/eventrelay/eventrelay/projector/internal/retention"
 )
 
 // ProviderSet provides a *Projector from a *pgxpool.Pool, a
@@ -29,17 +31,16 @@ type Projector struct {
 	pool    *pgxpool.Pool
 	client  *pubsub.Client
 	opts    Options
-	receive engine.ReceiveConfig
-	metrics *engine.Metrics
+	metrics *metrics
 
 	mu        sync.Mutex
 	started   bool
 	stopped   bool
-	names     map[string]bool
+	engines   map[string]*engine // by projection name
 	subs      map[string]bool
-	receivers []*engine.Receiver
-	deadLet   []*engine.TopicDeadLetterer
-	retention []*engine.InboxRetention
+	receivers []*receiver
+	deadLet   []*topicDeadLetterer
+	retention []*retention.Inbox
 }
 
 // New checks o and returns a Projector with no projection. It contacts
@@ -72,12 +73,12 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Projector, erro
 	if o.TracerProvider == nil {
 		o.TracerProvider = otel.GetTracerProvider()
 	}
-	m, err := engine.NewMetrics(o.Registerer)
+	m, err := newMetrics(o.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("projector: registering metrics on Options.Registerer: %w", err)
 	}
-	return &Projector{pool: pool, client: client, opts: o, receive: engine.ReceiveConfig(o.Receive), metrics: m,
-		names: map[string]bool{}, subs: map[string]bool{}}, nil
+	return &Projector{pool: pool, client: client, opts: o, metrics: m,
+		engines: map[string]*engine{}, subs: map[string]bool{}}, nil
 }
 
 // Register adds a projection. Call it before Start or Run; errors name the
@@ -93,51 +94,59 @@ func (p *Projector) Register(pr Projection) error {
 	if pr.InboxRetention < 0 {
 		return fmt.Errorf("projector: projection %s: %w", pr.Name, invalid("Projection.InboxRetention", "must be >= 0 (0 keeps inbox rows forever), got %s", pr.InboxRetention))
 	}
-	rc := p.opts.retention(pr.InboxRetention)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
 	case p.started || p.stopped:
 		return fmt.Errorf("projector: projection %s: Register after Start", pr.Name)
-	case p.names[pr.Name]:
+	case p.engines[pr.Name] != nil:
 		return fmt.Errorf("projector: Projection.Name %q registered twice", pr.Name)
 	case p.subs[pr.Subscription]:
 		return fmt.Errorf("projector: projection %s: Projection.Subscription %q is already received by another projection", pr.Name, pr.Subscription)
 	}
-	dl := engine.NewTopicDeadLetterer(p.client, pr.DeadLetterTopic)
-	e, err := p.engine(pr, engine.BatchConfig(pr.Batching), dl)
+	dl := newTopicDeadLetterer(p.client, pr.DeadLetterTopic)
+	e, err := p.build(pr, dl)
 	if err != nil {
 		dl.Stop()
 		return err
 	}
-	r := engine.NewReceiver(p.client, pr.Subscription, e, p.receive, p.opts.Health, p.opts.Logger)
+	r := newReceiver(p.client, pr.Subscription, e, p.opts.Receive, p.opts.Health, p.opts.Logger)
 	tables := append([]string{"inbox_events"}, pr.Tables...)
 	r.RequireBeforeReceive(func(ctx context.Context) error {
 		return postgres.CheckSchema(ctx, p.pool, tables)
 	})
-	p.names[pr.Name], p.subs[pr.Subscription] = true, true
+	p.engines[pr.Name], p.subs[pr.Subscription] = e, true
 	p.receivers = append(p.receivers, r)
 	p.deadLet = append(p.deadLet, dl)
 	if pr.InboxRetention > 0 {
-		p.retention = append(p.retention, engine.NewInboxRetention(p.pool, pr.Name, pr.Consumer, rc, p.metrics, p.opts.Logger))
+		p.retention = append(p.retention, newInboxRetention(p.pool, pr.Name, pr.Consumer, pr.InboxRetention, p.opts, p.metrics, p.opts.Logger))
 	}
 	return nil
 }
 
-// engine builds the projection's engine for its applier.
-func (p *Projector) engine(pr Projection, bc engine.BatchConfig, dl engine.DeadLetterer) (*engine.Engine, error) {
-	o := engine.Options{
-		Name: pr.Name, Consumer: pr.Consumer, Batch: bc, DeadLetter: dl, Classify: pr.Classify,
+// newInboxRetention returns the retention of consumer's inbox rows for
+// projection name, keeping them for age; o (with its defaults applied)
+// gives the interval and batch size.
+func newInboxRetention(db inboxdb.DBTX, name, consumer string, age time.Duration, o Options, m *metrics, log *slog.Logger) *retention.Inbox {
+	pm := m.forProjection(name)
+	return &retention.Inbox{DB: db, Consumer: consumer, Age: age, Interval: o.InboxRetentionInterval, BatchSize: o.InboxRetentionBatchSize,
+		Deleted: pm.inboxDeleted, Failed: pm.retentionFailed, Log: log.With("projection", name, "consumer", consumer)}
+}
+
+// build builds the projection's engine for its applier.
+func (p *Projector) build(pr Projection, dl deadLetterer) (*engine, error) {
+	o := engineOptions{
+		Name: pr.Name, Consumer: pr.Consumer, Batch: pr.Batching, DeadLetter: dl, Classify: pr.Classify,
 		Metrics: p.metrics, Logger: p.opts.Logger,
 		Tracer: p.opts.TracerProvider.Tracer("github.com/eventrelay/eventrelay/projector"),
 	}
 	switch {
 	case pr.Tx != nil:
-		return engine.NewTxEngine(p.pool, pr.Tx, o)
+		return txEngine(p.pool, pr.Tx, o)
 	case pr.TxBatch != nil:
-		return engine.NewTxBatchEngine(p.pool, pr.TxBatch, o)
+		return txBatchEngine(p.pool, pr.TxBatch, o)
 	default:
-		return engine.NewBatchEngine(p.pool, pr.Batch, o)
+		return batchEngine(p.pool, pr.Batch, o)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relay"
 )
 
@@ -47,6 +47,12 @@ type relayMetrics struct{}
 func (relayMetrics) Describe(ch chan<- *prometheus.Desc) { relay.DescribeMetrics(ch) }
 func (relayMetrics) Collect(chan<- prometheus.Metric)    {}
 
+// projectorMetrics describes the projector's metrics (projector.DescribeMetrics).
+type projectorMetrics struct{}
+
+func (projectorMetrics) Describe(ch chan<- *prometheus.Desc) { projector.DescribeMetrics(ch) }
+func (projectorMetrics) Collect(chan<- prometheus.Metric)    {}
+
 var descRE = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)"`)
 
 // ExportedMetrics lists the families the daemons' own metric constructors
@@ -55,9 +61,7 @@ var descRE = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)"`)
 func ExportedMetrics() (map[string]Metric, error) {
 	d := &describer{}
 	d.MustRegister(relayMetrics{})
-	if _, err := projector.NewMetrics(d); err != nil {
-		return nil, err
-	}
+	d.MustRegister(projectorMetrics{})
 	d.MustRegister(health.ReadinessCollector())
 	out := map[string]Metric{}
 	for _, desc := range d.descs {

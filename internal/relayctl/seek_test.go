@@ -18,10 +18,10 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/wire"
 )
 
@@ -130,23 +130,18 @@ func TestSeekToTimeReplaysABatchToTheProjector(t *testing.T) {
 		}
 	}
 	metricsReg := prometheus.NewRegistry()
-	metrics, err := projector.NewMetrics(metricsReg)
+	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: metricsReg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dl := projector.NewTopicDeadLetterer(ps.Client, "items.events.dlq-view")
-	t.Cleanup(dl.Stop)
-	eng, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
-		Name: consumer, DeadLetter: dl, Metrics: metrics,
-		Batch: projector.BatchConfig{Size: 10, Linger: 5 * time.Millisecond},
-	})
-	if err != nil {
+	if err := p.Register(projector.Projection{
+		Name: consumer, Subscription: sub, DeadLetterTopic: "items.events.dlq-view", Tx: reg,
+		Batching: projector.BatchOptions{Size: 10, Linger: 5 * time.Millisecond},
+	}); err != nil {
 		t.Fatal(err)
 	}
-	var rc projector.ReceiveConfig
-	recv := projector.NewReceiver(ps.Client, sub, eng, rc, nil, nil)
-	go recv.Start(context.Background()) //nolint:errcheck // stopped below
-	t.Cleanup(func() { _ = recv.Stop(context.Background()) })
+	go p.Start(context.Background()) //nolint:errcheck // stopped below
+	t.Cleanup(func() { _ = p.Stop(context.Background()) })
 
 	publishEvents := func(msgs ...*pubsub.Message) { publish(t, ps, "items.events", msgs...) }
 	waitFor := func(what string, cond func() bool) {

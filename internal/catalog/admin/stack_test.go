@@ -11,7 +11,6 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -24,10 +23,10 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
 )
 
 // stack is the reference pipeline in process: Postgres, pstest with the
@@ -95,10 +94,8 @@ func (s *stack) startSearch(es *estest.Server) {
 	if err := catproj.Register[projection.BatchHandler](reg, catproj.NewSearch(client, "videos")); err != nil {
 		t.Fatal(err)
 	}
-	s.receive("catalog.video.projection-es", "catalog.video.events.dlq-es", func(o projector.Options) (*projector.Engine, error) {
-		o.Name, o.Consumer = "search", catproj.SearchConsumer
-		return projector.NewBatchEngine(s.db.Pool, reg, o)
-	})
+	s.receive(projector.Projection{Name: "search", Consumer: catproj.SearchConsumer,
+		Subscription: "catalog.video.projection-es", DeadLetterTopic: "catalog.video.events.dlq-es", Batch: reg})
 	s.env["ELASTIC_URL"] = es.URL
 }
 
@@ -115,44 +112,37 @@ func (s *stack) startProjection() {
 	if err := catproj.Register[projection.TxHandler](reg, h); err != nil {
 		t.Fatal(err)
 	}
-	s.receive("catalog.video.projection-pg", "catalog.video.events.dlq-pg", func(o projector.Options) (*projector.Engine, error) {
-		o.Name, o.Consumer = "videos", catproj.VideosConsumer
-		return projector.NewTxEngine(s.db.Pool, reg, o)
-	})
+	s.receive(projector.Projection{Name: "videos", Consumer: catproj.VideosConsumer,
+		Subscription: "catalog.video.projection-pg", DeadLetterTopic: "catalog.video.events.dlq-pg", Tx: reg})
 }
 
-// receive runs one projection on sub until the test ends, dead-lettering
-// to dlTopic.
-func (s *stack) receive(sub, dlTopic string, build func(projector.Options) (*projector.Engine, error)) {
+// receive runs one projection until the test ends.
+func (s *stack) receive(pr projector.Projection) {
 	t := s.t
-	m, err := projector.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	dl := projector.NewTopicDeadLetterer(s.ps.Client, dlTopic)
-	e, err := build(projector.Options{
-		DeadLetter: dl, Metrics: m, Logger: log,
-		Batch: projector.BatchConfig{Size: 50, Linger: 10 * time.Millisecond,
-			RetryBackoffMin: 20 * time.Millisecond, RetryBackoffMax: 200 * time.Millisecond},
+	p, err := projector.New(s.db.Pool, s.ps.Client, projector.Options{
+		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Receive: projector.ReceiveOptions{NumGoroutines: 4, MaxOutstandingMessages: 200},
+		Health:  health.NewHealth(time.Second),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := projector.ReceiveConfig{NumGoroutines: 4, MaxOutstandingMessages: 200}
-	r := projector.NewReceiver(s.ps.Client, sub, e, rc, health.NewHealth(time.Second), log)
+	pr.Batching = projector.BatchOptions{Size: 50, Linger: 10 * time.Millisecond,
+		RetryBackoffMin: 20 * time.Millisecond, RetryBackoffMax: 200 * time.Millisecond}
+	if err := p.Register(pr); err != nil {
+		t.Fatal(err)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- r.Start(context.Background()) }()
+	go func() { errc <- p.Start(context.Background()) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := r.Stop(ctx); err != nil {
-			t.Errorf("stopping the projection on %s: %v", sub, err)
+		if err := p.Stop(ctx); err != nil {
+			t.Errorf("stopping the projection on %s: %v", pr.Subscription, err)
 		}
 		if err := <-errc; err != nil {
-			t.Errorf("projection receiver on %s: %v", sub, err)
+			t.Errorf("projection receiver on %s: %v", pr.Subscription, err)
 		}
-		dl.Stop()
 	})
 }
 

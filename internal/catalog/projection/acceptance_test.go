@@ -10,7 +10,7 @@ import (
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/projector"
+	"github.com/eventrelay/eventrelay/projector"
 )
 
 func TestSameEventThreeTimesAppliedOnce(t *testing.T) {

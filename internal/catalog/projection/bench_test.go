@@ -5,31 +5,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/uuid"
-	"github.com/prometheus/client_golang/prometheus"
 
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
-
-// benchAcker counts settlements.
-type benchAcker struct {
-	wg     *sync.WaitGroup
-	nacked *atomic.Int64
-}
-
-func (a benchAcker) Ack(context.Context) error { a.wg.Done(); return nil }
-func (a benchAcker) Nack()                     { a.nacked.Add(1); a.wg.Done() }
 
 // benchEvents returns n events: updates of n/4 videos (4 versions each),
 // shuffled by interleaving so a batch mixes aggregates.
@@ -65,47 +54,52 @@ func benchWritePath(b *testing.B, size, workers, concurrency int) {
 	db := relaytest.NewDB(b, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	ps := gpubsubtest.New(b)
 	ps.Topic(b, "dlq")
-	m, err := projector.NewMetrics(prometheus.NewRegistry())
+	p := benchProjector(b, db, ps, projector.ReceiveOptions{MaxOutstandingMessages: concurrency},
+		projector.BatchOptions{Size: size, Workers: workers, Linger: 5 * time.Millisecond})
+	msgs := benchEvents(b, b.N)
+	in := make([]*pubsub.Message, len(msgs))
+	for i, msg := range msgs {
+		in[i] = &pubsub.Message{ID: fmt.Sprint(i), Data: msg.Data, Attributes: msg.Attributes}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	out, err := p.Deliver(context.Background(), "videos", in...)
+	elapsed := time.Since(start)
+	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
 	}
+	nacked := 0
+	for _, d := range out {
+		if d.Outcome == projector.OutcomeRetry {
+			nacked++
+		}
+	}
+	if nacked > 0 {
+		b.Fatalf("%d messages nacked", nacked)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+}
+
+// benchProjector is a Projector of the videos projection on subscription
+// "videos", dead-lettering to "dlq", stopped when the benchmark ends.
+func benchProjector(b *testing.B, db *relaytest.DB, ps *gpubsubtest.Server, ro projector.ReceiveOptions, bo projector.BatchOptions) *projector.Projector {
 	reg := projection.NewRegistry[projection.TxHandler]()
 	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
 		b.Fatal(err)
 	}
-	dl := projector.NewTopicDeadLetterer(ps.Client, "dlq")
-	defer dl.Stop()
-	e, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
-		Name: "videos", Consumer: catproj.VideosConsumer, DeadLetter: dl, Metrics: m,
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Batch:  projector.BatchConfig{Size: size, Workers: workers, Linger: 5 * time.Millisecond},
+	p, err := projector.New(db.Pool, ps.Client, projector.Options{
+		Receive: ro, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.Close()
-	msgs := benchEvents(b, b.N)
-	var wg sync.WaitGroup
-	var nacked atomic.Int64
-	sem := make(chan struct{}, concurrency)
-	b.ResetTimer()
-	start := time.Now()
-	for i, msg := range msgs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			e.Process(context.Background(), &projector.Message{ID: fmt.Sprint(i), Data: msg.Data, Attributes: msg.Attributes,
-				Acker: benchAcker{wg: &wg, nacked: &nacked}})
-		}()
+	if err := p.Register(projector.Projection{Name: "videos", Consumer: catproj.VideosConsumer,
+		Subscription: "videos", DeadLetterTopic: "dlq", Tx: reg, Batching: bo}); err != nil {
+		b.Fatal(err)
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if n := nacked.Load(); n > 0 {
-		b.Fatalf("%d messages nacked", n)
-	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+	b.Cleanup(func() { _ = p.Stop(context.Background()) })
+	return p
 }
 
 // BenchmarkProjectVideosPstest is the whole pipeline, StreamingPull from
@@ -123,35 +117,17 @@ func BenchmarkProjectVideosPstest(b *testing.B) {
 			ps.Subscription(b, "videos", eventsTopic, gpubsubtest.SubscriptionOptions{})
 			msgs := benchEvents(b, b.N)
 			projectiontest.Publish(b, ps.Client, eventsTopic, msgs...)
-			m, err := projector.NewMetrics(prometheus.NewRegistry())
-			if err != nil {
-				b.Fatal(err)
-			}
-			reg := projection.NewRegistry[projection.TxHandler]()
-			if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
-				b.Fatal(err)
-			}
-			dl := projector.NewTopicDeadLetterer(ps.Client, "dlq")
-			defer dl.Stop()
-			e, err := projector.NewTxEngine(db.Pool, reg, projector.Options{
-				Name: "videos", Consumer: catproj.VideosConsumer, DeadLetter: dl, Metrics: m,
-				Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-				Batch:  projector.BatchConfig{Size: size, Linger: 5 * time.Millisecond},
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			rc := projector.ReceiveConfig{NumGoroutines: 16, MaxOutstandingMessages: 1000}
-			r := projector.NewReceiver(ps.Client, "videos", e, rc, nil, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+			p := benchProjector(b, db, ps, projector.ReceiveOptions{NumGoroutines: 16, MaxOutstandingMessages: 1000},
+				projector.BatchOptions{Size: size, Linger: 5 * time.Millisecond})
 			b.ResetTimer()
 			start := time.Now()
-			go func() { _ = r.Start(context.Background()) }()
+			go func() { _ = p.Start(context.Background()) }()
 			for inbox(b, db, catproj.VideosConsumer) < int64(b.N) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			elapsed := time.Since(start)
 			b.StopTimer()
-			_ = r.Stop(context.Background())
+			_ = p.Stop(context.Background())
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
 		})
 	}

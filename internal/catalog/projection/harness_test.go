@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
@@ -28,8 +30,8 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -37,13 +39,12 @@ const eventsTopic = "catalog.video.events"
 
 // harness is one projector pipeline on pstest and a private database.
 type harness struct {
-	t       *testing.T
-	ps      *gpubsubtest.Server
-	pool    *pgxpool.Pool
-	reg     *prometheus.Registry
-	metrics *projector.Metrics
-	health  *health.Health
-	log     *slog.Logger
+	t      *testing.T
+	ps     *gpubsubtest.Server
+	pool   *pgxpool.Pool
+	reg    *registries
+	health *health.Health
+	log    *slog.Logger
 	// subOpts shape the subscriptions pipeline creates.
 	subOpts gpubsubtest.SubscriptionOptions
 	// recv is the receivers' client; fault breaks its StreamingPull streams.
@@ -62,11 +63,6 @@ func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
 	t.Helper()
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, eventsTopic)
-	reg := prometheus.NewRegistry()
-	m, err := projector.NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var w io.Writer = io.Discard
 	if os.Getenv("PROJECTOR_TEST_LOG") != "" {
 		w = os.Stderr
@@ -78,71 +74,93 @@ func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
 	}
 	t.Cleanup(func() { recv.Close() })
 	return &harness{
-		t: t, ps: ps, pool: pool, reg: reg, metrics: m, recv: recv, fault: fault,
+		t: t, ps: ps, pool: pool, reg: &registries{}, recv: recv, fault: fault,
 		health: health.NewHealth(time.Second),
 		log:    slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 }
 
-func receiveConfig() projector.ReceiveConfig {
-	c := projector.ReceiveConfig{NumGoroutines: 4, MaxOutstandingMessages: 200,
-		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond}
-	return c
+// registries gathers the metrics of every pipeline's Projector (one
+// registry each) as one.
+type registries struct {
+	mu   sync.Mutex
+	regs prometheus.Gatherers
 }
 
-func batchConfig(size int) projector.BatchConfig {
-	return projector.BatchConfig{Size: size, Linger: 10 * time.Millisecond,
+func (r *registries) add() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.regs = append(r.regs, reg)
+	return reg
+}
+
+func (r *registries) Gather() ([]*dto.MetricFamily, error) {
+	r.mu.Lock()
+	gs := append(prometheus.Gatherers(nil), r.regs...)
+	r.mu.Unlock()
+	return gs.Gather()
+}
+
+func receiveOptions() projector.ReceiveOptions {
+	return projector.ReceiveOptions{NumGoroutines: 4, MaxOutstandingMessages: 200,
+		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond}
+}
+
+func batchConfig(size int) projector.BatchOptions {
+	return projector.BatchOptions{Size: size, Linger: 10 * time.Millisecond,
 		RetryBackoffMin: 20 * time.Millisecond, RetryBackoffMax: 200 * time.Millisecond}
 }
 
-// pipeline creates the subscription, dead-letter topic (with a reading
-// subscription "<name>-dlq-read") and runs a receiver until the test ends.
-func (h *harness) pipeline(name string, build func(o projector.Options) (*projector.Engine, error), batch projector.BatchConfig) *projector.Receiver {
+// pipeline creates the subscription named pr.Name, its dead-letter topic
+// "<name>-dlq" (with a reading subscription "<name>-dlq-read") and runs a
+// Projector of pr until the test ends.
+func (h *harness) pipeline(pr projector.Projection) {
 	h.t.Helper()
+	name := pr.Name
 	h.ps.Subscription(h.t, name, eventsTopic, h.subOpts)
 	h.ps.Topic(h.t, name+"-dlq")
 	h.ps.Subscription(h.t, name+"-dlq-read", name+"-dlq", gpubsubtest.SubscriptionOptions{})
-	dl := projector.NewTopicDeadLetterer(h.ps.Client, name+"-dlq")
-	e, err := build(projector.Options{Name: name, Batch: batch, DeadLetter: dl, Metrics: h.metrics, Logger: h.log})
+	rc := receiveOptions()
+	rc.ExactlyOnce = h.subOpts.ExactlyOnce
+	p, err := projector.New(h.pool, h.recv, projector.Options{
+		Receive: rc, Registerer: h.reg.add(), Health: h.health, Logger: h.log,
+	})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	rc := receiveConfig()
-	rc.ExactlyOnce = h.subOpts.ExactlyOnce
-	r := projector.NewReceiver(h.recv, name, e, rc, h.health, h.log)
+	pr.Subscription, pr.DeadLetterTopic = name, name+"-dlq"
+	if err := p.Register(pr); err != nil {
+		h.t.Fatal(err)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- r.Start(context.Background()) }()
+	go func() { errc <- p.Start(context.Background()) }()
 	h.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := r.Stop(ctx); err != nil {
-			h.t.Errorf("stopping receiver %s: %v", name, err)
+		if err := p.Stop(ctx); err != nil {
+			h.t.Errorf("stopping projector %s: %v", name, err)
 		}
 		if err := <-errc; err != nil {
-			h.t.Errorf("receiver %s: %v", name, err)
+			h.t.Errorf("projector %s: %v", name, err)
 		}
-		dl.Stop()
 	})
-	return r
 }
 
 // videos runs the Postgres read model on subscription "videos".
-func (h *harness) videos(batch projector.BatchConfig) {
+func (h *harness) videos(batch projector.BatchOptions) {
 	h.t.Helper()
 	reg := projection.NewRegistry[projection.TxHandler]()
 	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
 		h.t.Fatal(err)
 	}
-	h.pipeline("videos", func(o projector.Options) (*projector.Engine, error) {
-		o.Consumer = catproj.VideosConsumer
-		return projector.NewTxEngine(h.pool, reg, o)
-	}, batch)
+	h.pipeline(projector.Projection{Name: "videos", Consumer: catproj.VideosConsumer, Tx: reg, Batching: batch})
 }
 
 // search runs the search index on subscription "search" against a new
 // Elasticsearch test server, which it returns with the client. pre, when
 // set, runs before the search index is ensured.
-func (h *harness) search(batch projector.BatchConfig, opts estest.Options, pre func(*elastic.Client)) (*estest.Server, *elastic.Client) {
+func (h *harness) search(batch projector.BatchOptions, opts estest.Options, pre func(*elastic.Client)) (*estest.Server, *elastic.Client) {
 	h.t.Helper()
 	srv := estest.New(opts)
 	h.t.Cleanup(srv.Close)
@@ -163,10 +181,7 @@ func (h *harness) search(batch projector.BatchConfig, opts estest.Options, pre f
 	if err := catproj.Register[projection.BatchHandler](reg, catproj.NewSearch(es, "")); err != nil {
 		h.t.Fatal(err)
 	}
-	h.pipeline("search", func(o projector.Options) (*projector.Engine, error) {
-		o.Consumer = catproj.SearchConsumer
-		return projector.NewBatchEngine(h.pool, reg, o)
-	}, batch)
+	h.pipeline(projector.Projection{Name: "search", Consumer: catproj.SearchConsumer, Batch: reg, Batching: batch})
 	return srv, es
 }
 

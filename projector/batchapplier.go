@@ -14,7 +14,7 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 )
 
-// NewBatchEngine returns an Engine for a non-transactional, idempotent read model
+// batchEngine returns an engine for a non-transactional, idempotent read model
 // (a search index). Per batch it skips events the consumer's inbox already
 // holds, hands the rest to the BatchHandler(s), and records inbox rows for
 // the events the read model accepted.
@@ -23,9 +23,9 @@ import (
 // makes redelivery harmless. So Postgres being unreachable does not stop
 // applying: the pre-check is skipped and the recording failure counted
 // (projector_inbox_record_failed_total), and the messages are still acked.
-func NewBatchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.BatchHandler], o Options) (*Engine, error) {
+func batchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.BatchHandler], o engineOptions) (*engine, error) {
 	if pool == nil || reg == nil {
-		return nil, errors.New("projector: NewBatchEngine needs a pool and a registry")
+		return nil, errors.New("projector: batchEngine needs a pool and a registry")
 	}
 	if err := o.validate(); err != nil {
 		return nil, err

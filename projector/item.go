@@ -38,7 +38,7 @@ func (r result) String() string {
 // item is a message on its way through a batch. The worker that owns the
 // batch sets result or err, then closes done.
 type item struct {
-	msg *Message
+	msg *message
 	ev  projection.Event
 	// handlerID is the HandlerID of the event's route: the index of its
 	// handler in the applier's handler table.

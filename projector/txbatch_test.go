@@ -1,4 +1,4 @@
-package projector_test
+package projector
 
 import (
 	"context"
@@ -48,8 +48,8 @@ func (h *batchCounting) HandleTxBatch(ctx context.Context, tx pgx.Tx, evs []*pro
 	return h.view.HandleTxBatch(ctx, tx, evs)
 }
 
-func newAckers(n int) []*acker {
-	out := make([]*acker, n)
+func newAckers(n int) []*testAcker {
+	out := make([]*testAcker, n)
 	for i := range out {
 		out[i] = newAcker()
 	}
@@ -61,7 +61,7 @@ func newAckers(n int) []*acker {
 func TestTxBatchHandlerAppliesABatchInOneCall(t *testing.T) {
 	t.Parallel()
 	h := &batchCounting{view: items{}}
-	e, f := newEngine(t, h, "dlq", 7)
+	e, f := newTestEngine(t, h, "dlq", 7)
 	a, b, c := uuid.New(), uuid.New(), uuid.New()
 	dup := itemEvent(t, b, 1, false)
 	msgs := []msg{
@@ -109,7 +109,7 @@ func TestTxBatchHandlerFailureFallsBackToSingleEvents(t *testing.T) {
 	h := &batchCounting{view: items{}, fail: map[string]error{
 		bad.String(): projection.Permanent(projection.MappingError, errors.New("cannot map")),
 	}}
-	e, f := newEngine(t, h, "dlq", 4)
+	e, f := newTestEngine(t, h, "dlq", 4)
 	var msgs []msg
 	for range 3 {
 		msgs = append(msgs, itemEvent(t, uuid.New(), 1, false))

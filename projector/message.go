@@ -3,12 +3,14 @@ package projector
 import (
 	"context"
 	"time"
+
+	"github.com/eventrelay/eventrelay/projection"
 )
 
-// Message is one delivery handed to the engine, independent of the
-// transport (the Receiver adapts Pub/Sub messages; benchmarks and tests may
+// message is one delivery handed to the engine, independent of the
+// transport (the receiver adapts Pub/Sub messages; benchmarks and tests may
 // feed the engine directly).
-type Message struct {
+type message struct {
 	ID          string
 	Data        []byte
 	Attributes  map[string]string
@@ -20,11 +22,20 @@ type Message struct {
 	DeliveryAttempt int
 	PublishTime     time.Time
 	// Acker settles the message; required.
-	Acker Acker
+	Acker acker
+	// observe, when set, is told how the message was settled (Deliver).
+	observe func(Delivery)
 }
 
-// Acker settles a delivery.
-type Acker interface {
+// report tells observe how the message was settled.
+func (m *message) report(o Outcome, reason projection.Reason, err error) {
+	if m.observe != nil {
+		m.observe(Delivery{MessageID: m.ID, Outcome: o, Reason: reason, Err: err})
+	}
+}
+
+// acker settles a delivery.
+type acker interface {
 	// Ack acknowledges the message. With exactly-once delivery it waits for
 	// the service's confirmation and reports a refused ack.
 	Ack(ctx context.Context) error

@@ -1,4 +1,7 @@
-package projector
+// Package deadletter publishes the messages a projection can never apply
+// to its dead-letter topic: the original body and attributes plus the
+// attributes that say why.
+package deadletter
 
 import (
 	"context"
@@ -26,29 +29,21 @@ const (
 // maxAttrValue is Pub/Sub's limit on an attribute value, in bytes.
 const maxAttrValue = 1024
 
-// DeadLetterer records a message that can never be applied. It returns nil
-// only once the record is durable; the engine acks the message after that.
-type DeadLetterer interface {
-	DeadLetter(ctx context.Context, m *Message, projection string, reason projection.Reason, cause error) error
-}
-
-// TopicDeadLetterer publishes dead letters to a Pub/Sub topic: the original
-// body and attributes, plus error_reason, error, projection,
-// delivery_attempt, original_message_id and dead_lettered_at.
-type TopicDeadLetterer struct {
+// Topic publishes dead letters to a Pub/Sub topic.
+type Topic struct {
 	pub   *pubsub.Publisher
 	topic string
 }
 
-// NewTopicDeadLetterer publishes to topic (an id or a full name). Call
-// Stop when done.
-func NewTopicDeadLetterer(client *pubsub.Client, topic string) *TopicDeadLetterer {
-	return &TopicDeadLetterer{pub: client.Publisher(topic), topic: topic}
+// NewTopic publishes to topic (an id or a full name). Call Stop when done.
+func NewTopic(client *pubsub.Client, topic string) *Topic {
+	return &Topic{pub: client.Publisher(topic), topic: topic}
 }
 
-// DeadLetter implements DeadLetterer.
-func (d *TopicDeadLetterer) DeadLetter(ctx context.Context, m *Message, proj string, reason projection.Reason, cause error) error {
-	res := d.pub.Publish(ctx, &pubsub.Message{Data: m.Data, Attributes: DeadLetterAttributes(m, proj, reason, cause)})
+// Publish publishes the dead letter of m and returns nil once Pub/Sub
+// stored it.
+func (d *Topic) Publish(ctx context.Context, m Original, proj string, reason projection.Reason, cause error) error {
+	res := d.pub.Publish(ctx, &pubsub.Message{Data: m.Data, Attributes: Attributes(m, proj, reason, cause)})
 	if _, err := res.Get(ctx); err != nil {
 		return fmt.Errorf("publishing dead letter to %s: %w", d.topic, gpubsub.Classify(err))
 	}
@@ -56,10 +51,20 @@ func (d *TopicDeadLetterer) DeadLetter(ctx context.Context, m *Message, proj str
 }
 
 // Stop flushes and stops the publisher.
-func (d *TopicDeadLetterer) Stop() { d.pub.Stop() }
+func (d *Topic) Stop() { d.pub.Stop() }
 
-// DeadLetterAttributes returns the attributes of m's dead letter.
-func DeadLetterAttributes(m *Message, proj string, reason projection.Reason, cause error) map[string]string {
+// Original is the message that is dead-lettered.
+type Original struct {
+	ID              string
+	Data            []byte
+	Attributes      map[string]string
+	DeliveryAttempt int
+}
+
+// Attributes returns the attributes of m's dead letter: all of m's, plus
+// error_reason, error, projection, delivery_attempt, original_message_id
+// and dead_lettered_at.
+func Attributes(m Original, proj string, reason projection.Reason, cause error) map[string]string {
 	attrs := make(map[string]string, len(m.Attributes)+6)
 	for k, v := range m.Attributes {
 		attrs[k] = v

@@ -2,11 +2,12 @@ package projector
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
-// Metrics are the projector's Prometheus series, labelled by projection.
-// One Metrics serves every engine of a process.
-type Metrics struct {
+// metrics are the projector's Prometheus series, labelled by projection.
+// One metrics serves every engine of a process.
+type metrics struct {
 	applied      *prometheus.CounterVec
 	duplicate    *prometheus.CounterVec
 	stale        *prometheus.CounterVec
@@ -23,11 +24,11 @@ type Metrics struct {
 	receiving    *prometheus.GaugeVec
 }
 
-// NewMetrics creates the series and registers them on reg.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+// newMetrics creates the series and registers them on reg.
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	byProjection := []string{"projection"}
 	byReason := []string{"projection", "reason"}
-	m := &Metrics{
+	m := &metrics{
 		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "projector_applied_total", Help: "Events applied to the read model.",
 		}, byProjection),
@@ -75,8 +76,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "projector_receiving", Help: "1 while the subscription is received, 0 while receiving failed and is being retried.",
 		}, byProjection),
 	}
-	for _, c := range []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
-		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving} {
+	for _, c := range m.collectors() {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -84,9 +84,47 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
+func (m *metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
+		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving}
+}
+
+// DescribeMetrics sends the descriptors of every projector_* series a
+// Projector registers on Options.Registerer, without creating a
+// Projector: for tools that list or check the exported metrics.
+func DescribeMetrics(ch chan<- *prometheus.Desc) {
+	m, _ := newMetrics(prometheus.NewRegistry()) // a fresh registry refuses nothing
+	for _, c := range m.collectors() {
+		c.Describe(ch)
+	}
+}
+
+// count is the sum of vec's series labelled projection=name (over every
+// reason of a series by reason).
+func count(vec *prometheus.CounterVec, name string) int64 {
+	ch := make(chan prometheus.Metric)
+	go func() {
+		vec.Collect(ch)
+		close(ch)
+	}()
+	var sum float64
+	for s := range ch {
+		var pb dto.Metric
+		if err := s.Write(&pb); err != nil {
+			continue
+		}
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == "projection" && l.GetValue() == name {
+				sum += pb.GetCounter().GetValue()
+			}
+		}
+	}
+	return int64(sum)
+}
+
 // projectionMetrics are the series of one projection.
 type projectionMetrics struct {
-	m               *Metrics
+	m               *metrics
 	name            string
 	applied         prometheus.Counter
 	duplicate       prometheus.Counter
@@ -101,7 +139,7 @@ type projectionMetrics struct {
 	receiving       prometheus.Gauge
 }
 
-func (m *Metrics) forProjection(name string) *projectionMetrics {
+func (m *metrics) forProjection(name string) *projectionMetrics {
 	l := prometheus.Labels{"projection": name}
 	return &projectionMetrics{
 		m: m, name: name,

@@ -1,4 +1,4 @@
-package projector_test
+package projector
 
 import (
 	"context"
@@ -19,23 +19,22 @@ import (
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // acker records how a message was settled.
-type acker struct {
+type testAcker struct {
 	mu     sync.Mutex
 	acks   int
 	nacks  int
 	settle chan struct{}
 }
 
-func newAcker() *acker { return &acker{settle: make(chan struct{}, 10)} }
+func newAcker() *testAcker { return &testAcker{settle: make(chan struct{}, 10)} }
 
-func (a *acker) Ack(context.Context) error {
+func (a *testAcker) Ack(context.Context) error {
 	a.mu.Lock()
 	a.acks++
 	a.mu.Unlock()
@@ -43,14 +42,14 @@ func (a *acker) Ack(context.Context) error {
 	return nil
 }
 
-func (a *acker) Nack() {
+func (a *testAcker) Nack() {
 	a.mu.Lock()
 	a.nacks++
 	a.mu.Unlock()
 	a.settle <- struct{}{}
 }
 
-func (a *acker) counts() (int, int) {
+func (a *testAcker) counts() (int, int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.acks, a.nacks
@@ -76,7 +75,7 @@ type fixture struct {
 	reg *prometheus.Registry
 }
 
-func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, mods ...func(*projector.Options)) (*projector.Engine, *fixture) {
+func newTestEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, mods ...func(*engineOptions)) (*engine, *fixture) {
 	t.Helper()
 	f := &fixture{db: relaytest.NewDB(t, relaytest.Options{Schema: "items"}), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
 	if _, err := f.db.Pool.Exec(t.Context(), itemView); err != nil {
@@ -84,22 +83,22 @@ func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, 
 	}
 	f.ps.Topic(t, "dlq")
 	f.ps.Subscription(t, "dlq-read", "dlq", gpubsubtest.SubscriptionOptions{})
-	m, err := projector.NewMetrics(f.reg)
+	m, err := newMetrics(f.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := projection.NewRegistry[projection.TxHandler]()
 	registerItems(t, reg, h)
-	dl := projector.NewTopicDeadLetterer(f.ps.Client, dlqTopic)
+	dl := newTopicDeadLetterer(f.ps.Client, dlqTopic)
 	t.Cleanup(dl.Stop)
-	o := projector.Options{
+	o := engineOptions{
 		Name: "items", DeadLetter: dl, Metrics: m,
-		Batch: projector.BatchConfig{Size: size, Linger: time.Second, RetryBackoffMin: time.Millisecond},
+		Batch: BatchOptions{Size: size, Linger: time.Second, RetryBackoffMin: time.Millisecond},
 	}
 	for _, mod := range mods {
 		mod(&o)
 	}
-	e, err := projector.NewTxEngine(f.db.Pool, reg, o)
+	e, err := txEngine(f.db.Pool, reg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +108,13 @@ func newEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, 
 
 // processAll feeds msgs concurrently (so they share one batch) and waits
 // until all are settled.
-func processAll(e *projector.Engine, msgs []msg, ackers []*acker) {
+func processAll(e *engine, msgs []msg, ackers []*testAcker) {
 	var wg sync.WaitGroup
 	for i, m := range msgs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.Process(context.Background(), &projector.Message{ID: "m" + m.EventID.String()[:8], Data: m.Data, Attributes: m.Attributes, Acker: ackers[i]})
+			e.Process(context.Background(), &message{ID: "m" + m.EventID.String()[:8], Data: m.Data, Attributes: m.Attributes, Acker: ackers[i]})
 		}()
 	}
 	wg.Wait()
@@ -128,7 +127,7 @@ func TestBatchIsolatesFailingMessages(t *testing.T) {
 		bad.String():   projection.Permanent(projection.MappingError, errors.New("cannot map")),
 		flaky.String(): errclass.New(errclass.Unavailable, errors.New("downstream flaked")),
 	}}
-	e, f := newEngine(t, h, "dlq", 6)
+	e, f := newTestEngine(t, h, "dlq", 6)
 
 	var msgs []msg
 	var good []uuid.UUID
@@ -138,7 +137,7 @@ func TestBatchIsolatesFailingMessages(t *testing.T) {
 		msgs = append(msgs, itemEvent(t, id, 1, false))
 	}
 	msgs = append(msgs, itemEvent(t, bad, 1, false), itemEvent(t, flaky, 1, false))
-	ackers := make([]*acker, len(msgs))
+	ackers := make([]*testAcker, len(msgs))
 	for i := range ackers {
 		ackers[i] = newAcker()
 	}
@@ -173,11 +172,11 @@ func TestBatchIsolatesFailingMessages(t *testing.T) {
 
 func TestDeadLetterPublishFailureNacks(t *testing.T) {
 	t.Parallel()
-	e, f := newEngine(t, items{}, "no-such-topic", 1)
+	e, f := newTestEngine(t, items{}, "no-such-topic", 1)
 	m := itemEvent(t, uuid.New(), 1, false)
 	delete(m.Attributes, "event_id")
 	a := newAcker()
-	processAll(e, []msg{m}, []*acker{a})
+	processAll(e, []msg{m}, []*testAcker{a})
 	if acks, nacks := a.counts(); acks != 0 || nacks != 1 {
 		t.Fatalf("acks=%d nacks=%d: a message whose dead letter was not published must be nacked", acks, nacks)
 	}
@@ -188,10 +187,10 @@ func TestDeadLetterPublishFailureNacks(t *testing.T) {
 
 func TestProcessAfterCloseNacks(t *testing.T) {
 	t.Parallel()
-	e, _ := newEngine(t, items{}, "dlq", 1)
+	e, _ := newTestEngine(t, items{}, "dlq", 1)
 	e.Close()
 	a := newAcker()
-	processAll(e, []msg{itemEvent(t, uuid.New(), 1, false)}, []*acker{a})
+	processAll(e, []msg{itemEvent(t, uuid.New(), 1, false)}, []*testAcker{a})
 	if acks, nacks := a.counts(); acks != 0 || nacks != 1 {
 		t.Fatalf("acks=%d nacks=%d, want a nack after Close", acks, nacks)
 	}
@@ -201,12 +200,12 @@ func TestSpanContinuesTheProducersTrace(t *testing.T) {
 	t.Parallel()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	e, _ := newEngine(t, items{}, "dlq", 1, func(o *projector.Options) { o.Tracer = tp.Tracer("test") })
+	e, _ := newTestEngine(t, items{}, "dlq", 1, func(o *engineOptions) { o.Tracer = tp.Tracer("test") })
 	m := itemEvent(t, uuid.New(), 1, false)
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	m.Attributes["traceparent"] = "00-" + traceID + "-" + parentID + "-01"
 	a := newAcker()
-	processAll(e, []msg{m}, []*acker{a})
+	processAll(e, []msg{m}, []*testAcker{a})
 	process, apply := spanNamed(t, rec, "process items"), spanNamed(t, rec, "apply items")
 	if process.SpanContext().TraceID().String() != traceID || process.Parent().SpanID().String() != parentID {
 		t.Fatalf("process span trace %s parent %s, want %s / %s", process.SpanContext().TraceID(), process.Parent().SpanID(), traceID, parentID)
@@ -240,7 +239,7 @@ func TestSpansRecordFailuresAndDeadLetters(t *testing.T) {
 		bad.String():   projection.Permanent(projection.MappingError, errors.New("cannot map")),
 		flaky.String(): errclass.New(errclass.Unavailable, errors.New("downstream flaked")),
 	}}
-	e, _ := newEngine(t, h, "dlq", 1, func(o *projector.Options) { o.Tracer = tp.Tracer("test") })
+	e, _ := newTestEngine(t, h, "dlq", 1, func(o *engineOptions) { o.Tracer = tp.Tracer("test") })
 	for _, c := range []struct {
 		id      uuid.UUID
 		outcome string
@@ -251,7 +250,7 @@ func TestSpansRecordFailuresAndDeadLetters(t *testing.T) {
 		{id: flaky, outcome: "retry", reason: string(errclass.Unavailable)},
 	} {
 		rec.Reset()
-		processAll(e, []msg{itemEvent(t, c.id, 1, false)}, []*acker{newAcker()})
+		processAll(e, []msg{itemEvent(t, c.id, 1, false)}, []*testAcker{newAcker()})
 		process, apply := spanNamed(t, rec, "process items"), spanNamed(t, rec, "apply items")
 		for _, s := range []sdktrace.ReadOnlySpan{process, apply} {
 			if s.Status().Code != codes.Error || telemetrytest.Attr(s, "error.type") != c.reason {

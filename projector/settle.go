@@ -2,6 +2,7 @@ package projector
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -15,12 +16,13 @@ const settleTimeout = 30 * time.Second
 
 // settle acks, nacks or dead-letters a finished item and records its
 // outcome in metrics and logs.
-func (e *Engine) settle(ctx context.Context, it *item) {
+func (e *engine) settle(ctx context.Context, it *item) {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
 	annotate(it.span, &it.ev)
 	if it.err == nil {
 		settled(it.span, it.result.String(), "", nil, nil)
+		it.msg.report(Outcome(it.result.String()), "", nil)
 		e.succeed(ctx, it)
 		return
 	}
@@ -28,6 +30,7 @@ func (e *Engine) settle(ctx context.Context, it *item) {
 	log := e.logger(it).With("reason", string(reason), "error", it.err.Error())
 	if !permanent {
 		settled(it.span, outcomeRetry, reason, it.err, nil)
+		it.msg.report(OutcomeRetry, reason, it.err)
 		e.pm.failed(string(reason))
 		log.Warn("projection failed, will be redelivered", "backoff_ms", time.Duration(it.backoff).Milliseconds())
 		e.hold(time.Duration(it.backoff))
@@ -38,6 +41,7 @@ func (e *Engine) settle(ctx context.Context, it *item) {
 		// Never ack what was not recorded: the message comes back, and the
 		// subscription's own dead-letter policy is the backstop.
 		settled(it.span, outcomeRetry, reason, it.err, err)
+		it.msg.report(OutcomeRetry, reason, fmt.Errorf("%w (dead-lettering failed: %w)", it.err, err))
 		e.pm.failed("dead_letter_publish")
 		log.Error("dead-lettering failed, will be redelivered", "dead_letter_error", err.Error())
 		e.hold(e.opts.Batch.RetryBackoffMin)
@@ -45,13 +49,14 @@ func (e *Engine) settle(ctx context.Context, it *item) {
 		return
 	}
 	settled(it.span, outcomeDeadLettered, reason, it.err, nil)
+	it.msg.report(OutcomeDeadLettered, reason, it.err)
 	e.pm.failed(string(reason))
 	e.pm.deadLettered(string(reason))
 	log.Error("message dead-lettered")
 	e.ack(ctx, it)
 }
 
-func (e *Engine) succeed(ctx context.Context, it *item) {
+func (e *engine) succeed(ctx context.Context, it *item) {
 	switch it.result {
 	case resultApplied:
 		e.pm.applied.Inc()
@@ -70,7 +75,7 @@ func (e *Engine) succeed(ctx context.Context, it *item) {
 	e.ack(ctx, it)
 }
 
-func (e *Engine) ack(ctx context.Context, it *item) {
+func (e *engine) ack(ctx context.Context, it *item) {
 	if err := it.msg.Acker.Ack(ctx); err != nil {
 		// Exactly-once: the ack was refused (e.g. the lease expired). The
 		// message will come back and the inbox absorbs it.
@@ -80,7 +85,7 @@ func (e *Engine) ack(ctx context.Context, it *item) {
 }
 
 // hold waits d, or less when shutdown begins.
-func (e *Engine) hold(d time.Duration) {
+func (e *engine) hold(d time.Duration) {
 	if d <= 0 {
 		return
 	}
@@ -92,7 +97,7 @@ func (e *Engine) hold(d time.Duration) {
 	}
 }
 
-func (e *Engine) logger(it *item) *slog.Logger {
+func (e *engine) logger(it *item) *slog.Logger {
 	id := it.ev.ID.String()
 	if it.ev.ID == uuid.Nil {
 		id = it.msg.Attributes[wire.AttrEventID]

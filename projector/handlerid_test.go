@@ -1,4 +1,4 @@
-package projector_test
+package projector
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
 	"github.com/eventrelay/eventrelay/wire"
@@ -25,9 +24,9 @@ func rawEvent(name string) projection.EventType {
 	}}
 }
 
-func rawMessage(typ, aggregate string, version int64) *projector.Message {
+func rawMessage(typ, aggregate string, version int64) *message {
 	id := uuid.New()
-	return &projector.Message{ID: "m-" + id.String()[:8], Data: []byte(typ), Attributes: map[string]string{
+	return &message{ID: "m-" + id.String()[:8], Data: []byte(typ), Attributes: map[string]string{
 		wire.AttrEventID: id.String(), wire.AttrEventType: typ, wire.AttrAggregateID: aggregate,
 		wire.AttrVersion: strconv.FormatInt(version, 10), wire.AttrSchemaVersion: "1",
 	}}
@@ -43,7 +42,7 @@ func TestClosuresOfOneLiteralAreDistinctHandlers(t *testing.T) {
 	t.Parallel()
 	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
 	ps.Topic(t, "dlq")
-	m, err := projector.NewMetrics(prometheus.NewRegistry())
+	m, err := newMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +66,11 @@ func TestClosuresOfOneLiteralAreDistinctHandlers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dl := projector.NewTopicDeadLetterer(ps.Client, "dlq")
+	dl := newTopicDeadLetterer(ps.Client, "dlq")
 	t.Cleanup(dl.Stop)
-	e, err := projector.NewBatchEngine(db.Pool, reg, projector.Options{
+	e, err := batchEngine(db.Pool, reg, engineOptions{
 		Name: "closures", DeadLetter: dl, Metrics: m,
-		Batch: projector.BatchConfig{Size: 2, Linger: 10 * time.Second},
+		Batch: BatchOptions{Size: 2, Linger: 10 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)

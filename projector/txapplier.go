@@ -17,16 +17,16 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 )
 
-// NewTxEngine returns an Engine for a Postgres read model: every message is
+// txEngine returns an engine for a Postgres read model: every message is
 // applied by its TxHandler in the transaction that inserts its inbox row
 // (consumer, event_id); a conflicting inbox row is a duplicate and skips the
 // handler. A batch is one transaction; a message that fails is rolled back
 // to its own savepoint and settled alone. A registered handler that also
 // implements projection.TxBatchHandler is given consecutive events of a
-// batch in one HandleTxBatch call, as with NewTxBatchEngine.
-func NewTxEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.TxHandler], o Options) (*Engine, error) {
+// batch in one HandleTxBatch call, as with txBatchEngine.
+func txEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.TxHandler], o engineOptions) (*engine, error) {
 	if pool == nil || reg == nil {
-		return nil, errors.New("projector: NewTxEngine needs a pool and a registry")
+		return nil, errors.New("projector: txEngine needs a pool and a registry")
 	}
 	hs := reg.Handlers()
 	table := make([]txHandler, len(hs))
@@ -38,12 +38,12 @@ func NewTxEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.TxHandl
 	return newTxEngine(pool, resolveWith(reg), table, o)
 }
 
-// NewTxBatchEngine is NewTxEngine for a registry of TxBatchHandlers: the
+// txBatchEngine is txEngine for a registry of TxBatchHandlers: the
 // consecutive events of a batch that share a handler (by HandlerID) are
 // applied in one HandleTxBatch call.
-func NewTxBatchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.TxBatchHandler], o Options) (*Engine, error) {
+func txBatchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.TxBatchHandler], o engineOptions) (*engine, error) {
 	if pool == nil || reg == nil {
-		return nil, errors.New("projector: NewTxBatchEngine needs a pool and a registry")
+		return nil, errors.New("projector: txBatchEngine needs a pool and a registry")
 	}
 	hs := reg.Handlers()
 	table := make([]txHandler, len(hs))
@@ -53,7 +53,7 @@ func NewTxBatchEngine(pool *pgxpool.Pool, reg *projection.Registry[projection.Tx
 	return newTxEngine(pool, resolveWith(reg), table, o)
 }
 
-func newTxEngine(pool *pgxpool.Pool, resolve resolver, table []txHandler, o Options) (*Engine, error) {
+func newTxEngine(pool *pgxpool.Pool, resolve resolver, table []txHandler, o engineOptions) (*engine, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

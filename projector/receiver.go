@@ -16,23 +16,23 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 )
 
-// Receiver pulls one subscription with StreamingPull and feeds an Engine.
+// receiver pulls one subscription with StreamingPull and feeds an engine.
 // It is a Kratos transport.Server: Start blocks while receiving; Stop stops
 // pulling, waits until every in-flight message is settled and closes the
 // engine.
 //
 // When Receive fails (an error the client does not retry itself: a broken
-// stream, a missing subscription), the Receiver starts it again after a
+// stream, a missing subscription), the receiver starts it again after a
 // backoff instead of returning: one failing subscription must not stop the
 // process and with it every other projection. While it fails, the
 // readiness check "receive/<projection>" fails naming the reason,
 // projector_receiving is 0 and projector_receive_errors_total counts it.
-type Receiver struct {
+type receiver struct {
 	sub *pubsub.Subscriber
 	// subscription as given (an id or a full name), for the trace.
 	subscription string
-	engine       *Engine
-	cfg          ReceiveConfig
+	engine       *engine
+	cfg          ReceiveOptions
 	health       *health.Health
 	log          *slog.Logger
 	loop         string
@@ -57,11 +57,11 @@ type receiveFailure struct {
 // working again (when no message arrives sooner) and to reset the backoff.
 const stableAfter = 5 * time.Second
 
-// NewReceiver returns a Receiver of subscription (an id or a full name).
+// newReceiver returns a receiver of subscription (an id or a full name).
 // Zero fields of cfg take their defaults. health may be nil; otherwise the receiver
 // registers a loop "receiver/<projection>" that ticks while it runs and a
 // readiness check "receive/<projection>" that fails while Receive fails.
-func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg ReceiveConfig, health *health.Health, log *slog.Logger) *Receiver {
+func newReceiver(client *pubsub.Client, subscription string, e *engine, cfg ReceiveOptions, health *health.Health, log *slog.Logger) *receiver {
 	cfg = cfg.WithDefaults()
 	sub := client.Subscriber(subscription)
 	sub.ReceiveSettings = pubsub.ReceiveSettings{
@@ -70,13 +70,13 @@ func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg Rece
 		NumGoroutines:          cfg.NumGoroutines,
 		MaxExtension:           cfg.MaxExtension,
 		// The stream's ack deadline and each extension (see
-		// ReceiveConfig.AckDeadline).
+		// ReceiveOptions.AckDeadline).
 		MaxDurationPerAckExtension: cfg.AckDeadline,
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	r := &Receiver{
+	r := &receiver{
 		sub: sub, subscription: subscription, engine: e, cfg: cfg, health: health,
 		log:  log.With("projection", e.Name(), "subscription", subscription),
 		loop: "receiver/" + e.Name(),
@@ -97,11 +97,11 @@ func NewReceiver(client *pubsub.Client, subscription string, e *Engine, cfg Rece
 // retried with the same backoff.
 // Other check errors (Postgres down) do not hold receiving back: those
 // messages are retried one by one. Call it before Start.
-func (r *Receiver) RequireBeforeReceive(check func(context.Context) error) { r.require = check }
+func (r *receiver) RequireBeforeReceive(check func(context.Context) error) { r.require = check }
 
 // Start receives until Stop is called, starting Receive again with backoff
 // whenever it fails. It returns nil once stopped.
-func (r *Receiver) Start(ctx context.Context) error {
+func (r *receiver) Start(ctx context.Context) error {
 	r.mu.Lock()
 	if r.stopped || r.cancel != nil {
 		r.mu.Unlock()
@@ -145,7 +145,7 @@ func (r *Receiver) Start(ctx context.Context) error {
 	return nil
 }
 
-func (r *Receiver) precondition(ctx context.Context) error {
+func (r *receiver) precondition(ctx context.Context) error {
 	if r.require == nil {
 		return nil
 	}
@@ -159,7 +159,7 @@ func (r *Receiver) precondition(ctx context.Context) error {
 
 // receive runs one Receive. It clears the failure once a message arrives
 // or the Receive has run for stableAfter.
-func (r *Receiver) receive(ctx context.Context) error {
+func (r *receiver) receive(ctx context.Context) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.failure.Load() != nil {
@@ -184,7 +184,7 @@ func (r *Receiver) receive(ctx context.Context) error {
 }
 
 // failed records a Receive failure that is retried after backoff.
-func (r *Receiver) failed(err error, backoff time.Duration) {
+func (r *receiver) failed(err error, backoff time.Duration) {
 	reason := errclass.Of(err)
 	prev := r.failure.Load()
 	since := time.Now()
@@ -200,7 +200,7 @@ func (r *Receiver) failed(err error, backoff time.Duration) {
 }
 
 // recovered clears the failure once receiving works again.
-func (r *Receiver) recovered() {
+func (r *receiver) recovered() {
 	if f := r.failure.Swap(nil); f != nil {
 		r.engine.pm.receiving.Set(1)
 		r.log.Info("receiving again", "failed_for", time.Since(f.since).Truncate(time.Millisecond).String())
@@ -208,7 +208,7 @@ func (r *Receiver) recovered() {
 }
 
 // check is the readiness check: an error while Receive fails.
-func (r *Receiver) check(context.Context) error {
+func (r *receiver) check(context.Context) error {
 	if f := r.failure.Load(); f != nil {
 		return fmt.Errorf("receiving %s fails since %s (%s), retrying: %s",
 			r.sub, f.since.UTC().Format(time.RFC3339), f.reason, f.err)
@@ -218,7 +218,7 @@ func (r *Receiver) check(context.Context) error {
 
 // Stop stops pulling and waits (bounded by ctx) until every in-flight
 // message is acked or nacked.
-func (r *Receiver) Stop(ctx context.Context) error {
+func (r *receiver) Stop(ctx context.Context) error {
 	r.mu.Lock()
 	r.stopped = true
 	cancel := r.cancel
@@ -237,7 +237,7 @@ func (r *Receiver) Stop(ctx context.Context) error {
 	}
 }
 
-func (r *Receiver) tick(ctx context.Context) {
+func (r *receiver) tick(ctx context.Context) {
 	if r.health == nil {
 		return
 	}
@@ -253,8 +253,8 @@ func (r *Receiver) tick(ctx context.Context) {
 	}
 }
 
-func (r *Receiver) message(m *pubsub.Message) *Message {
-	out := &Message{
+func (r *receiver) message(m *pubsub.Message) *message {
+	out := &message{
 		ID: m.ID, Data: m.Data, Attributes: m.Attributes, OrderingKey: m.OrderingKey,
 		Subscription: r.subscription, PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, sub: r.sub.String(), exactlyOnce: r.cfg.ExactlyOnce},
 	}

@@ -1,4 +1,4 @@
-package projector_test
+package projector
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/internal/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -119,12 +118,12 @@ func TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches(t *testing.T) {
 	defer pool.Close()
 
 	reg := prometheus.NewRegistry()
-	m, err := projector.NewMetrics(reg)
+	m, err := newMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := projector.RetentionConfig{Age: time.Hour, BatchSize: 2}
-	r := projector.NewInboxRetention(pool, "proj-a", "a", rc, m, slog.Default())
+	o := Options{InboxRetentionBatchSize: 2}.WithDefaults()
+	r := newInboxRetention(pool, "proj-a", "a", time.Hour, o, m, slog.Default())
 	if err := r.DeleteExpired(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -161,16 +160,16 @@ func TestInboxRetentionCountsFailedRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	m, err := projector.NewMetrics(reg)
+	m, err := newMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := projector.RetentionConfig{Age: time.Hour, Interval: 10 * time.Millisecond}
+	o := Options{InboxRetentionInterval: 10 * time.Millisecond}.WithDefaults()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		projector.NewInboxRetention(db.Pool, "proj-a", "a", rc, m, slog.Default()).Run(ctx)
+		newInboxRetention(db.Pool, "proj-a", "a", time.Hour, o, m, slog.Default()).Run(ctx)
 	}()
 	label := map[string]string{"projection": "proj-a"}
 	give := time.After(time.Minute) // a bound against hangs, not a speed check

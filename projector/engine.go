@@ -15,8 +15,8 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 )
 
-// Options configure an Engine.
-type Options struct {
+// engineOptions configure an engine.
+type engineOptions struct {
 	// Name is the projection's name: the metrics label, the dead letter's
 	// "projection" attribute and, unless Consumer is set, the inbox
 	// consumer name. Required.
@@ -25,14 +25,14 @@ type Options struct {
 	// of the same events must use different consumers.
 	Consumer string
 	// Batch shapes batching and retry backoff; zero values take defaults.
-	Batch BatchConfig
+	Batch BatchOptions
 	// DeadLetter receives deterministic failures. Required: a message that
 	// can never be applied is acked only after it was dead-lettered.
-	DeadLetter DeadLetterer
+	DeadLetter deadLetterer
 	// Classify decides permanent vs transient (default projection.Classify).
 	Classify func(error) (projection.Reason, bool)
 	// Metrics is required.
-	Metrics *Metrics
+	Metrics *metrics
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Tracer records a consumer span "process <Name>" per message, child
@@ -42,18 +42,18 @@ type Options struct {
 	Tracer trace.Tracer
 }
 
-func (o *Options) validate() error {
+func (o *engineOptions) validate() error {
 	if o.Name == "" {
-		return errors.New("projector: Options.Name is required")
+		return errors.New("projector: engineOptions.Name is required")
 	}
 	if o.Consumer == "" {
 		o.Consumer = o.Name
 	}
 	if o.DeadLetter == nil {
-		return fmt.Errorf("projector %s: Options.DeadLetter is required", o.Name)
+		return fmt.Errorf("projector %s: engineOptions.DeadLetter is required", o.Name)
 	}
 	if o.Metrics == nil {
-		return fmt.Errorf("projector %s: Options.Metrics is required", o.Name)
+		return fmt.Errorf("projector %s: engineOptions.Metrics is required", o.Name)
 	}
 	if o.Classify == nil {
 		o.Classify = projection.Classify
@@ -62,7 +62,7 @@ func (o *Options) validate() error {
 		o.Logger = slog.Default()
 	}
 	if o.Tracer == nil {
-		o.Tracer = otel.Tracer("github.com/eventrelay/eventrelay/internal/projector")
+		o.Tracer = otel.Tracer("github.com/eventrelay/eventrelay/projector")
 	}
 	o.Batch = o.Batch.WithDefaults()
 	return nil
@@ -77,11 +77,11 @@ type applier interface {
 // returns the HandlerID of its route (see projection.Route).
 type resolver func(*projection.Event) (int, error)
 
-// Engine turns messages into read model changes for one projection. Feed
+// engine turns messages into read model changes for one projection. Feed
 // it with Process from any number of goroutines; call Close once no
 // Process call is running any more.
-type Engine struct {
-	opts    Options
+type engine struct {
+	opts    engineOptions
 	resolve resolver
 	applier applier
 	pm      *projectionMetrics
@@ -107,8 +107,8 @@ func resolveWith[H any](reg *projection.Registry[H]) resolver {
 	}
 }
 
-func newEngine(o Options, resolve resolver, a applier) *Engine {
-	e := &Engine{
+func newEngine(o engineOptions, resolve resolver, a applier) *engine {
+	e := &engine{
 		opts:     o,
 		resolve:  resolve,
 		applier:  a,
@@ -128,12 +128,12 @@ func newEngine(o Options, resolve resolver, a applier) *Engine {
 }
 
 // Name is the projection's name.
-func (e *Engine) Name() string { return e.opts.Name }
+func (e *engine) Name() string { return e.opts.Name }
 
 // Process handles one delivery and returns once it is acked or nacked. ctx
 // is the delivery's context; its cancellation (shutdown) does not abort the
 // work: an in-flight message is always finished and settled.
-func (e *Engine) Process(ctx context.Context, m *Message) {
+func (e *engine) Process(ctx context.Context, m *message) {
 	e.pm.inflight.Inc()
 	defer e.pm.inflight.Dec()
 	ctx, span := e.tr.startProcess(context.WithoutCancel(ctx), m)
@@ -163,7 +163,7 @@ func (e *Engine) Process(ctx context.Context, m *Message) {
 	e.settle(ctx, it)
 }
 
-func (e *Engine) enqueue(it *item) bool {
+func (e *engine) enqueue(it *item) bool {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
@@ -175,13 +175,13 @@ func (e *Engine) enqueue(it *item) bool {
 
 // Stopping cuts retry backoffs short: messages held after a transient
 // failure are nacked at once. Call it when shutdown begins.
-func (e *Engine) Stopping() {
+func (e *engine) Stopping() {
 	e.stopOnce.Do(func() { close(e.stopping) })
 }
 
 // Close stops the batcher and workers after flushing what they hold. Call
 // it once no Process call is running; later Process calls nack.
-func (e *Engine) Close() {
+func (e *engine) Close() {
 	e.Stopping()
 	e.mu.Lock()
 	if !e.closed {
@@ -194,7 +194,7 @@ func (e *Engine) Close() {
 
 // batcher groups items into batches of up to Batch.Size, waiting at most
 // Batch.Linger after the first item of a batch.
-func (e *Engine) batcher() {
+func (e *engine) batcher() {
 	defer close(e.batches)
 	size, linger := e.opts.Batch.Size, e.opts.Batch.Linger
 	timer := time.NewTimer(time.Hour)
@@ -226,7 +226,7 @@ func (e *Engine) batcher() {
 	}
 }
 
-func (e *Engine) worker() {
+func (e *engine) worker() {
 	defer e.workers.Done()
 	for b := range e.batches {
 		ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout)
@@ -249,7 +249,7 @@ func (e *Engine) worker() {
 // returns how long its transiently failed messages are held before the
 // nack: nothing while the applier works, then Batch.RetryBackoffMin doubling
 // per failed batch up to Batch.RetryBackoffMax.
-func (e *Engine) backoffAfter(b []*item) time.Duration {
+func (e *engine) backoffAfter(b []*item) time.Duration {
 	failed := 0
 	for _, it := range b {
 		if it.err != nil {

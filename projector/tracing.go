@@ -44,7 +44,7 @@ func newTracing(t trace.Tracer, projection string) tracing {
 // producer's context in the message's traceparent (the publisher's
 // "publish <topic>" span). With the no-op provider it returns the
 // received context unchanged and records nothing.
-func (t tracing) startProcess(ctx context.Context, m *Message) (context.Context, trace.Span) {
+func (t tracing) startProcess(ctx context.Context, m *message) (context.Context, trace.Span) {
 	if _, ok := m.Attributes[wire.AttrTraceparent]; ok {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(m.Attributes))
 	}
