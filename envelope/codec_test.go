@@ -166,7 +166,9 @@ func TestHandleTyped(t *testing.T) {
 
 func TestRegisterAll(t *testing.T) {
 	reg := projection.NewRegistry[projection.TxHandler]()
-	h := projection.TxHandlerFunc(func(context.Context, pgx.Tx, *projection.Event) (projection.Outcome, error) { return projection.Applied, nil })
+	h := projection.TxHandlerFunc(func(context.Context, pgx.Tx, *projection.Event) (projection.Outcome, error) {
+		return projection.Applied, nil
+	})
 	if err := envelope.RegisterAll[projection.TxHandler](reg, codec(t), h); err != nil {
 		t.Fatal(err)
 	}
