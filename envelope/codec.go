@@ -211,3 +211,14 @@ func (c *Codec) EventType(name string) (projection.EventType, error) {
 	}
 	return projection.EventType{Name: name, SchemaVersions: slices.Clone(d.versions), Decode: c.Decode}, nil
 }
+
+// DecodeEnvelope returns the checked Envelope of body (its payload still an
+// Any, which protojson prints with the payload's fields): with
+// hook.DecoderFunc it is the Decoder of `relayctl dlq show`.
+func (c *Codec) DecodeEnvelope(body []byte, _ map[string]string) (proto.Message, error) {
+	env, _, err := c.Unmarshal(body)
+	if err != nil {
+		return nil, err
+	}
+	return env, nil
+}
