@@ -18,8 +18,10 @@ import (
 type Row struct {
 	relay.Row
 	// ID is the row id (publish order within an ordering key).
-	ID     int64
-	Topic  string
+	ID    int64
+	Topic string
+	// Origin is who wrote the row: "write" (outbox.Writer) or "rebuild".
+	Origin string
 	Status string
 }
 
@@ -32,7 +34,7 @@ type Querier interface {
 }
 
 const rowColumns = `id, event_id, event_type, aggregate_type, aggregate_id, aggregate_version, schema_version,
-	occurred_at, ordering_key, topic, headers, payload, status`
+	occurred_at, ordering_key, topic, headers, payload, origin, status`
 
 // Rows returns the outbox rows q sees, in id order.
 func Rows(t testing.TB, q Querier) []Row {
@@ -49,7 +51,7 @@ func rows(t testing.TB, q Querier, sql string) []Row {
 	out, err := pgx.CollectRows(rs, func(r pgx.CollectableRow) (Row, error) {
 		var o Row
 		err := r.Scan(&o.ID, &o.EventID, &o.EventType, &o.AggregateType, &o.AggregateID, &o.AggregateVersion, &o.SchemaVersion,
-			&o.OccurredAt, &o.OrderingKey, &o.Topic, &o.Headers, &o.Payload, &o.Status)
+			&o.OccurredAt, &o.OrderingKey, &o.Topic, &o.Headers, &o.Payload, &o.Origin, &o.Status)
 		return o, err
 	})
 	if err != nil {

@@ -44,20 +44,12 @@ func newApp(cfg Config, pool *pgxpool.Pool, client *pubsub.Client, logger *slog.
 	svc := service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(pool, w))), logger)
 	hs := server.NewHTTPServer(cfg.HTTPAddr, cfg.Timeout, svc, h, metrics)
 	gs := server.NewGRPCServer(cfg.GRPCAddr, cfg.Timeout, svc)
-	proj, err := server.NewProjector(pool, client, server.ProjectorConfig{
-		Schema: cfg.Schema, Subscription: cfg.Subscription, DeadLetterTopic: cfg.DeadLetterTopic,
-	}, h, metrics, logger)
+	er, err := server.NewEventrelay(pool, client, server.EventrelayConfig{Schema: cfg.Schema, Subscription: cfg.Subscription,
+		DeadLetterTopic: cfg.DeadLetterTopic, EmbedRelay: cfg.EmbedRelay}, h, metrics, logger)
 	if err != nil {
-		return nil, fmt.Errorf("embedded projector: %w", err)
+		return nil, fmt.Errorf("eventrelay: %w", err)
 	}
-	servers := []transport.Server{hs, gs, proj}
-	if cfg.EmbedRelay {
-		r, err := server.NewRelay(pool, client, cfg.Schema, h, metrics, logger)
-		if err != nil {
-			return nil, fmt.Errorf("embedded relay: %w", err)
-		}
-		servers = append(servers, r)
-	}
+	servers := append([]transport.Server{hs, gs}, er...)
 
 	app := kratos.New(
 		kratos.Name("orders"),
