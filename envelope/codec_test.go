@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -177,5 +178,24 @@ func TestRegisterAll(t *testing.T) {
 	}
 	if err := envelope.RegisterAll[projection.TxHandler](reg, codec(t), h); err == nil {
 		t.Fatal("second registration accepted")
+	}
+}
+
+func TestDecodeEnvelopePrintsThePayload(t *testing.T) {
+	c := codec(t)
+	body, err := c.Encode(meta("test.item.renamed"), wrapperspb.String("shown"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.DecodeEnvelope(body, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := protojson.Marshal(m)
+	if err != nil || !strings.Contains(string(j), `"shown"`) || !strings.Contains(string(j), "google.protobuf.StringValue") {
+		t.Fatalf("protojson = %s, %v", j, err)
+	}
+	if _, err := c.DecodeEnvelope([]byte("garbage"), nil); err == nil {
+		t.Fatal("garbage decoded")
 	}
 }
