@@ -1,6 +1,18 @@
-// Package relaytest provides test helpers for code that uses eventrelay: a
-// real Postgres database per test, cloned from a template database that has
-// the caller's migration sets applied to the caller's schema.
+// Package relaytest provides test helpers for code that uses eventrelay:
+//
+//   - NewDB: a real Postgres database per test, cloned from a template
+//     database that has the caller's migration sets applied to the caller's
+//     schema;
+//   - RequireEmittedTx, RequireEmitted: what a transaction, or the whole
+//     outbox, holds (event types, aggregates, versions, payloads), and Rows;
+//   - Row.Message: the Pub/Sub message the relay publishes for a row
+//     (relay.Message), e.g. to send a redelivery;
+//   - NewPubSub: a pstest server behind eventrelay's strict Pub/Sub double,
+//     which refuses what Cloud Pub/Sub refuses, with a round trip, the
+//     refused-request count and the topics and subscriptions of a
+//     service's configs/pubsub.yaml.
+//
+// The database:
 //
 //	db := relaytest.NewDB(t, relaytest.Options{Schema: "orders"}) // eventrelay's tables
 //	db := relaytest.NewDB(t, relaytest.Options{
@@ -16,5 +28,5 @@
 // A template is built once per (schema, migration sets), its name carrying a
 // hash of the schema and of every migration file, and is shared by parallel
 // test processes; each test gets its own database, dropped when the test
-// ends. The API exposes only pgx and migrations types.
+// ends.
 package relaytest

@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"testing/fstest"
+	"time"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -39,4 +42,28 @@ func Example() {
 		// ... insert into orders and, through outbox.Writer.InsertTx, into outbox_events.
 	}
 	_ = testOrderIsWritten
+}
+
+// A service's test asserts what its write path appended to the outbox, in
+// the transaction, with the payloads decoded by its envelope codec; and an
+// end-to-end test talks to Pub/Sub through the strict double, with the
+// resources of the service's configs/pubsub.yaml. Compiled, not run
+// (TestRequireEmitted and TestPubSubCreatesResourcesAndCountsRefusals run
+// the same calls).
+func ExampleRequireEmittedTx() {
+	testPlaceOrder := func(t *testing.T) {
+		db := newOrdersDB(t)
+		tx, err := db.Pool.Begin(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(context.Background())
+		// ... placeOrder(ctx, tx, ...) writes the order and its event.
+		relaytest.RequireEmittedTx(t, tx, notes.Decode,
+			relaytest.Emitted{EventType: "notes.note.written", AggregateID: "n-1", Version: 1, Payload: wrapperspb.String("hello")})
+
+		ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "../../configs/pubsub.yaml", RTT: 10 * time.Millisecond})
+		_ = ps.Client // hand it to the relay and the projector under test
+	}
+	_ = testPlaceOrder
 }

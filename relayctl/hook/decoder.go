@@ -8,3 +8,12 @@ import "google.golang.org/protobuf/proto"
 type Decoder interface {
 	Decode(body []byte, attrs map[string]string) (proto.Message, error)
 }
+
+// DecoderFunc adapts a function to Decoder, e.g.
+// hook.DecoderFunc(codec.DecodeEnvelope) for an envelope.Codec.
+type DecoderFunc func(body []byte, attrs map[string]string) (proto.Message, error)
+
+// Decode implements Decoder.
+func (f DecoderFunc) Decode(body []byte, attrs map[string]string) (proto.Message, error) {
+	return f(body, attrs)
+}

@@ -15,9 +15,13 @@ import (
 
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relay"
 
 	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/data"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
+	orderproj "github.com/eventrelay/eventrelay/examples/orders/internal/projection"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/server"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/service"
 )
@@ -44,15 +48,27 @@ func newApp(cfg Config, pool *pgxpool.Pool, client *pubsub.Client, logger *slog.
 	svc := service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(pool, w))), logger)
 	hs := server.NewHTTPServer(cfg.HTTPAddr, cfg.Timeout, svc, h, metrics)
 	gs := server.NewGRPCServer(cfg.GRPCAddr, cfg.Timeout, svc)
-	proj, err := server.NewProjector(pool, client, server.ProjectorConfig{
-		Schema: cfg.Schema, Subscription: cfg.Subscription, DeadLetterTopic: cfg.DeadLetterTopic,
-	}, h, metrics, logger)
+	servers := []transport.Server{hs, gs}
+
+	// eventrelay: the order_summaries projector (refused messages go to the
+	// dead-letter topic with their reason) and, with EmbedRelay, the relay
+	// (off: the shipped cmd/publisher daemon with DATABASE_SCHEMA=orders).
+	proj, err := projector.New(pool, client, projector.Options{Schema: cfg.Schema, Logger: logger, Registerer: metrics, Health: h})
 	if err != nil {
-		return nil, fmt.Errorf("embedded projector: %w", err)
+		return nil, err
 	}
-	servers := []transport.Server{hs, gs, proj}
+	routes, err := orderproj.Registry()
+	if err == nil {
+		err = proj.Register(projector.Projection{Name: orderproj.Consumer, Consumer: orderproj.Consumer, Subscription: cfg.Subscription,
+			DeadLetterTopic: cfg.DeadLetterTopic, Tx: routes, Tables: []string{"order_summaries"}})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("projection %s: %w", orderproj.Consumer, err)
+	}
+	servers = append(servers, proj)
 	if cfg.EmbedRelay {
-		r, err := server.NewRelay(pool, client, cfg.Schema, h, metrics, logger)
+		r, err := relay.New(pool, client, relay.Options{Schema: cfg.Schema, Publish: relay.PublishOptions{ReadyTopic: events.Topic},
+			Logger: logger, Registerer: metrics, Health: h})
 		if err != nil {
 			return nil, fmt.Errorf("embedded relay: %w", err)
 		}

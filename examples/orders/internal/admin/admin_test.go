@@ -10,6 +10,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relayctl"
+	"github.com/eventrelay/eventrelay/relaytest"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
@@ -25,7 +26,7 @@ func ordersRelayctl(t *testing.T, db string, args ...string) (int, string) {
 
 // project applies every outbox event not yet applied to the read model,
 // as the projector does (attributes, registry, handler in a transaction).
-func project(t *testing.T, pool *pgxpool.Pool, evs []ordertest.OutboxEvent) {
+func project(t *testing.T, pool *pgxpool.Pool, evs []relaytest.Row) {
 	t.Helper()
 	reg, err := orderproj.Registry()
 	if err != nil {
@@ -33,7 +34,7 @@ func project(t *testing.T, pool *pgxpool.Pool, evs []ordertest.OutboxEvent) {
 	}
 	ctx := context.Background()
 	for _, e := range evs {
-		ev, err := projection.ParseAttributes(e.Attributes())
+		ev, err := projection.ParseAttributes(e.Message().Attributes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ func TestVerifyAndRebuildThroughRelayctl(t *testing.T) {
 	if _, err := svc.CancelOrder(ctx, &ordersv1.CancelOrderRequest{Id: ids[2], Reason: "r"}); err != nil {
 		t.Fatal(err)
 	}
-	written := ordertest.OutboxEvents(t, db.Pool)
+	written := relaytest.Rows(t, db.Pool)
 
 	// Only the first events projected: one order current, two stale.
 	project(t, db.Pool, written[:3])
@@ -93,16 +94,16 @@ func TestVerifyAndRebuildThroughRelayctl(t *testing.T) {
 		typ     string
 		version int64
 	}{ids[0]: {events.TypeOrderPlaced, 1}, ids[1]: {events.TypeOrderPaid, 2}, ids[2]: {events.TypeOrderCancelled, 2}}
-	restated := ordertest.OutboxEvents(t, db.Pool)[len(written):]
+	restated := relaytest.Rows(t, db.Pool)[len(written):]
 	if len(restated) != len(want) {
 		t.Fatalf("rebuild wrote %d outbox rows, want %d", len(restated), len(want))
 	}
 	for _, e := range restated {
 		w := want[e.AggregateID]
-		if e.Origin != "rebuild" || e.Type != w.typ || e.Version != w.version {
-			t.Errorf("restatement of %s: %s v%d origin %s, want %s v%d origin rebuild", e.AggregateID, e.Type, e.Version, e.Origin, w.typ, w.version)
+		if e.Origin != "rebuild" || e.EventType != w.typ || e.AggregateVersion != w.version {
+			t.Errorf("restatement of %s: %s v%d origin %s, want %s v%d origin rebuild", e.AggregateID, e.EventType, e.AggregateVersion, e.Origin, w.typ, w.version)
 		}
-		if _, err := events.Decode(e.Payload); err != nil {
+		if _, err := events.Codec.Decode(e.Payload); err != nil {
 			t.Errorf("restatement of %s: %v", e.AggregateID, err)
 		}
 	}

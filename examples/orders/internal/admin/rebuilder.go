@@ -25,7 +25,7 @@ var _ hook.Rebuilder = Rebuilder{}
 
 // Subject implements hook.Rebuilder.
 func (Rebuilder) Subject() hook.Subject {
-	return hook.Subject{Noun: "order", Source: "orders.orders", Tombstone: "none", Topic: events.Topic, Encoder: events.Encode}
+	return hook.Subject{Noun: "order", Source: "orders.orders", Tombstone: "none", Topic: events.Topic, Encoder: events.Codec.Encode}
 }
 
 // CheckID implements hook.Rebuilder: an order id is a UUID.
@@ -94,7 +94,7 @@ func restatement(r ordersdb.Order) (outbox.Event, error) {
 	default:
 		payload = &ordersv1.OrderPlaced{Order: o}
 	}
-	typ, err := events.TypeOf(payload)
+	typ, err := events.Codec.TypeOf(payload)
 	if err != nil {
 		return outbox.Event{}, err
 	}

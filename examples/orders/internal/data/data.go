@@ -24,7 +24,7 @@ type Data struct {
 // commit.
 func WriterConfig(producer outbox.Producer) outbox.Config {
 	return outbox.Config{
-		Encoder:      events.Encode,
+		Encoder:      events.Codec.Encode,
 		Producer:     producer,
 		DefaultTopic: events.Topic,
 		Notify:       true,

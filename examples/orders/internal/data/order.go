@@ -125,7 +125,7 @@ func (r *orderRepo) record(ctx context.Context, tx pgx.Tx, stored ordersdb.Order
 		return nil, err
 	}
 	msg := payload(o)
-	eventType, err := events.TypeOf(msg)
+	eventType, err := events.Codec.TypeOf(msg)
 	if err != nil {
 		return nil, err
 	}

@@ -11,17 +11,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const countOrderSummaries = `-- name: CountOrderSummaries :one
-SELECT count(*)::bigint AS total FROM order_summaries
-`
-
-func (q *Queries) CountOrderSummaries(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, countOrderSummaries)
-	var total int64
-	err := row.Scan(&total)
-	return total, err
-}
-
 const countOrders = `-- name: CountOrders :one
 SELECT count(*)::bigint AS total
 FROM orders
@@ -51,7 +40,7 @@ type ListOrdersForRestatementParams struct {
 	PageSize int32
 }
 
-// Operations (orders-relayctl rebuild and verify, the end-to-end test).
+// Operations (orders-relayctl rebuild; verify is eventrelay's TableVerifier).
 // ListOrdersForRestatement pages through the orders for rebuild, optionally
 // only the given ids. FOR SHARE holds off writers of the page until the
 // restatements are committed, so each restatement carries the row's
@@ -76,77 +65,6 @@ func (q *Queries) ListOrdersForRestatement(ctx context.Context, arg ListOrdersFo
 			&i.Version,
 			&i.PlacedAt,
 			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const verifyOrderSummaries = `-- name: VerifyOrderSummaries :many
-WITH cmp AS (
-    SELECT coalesce(o.id, s.order_id)::uuid AS id,
-           coalesce(o.version, 0)::bigint AS source_version,
-           coalesce(s.version, 0)::bigint AS summary_version,
-           CASE
-               WHEN s.order_id IS NULL THEN 'missing'
-               WHEN o.id IS NULL THEN 'extra'
-               WHEN s.version < o.version THEN 'stale'
-               WHEN s.version > o.version THEN 'ahead'
-               WHEN (o.customer_id, o.amount_cents, o.currency, o.status, o.placed_at, o.updated_at)
-                    IS DISTINCT FROM
-                    (s.customer_id, s.amount_cents, s.currency, s.status, s.placed_at, s.source_updated_at) THEN 'diverged'
-           END AS kind
-    FROM orders o
-    FULL OUTER JOIN order_summaries s ON s.order_id = o.id
-), drift AS (
-    SELECT id, kind, source_version, summary_version,
-           row_number() OVER (PARTITION BY kind ORDER BY id) AS rn,
-           count(*) OVER (PARTITION BY kind) AS kind_total
-    FROM cmp
-    WHERE kind IS NOT NULL
-)
-SELECT id, kind::text AS kind, source_version, summary_version, kind_total::bigint AS kind_total
-FROM drift
-WHERE rn <= $1::bigint
-ORDER BY kind, id
-`
-
-type VerifyOrderSummariesRow struct {
-	ID             uuid.UUID
-	Kind           string
-	SourceVersion  int64
-	SummaryVersion int64
-	KindTotal      int64
-}
-
-// VerifyOrderSummaries compares orders with order_summaries and returns up
-// to @samples rows per kind of drift, each with the total of its kind:
-//
-//	missing   order without a summary
-//	extra     summary without an order
-//	stale     summary version older than the order's
-//	ahead     summary version newer than the order's
-//	diverged  same version, different state
-func (q *Queries) VerifyOrderSummaries(ctx context.Context, samples int64) ([]VerifyOrderSummariesRow, error) {
-	rows, err := q.db.Query(ctx, verifyOrderSummaries, samples)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []VerifyOrderSummariesRow
-	for rows.Next() {
-		var i VerifyOrderSummariesRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Kind,
-			&i.SourceVersion,
-			&i.SummaryVersion,
-			&i.KindTotal,
 		); err != nil {
 			return nil, err
 		}

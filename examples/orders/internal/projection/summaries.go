@@ -2,10 +2,13 @@ package projection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/projection"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
@@ -16,25 +19,37 @@ import (
 // Consumer is the inbox consumer name of the order_summaries read model.
 const Consumer = "order-summaries"
 
-// Summaries is the order_summaries read model.
-type Summaries struct{}
+// Registry routes every order event type to the order_summaries read
+// model.
+func Registry() (*projection.Registry[projection.TxHandler], error) {
+	reg := projection.NewRegistry[projection.TxHandler]()
+	return reg, errors.Join(
+		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderPlaced]),
+		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderPaid]),
+		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderCancelled]),
+	)
+}
 
-var _ projection.TxHandler = Summaries{}
+// stateful is an order event: each carries the order at the event's version.
+type stateful interface {
+	proto.Message
+	GetOrder() *ordersv1.Order
+}
 
-// HandleTx upserts the order's state at the event's version, in tx. The
+// summarize upserts the order's state at the event's version, in tx. The
 // upsert changes nothing when the read model holds that version or a newer
 // one: Stale.
-func (Summaries) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
-	e, ok := ev.Payload.(*ordersv1.OrderEvent)
-	if !ok {
-		return 0, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("payload is %T, want *ordersv1.OrderEvent", ev.Payload))
+func summarize[P stateful](ctx context.Context, tx pgx.Tx, ev *projection.Event, p P) (projection.Outcome, error) {
+	o := p.GetOrder()
+	if o.GetId() != ev.AggregateID || o.GetVersion() != ev.Version {
+		return 0, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("event %s carries order %s v%d", ev, o.GetId(), o.GetVersion()))
 	}
-	p, err := events.SummaryFromOrder(events.OrderOf(e))
+	row, err := events.SummaryFromOrder(o)
 	if err != nil {
 		return 0, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("event %s: %w", ev, err))
 	}
-	p.LastEventID = ev.ID
-	n, err := ordersdb.New(tx).UpsertOrderSummary(ctx, p)
+	row.LastEventID = ev.ID
+	n, err := ordersdb.New(tx).UpsertOrderSummary(ctx, row)
 	if err != nil {
 		return 0, fmt.Errorf("upserting order_summaries %s v%d: %w", ev.AggregateID, ev.Version, err)
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-kratos/kratos/v2/errors"
 
+	"github.com/eventrelay/eventrelay/relaytest"
+
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
@@ -42,7 +44,7 @@ func TestEveryWriteAppendsItsEventInTheSameTransaction(t *testing.T) {
 		t.Fatalf("stored order %v, want cancelled at version 3", got.GetOrder())
 	}
 
-	rows := ordertest.OutboxEvents(t, db.Pool)
+	rows := relaytest.Rows(t, db.Pool)
 	want := []struct {
 		eventID, typ string
 		status       ordersv1.OrderStatus
@@ -56,14 +58,14 @@ func TestEveryWriteAppendsItsEventInTheSameTransaction(t *testing.T) {
 	}
 	for i, w := range want {
 		r := rows[i]
-		if r.ID.String() != w.eventID || r.Type != w.typ || r.AggregateID != id || r.Version != int64(i+1) || r.Topic != events.Topic {
+		if r.EventID.String() != w.eventID || r.EventType != w.typ || r.AggregateID != id || r.AggregateVersion != int64(i+1) || r.Topic != events.Topic {
 			t.Errorf("outbox row %d: %+v, want event %s %s v%d on %s", i, r, w.eventID, w.typ, i+1, events.Topic)
 		}
-		ev, err := events.Decode(r.Payload)
+		env, err := events.Codec.Decode(r.Payload)
 		if err != nil {
 			t.Fatalf("outbox row %d: %v", i, err)
 		}
-		if o := events.OrderOf(ev); o.GetStatus() != w.status || o.GetVersion() != int64(i+1) || o.GetAmountCents() != 4200 {
+		if o := env.Payload.(interface{ GetOrder() *ordersv1.Order }).GetOrder(); o.GetStatus() != w.status || o.GetVersion() != int64(i+1) || o.GetAmountCents() != 4200 {
 			t.Errorf("outbox row %d carries %v, want status %v at v%d", i, o, w.status, i+1)
 		}
 	}
@@ -88,7 +90,7 @@ func TestARefusedChangeWritesNothing(t *testing.T) {
 	if se := errors.FromError(err); se.GetCode() != 409 || se.GetReason() != biz.ReasonStateConflict {
 		t.Fatalf("paying a cancelled order: %v, want 409 %s", err, biz.ReasonStateConflict)
 	}
-	if n := len(ordertest.OutboxEvents(t, db.Pool)); n != 2 {
+	if n := len(relaytest.Rows(t, db.Pool)); n != 2 {
 		t.Errorf("%d outbox rows after the refused payment, want 2", n)
 	}
 	got, err := svc.GetOrder(ctx, &ordersv1.GetOrderRequest{Id: id})
@@ -128,7 +130,7 @@ func TestBadRequestsNameTheirField(t *testing.T) {
 			t.Errorf("%s: %v, want 400 naming the field", field, se)
 		}
 	}
-	if n := len(ordertest.OutboxEvents(t, db.Pool)); n != 0 {
+	if n := len(relaytest.Rows(t, db.Pool)); n != 0 {
 		t.Errorf("%d outbox rows after refused requests, want 0", n)
 	}
 }

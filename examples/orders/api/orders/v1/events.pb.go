@@ -4,12 +4,16 @@
 // 	protoc        (unknown)
 // source: orders/v1/events.proto
 
+// The orders service's event payloads. Each is published inside
+// eventrelay's standard envelope (eventrelay.envelope.v1.Envelope, package
+// envelope), which carries the identity, producer and trace context; the
+// event type names are declared with the codec in internal/events.
+
 package ordersv1
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -22,259 +26,6 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// OrderEvent is the envelope the orders service publishes for every order
-// change: the body of each Pub/Sub message. The identity fields are the
-// ones eventrelay's outbox.Encoder receives (outbox.Metadata); the relay
-// repeats them as message attributes (event_id, event_type,
-// aggregate_type, aggregate_id, version, schema_version, occurred_at), so
-// triage never needs to decode the body. The ordering key is aggregate_id.
-type OrderEvent struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// UUIDv7, unique per event; the projector's dedupe key.
-	EventId string `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
-	// "orders.order.placed", "orders.order.paid" or "orders.order.cancelled";
-	// always matches the payload case.
-	EventType string `protobuf:"bytes,2,opt,name=event_type,json=eventType,proto3" json:"event_type,omitempty"`
-	// "orders.order".
-	AggregateType string `protobuf:"bytes,3,opt,name=aggregate_type,json=aggregateType,proto3" json:"aggregate_type,omitempty"`
-	// The order id.
-	AggregateId string `protobuf:"bytes,4,opt,name=aggregate_id,json=aggregateId,proto3" json:"aggregate_id,omitempty"`
-	// 1 when placed, +1 for every change.
-	AggregateVersion int64 `protobuf:"varint,5,opt,name=aggregate_version,json=aggregateVersion,proto3" json:"aggregate_version,omitempty"`
-	// Version of the payload schema for event_type.
-	SchemaVersion int32                  `protobuf:"varint,6,opt,name=schema_version,json=schemaVersion,proto3" json:"schema_version,omitempty"`
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
-	Producer      *Producer              `protobuf:"bytes,8,opt,name=producer,proto3" json:"producer,omitempty"`
-	// W3C trace context of the producing request.
-	Traceparent string `protobuf:"bytes,9,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
-	Tracestate  string `protobuf:"bytes,10,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
-	// Types that are valid to be assigned to Payload:
-	//
-	//	*OrderEvent_OrderPlaced
-	//	*OrderEvent_OrderPaid
-	//	*OrderEvent_OrderCancelled
-	Payload       isOrderEvent_Payload `protobuf_oneof:"payload"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *OrderEvent) Reset() {
-	*x = OrderEvent{}
-	mi := &file_orders_v1_events_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *OrderEvent) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*OrderEvent) ProtoMessage() {}
-
-func (x *OrderEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_orders_v1_events_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use OrderEvent.ProtoReflect.Descriptor instead.
-func (*OrderEvent) Descriptor() ([]byte, []int) {
-	return file_orders_v1_events_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *OrderEvent) GetEventId() string {
-	if x != nil {
-		return x.EventId
-	}
-	return ""
-}
-
-func (x *OrderEvent) GetEventType() string {
-	if x != nil {
-		return x.EventType
-	}
-	return ""
-}
-
-func (x *OrderEvent) GetAggregateType() string {
-	if x != nil {
-		return x.AggregateType
-	}
-	return ""
-}
-
-func (x *OrderEvent) GetAggregateId() string {
-	if x != nil {
-		return x.AggregateId
-	}
-	return ""
-}
-
-func (x *OrderEvent) GetAggregateVersion() int64 {
-	if x != nil {
-		return x.AggregateVersion
-	}
-	return 0
-}
-
-func (x *OrderEvent) GetSchemaVersion() int32 {
-	if x != nil {
-		return x.SchemaVersion
-	}
-	return 0
-}
-
-func (x *OrderEvent) GetOccurredAt() *timestamppb.Timestamp {
-	if x != nil {
-		return x.OccurredAt
-	}
-	return nil
-}
-
-func (x *OrderEvent) GetProducer() *Producer {
-	if x != nil {
-		return x.Producer
-	}
-	return nil
-}
-
-func (x *OrderEvent) GetTraceparent() string {
-	if x != nil {
-		return x.Traceparent
-	}
-	return ""
-}
-
-func (x *OrderEvent) GetTracestate() string {
-	if x != nil {
-		return x.Tracestate
-	}
-	return ""
-}
-
-func (x *OrderEvent) GetPayload() isOrderEvent_Payload {
-	if x != nil {
-		return x.Payload
-	}
-	return nil
-}
-
-func (x *OrderEvent) GetOrderPlaced() *OrderPlaced {
-	if x != nil {
-		if x, ok := x.Payload.(*OrderEvent_OrderPlaced); ok {
-			return x.OrderPlaced
-		}
-	}
-	return nil
-}
-
-func (x *OrderEvent) GetOrderPaid() *OrderPaid {
-	if x != nil {
-		if x, ok := x.Payload.(*OrderEvent_OrderPaid); ok {
-			return x.OrderPaid
-		}
-	}
-	return nil
-}
-
-func (x *OrderEvent) GetOrderCancelled() *OrderCancelled {
-	if x != nil {
-		if x, ok := x.Payload.(*OrderEvent_OrderCancelled); ok {
-			return x.OrderCancelled
-		}
-	}
-	return nil
-}
-
-type isOrderEvent_Payload interface {
-	isOrderEvent_Payload()
-}
-
-type OrderEvent_OrderPlaced struct {
-	OrderPlaced *OrderPlaced `protobuf:"bytes,20,opt,name=order_placed,json=orderPlaced,proto3,oneof"`
-}
-
-type OrderEvent_OrderPaid struct {
-	OrderPaid *OrderPaid `protobuf:"bytes,21,opt,name=order_paid,json=orderPaid,proto3,oneof"`
-}
-
-type OrderEvent_OrderCancelled struct {
-	OrderCancelled *OrderCancelled `protobuf:"bytes,22,opt,name=order_cancelled,json=orderCancelled,proto3,oneof"`
-}
-
-func (*OrderEvent_OrderPlaced) isOrderEvent_Payload() {}
-
-func (*OrderEvent_OrderPaid) isOrderEvent_Payload() {}
-
-func (*OrderEvent_OrderCancelled) isOrderEvent_Payload() {}
-
-// Producer identifies the emitting service instance.
-type Producer struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Service       string                 `protobuf:"bytes,1,opt,name=service,proto3" json:"service,omitempty"`
-	Instance      string                 `protobuf:"bytes,2,opt,name=instance,proto3" json:"instance,omitempty"`
-	Version       string                 `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Producer) Reset() {
-	*x = Producer{}
-	mi := &file_orders_v1_events_proto_msgTypes[1]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Producer) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Producer) ProtoMessage() {}
-
-func (x *Producer) ProtoReflect() protoreflect.Message {
-	mi := &file_orders_v1_events_proto_msgTypes[1]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Producer.ProtoReflect.Descriptor instead.
-func (*Producer) Descriptor() ([]byte, []int) {
-	return file_orders_v1_events_proto_rawDescGZIP(), []int{1}
-}
-
-func (x *Producer) GetService() string {
-	if x != nil {
-		return x.Service
-	}
-	return ""
-}
-
-func (x *Producer) GetInstance() string {
-	if x != nil {
-		return x.Instance
-	}
-	return ""
-}
-
-func (x *Producer) GetVersion() string {
-	if x != nil {
-		return x.Version
-	}
-	return ""
-}
-
 // OrderPlaced carries the new order (version 1).
 type OrderPlaced struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -285,7 +36,7 @@ type OrderPlaced struct {
 
 func (x *OrderPlaced) Reset() {
 	*x = OrderPlaced{}
-	mi := &file_orders_v1_events_proto_msgTypes[2]
+	mi := &file_orders_v1_events_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -297,7 +48,7 @@ func (x *OrderPlaced) String() string {
 func (*OrderPlaced) ProtoMessage() {}
 
 func (x *OrderPlaced) ProtoReflect() protoreflect.Message {
-	mi := &file_orders_v1_events_proto_msgTypes[2]
+	mi := &file_orders_v1_events_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -310,7 +61,7 @@ func (x *OrderPlaced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderPlaced.ProtoReflect.Descriptor instead.
 func (*OrderPlaced) Descriptor() ([]byte, []int) {
-	return file_orders_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_orders_v1_events_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *OrderPlaced) GetOrder() *Order {
@@ -331,7 +82,7 @@ type OrderPaid struct {
 
 func (x *OrderPaid) Reset() {
 	*x = OrderPaid{}
-	mi := &file_orders_v1_events_proto_msgTypes[3]
+	mi := &file_orders_v1_events_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -343,7 +94,7 @@ func (x *OrderPaid) String() string {
 func (*OrderPaid) ProtoMessage() {}
 
 func (x *OrderPaid) ProtoReflect() protoreflect.Message {
-	mi := &file_orders_v1_events_proto_msgTypes[3]
+	mi := &file_orders_v1_events_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -356,7 +107,7 @@ func (x *OrderPaid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderPaid.ProtoReflect.Descriptor instead.
 func (*OrderPaid) Descriptor() ([]byte, []int) {
-	return file_orders_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_orders_v1_events_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *OrderPaid) GetOrder() *Order {
@@ -384,7 +135,7 @@ type OrderCancelled struct {
 
 func (x *OrderCancelled) Reset() {
 	*x = OrderCancelled{}
-	mi := &file_orders_v1_events_proto_msgTypes[4]
+	mi := &file_orders_v1_events_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -396,7 +147,7 @@ func (x *OrderCancelled) String() string {
 func (*OrderCancelled) ProtoMessage() {}
 
 func (x *OrderCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_orders_v1_events_proto_msgTypes[4]
+	mi := &file_orders_v1_events_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -409,7 +160,7 @@ func (x *OrderCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderCancelled.ProtoReflect.Descriptor instead.
 func (*OrderCancelled) Descriptor() ([]byte, []int) {
-	return file_orders_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_orders_v1_events_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *OrderCancelled) GetOrder() *Order {
@@ -430,33 +181,7 @@ var File_orders_v1_events_proto protoreflect.FileDescriptor
 
 const file_orders_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x16orders/v1/events.proto\x12\torders.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16orders/v1/orders.proto\"\xd9\x04\n" +
-	"\n" +
-	"OrderEvent\x12\x19\n" +
-	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x1d\n" +
-	"\n" +
-	"event_type\x18\x02 \x01(\tR\teventType\x12%\n" +
-	"\x0eaggregate_type\x18\x03 \x01(\tR\raggregateType\x12!\n" +
-	"\faggregate_id\x18\x04 \x01(\tR\vaggregateId\x12+\n" +
-	"\x11aggregate_version\x18\x05 \x01(\x03R\x10aggregateVersion\x12%\n" +
-	"\x0eschema_version\x18\x06 \x01(\x05R\rschemaVersion\x12;\n" +
-	"\voccurred_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\x12/\n" +
-	"\bproducer\x18\b \x01(\v2\x13.orders.v1.ProducerR\bproducer\x12 \n" +
-	"\vtraceparent\x18\t \x01(\tR\vtraceparent\x12\x1e\n" +
-	"\n" +
-	"tracestate\x18\n" +
-	" \x01(\tR\n" +
-	"tracestate\x12;\n" +
-	"\forder_placed\x18\x14 \x01(\v2\x16.orders.v1.OrderPlacedH\x00R\vorderPlaced\x125\n" +
-	"\n" +
-	"order_paid\x18\x15 \x01(\v2\x14.orders.v1.OrderPaidH\x00R\torderPaid\x12D\n" +
-	"\x0forder_cancelled\x18\x16 \x01(\v2\x19.orders.v1.OrderCancelledH\x00R\x0eorderCancelledB\t\n" +
-	"\apayload\"Z\n" +
-	"\bProducer\x12\x18\n" +
-	"\aservice\x18\x01 \x01(\tR\aservice\x12\x1a\n" +
-	"\binstance\x18\x02 \x01(\tR\binstance\x12\x18\n" +
-	"\aversion\x18\x03 \x01(\tR\aversion\"5\n" +
+	"\x16orders/v1/events.proto\x12\torders.v1\x1a\x16orders/v1/orders.proto\"5\n" +
 	"\vOrderPlaced\x12&\n" +
 	"\x05order\x18\x01 \x01(\v2\x10.orders.v1.OrderR\x05order\"T\n" +
 	"\tOrderPaid\x12&\n" +
@@ -479,30 +204,22 @@ func file_orders_v1_events_proto_rawDescGZIP() []byte {
 	return file_orders_v1_events_proto_rawDescData
 }
 
-var file_orders_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_orders_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_orders_v1_events_proto_goTypes = []any{
-	(*OrderEvent)(nil),            // 0: orders.v1.OrderEvent
-	(*Producer)(nil),              // 1: orders.v1.Producer
-	(*OrderPlaced)(nil),           // 2: orders.v1.OrderPlaced
-	(*OrderPaid)(nil),             // 3: orders.v1.OrderPaid
-	(*OrderCancelled)(nil),        // 4: orders.v1.OrderCancelled
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
-	(*Order)(nil),                 // 6: orders.v1.Order
+	(*OrderPlaced)(nil),    // 0: orders.v1.OrderPlaced
+	(*OrderPaid)(nil),      // 1: orders.v1.OrderPaid
+	(*OrderCancelled)(nil), // 2: orders.v1.OrderCancelled
+	(*Order)(nil),          // 3: orders.v1.Order
 }
 var file_orders_v1_events_proto_depIdxs = []int32{
-	5, // 0: orders.v1.OrderEvent.occurred_at:type_name -> google.protobuf.Timestamp
-	1, // 1: orders.v1.OrderEvent.producer:type_name -> orders.v1.Producer
-	2, // 2: orders.v1.OrderEvent.order_placed:type_name -> orders.v1.OrderPlaced
-	3, // 3: orders.v1.OrderEvent.order_paid:type_name -> orders.v1.OrderPaid
-	4, // 4: orders.v1.OrderEvent.order_cancelled:type_name -> orders.v1.OrderCancelled
-	6, // 5: orders.v1.OrderPlaced.order:type_name -> orders.v1.Order
-	6, // 6: orders.v1.OrderPaid.order:type_name -> orders.v1.Order
-	6, // 7: orders.v1.OrderCancelled.order:type_name -> orders.v1.Order
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	3, // 0: orders.v1.OrderPlaced.order:type_name -> orders.v1.Order
+	3, // 1: orders.v1.OrderPaid.order:type_name -> orders.v1.Order
+	3, // 2: orders.v1.OrderCancelled.order:type_name -> orders.v1.Order
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_orders_v1_events_proto_init() }
@@ -511,18 +228,13 @@ func file_orders_v1_events_proto_init() {
 		return
 	}
 	file_orders_v1_orders_proto_init()
-	file_orders_v1_events_proto_msgTypes[0].OneofWrappers = []any{
-		(*OrderEvent_OrderPlaced)(nil),
-		(*OrderEvent_OrderPaid)(nil),
-		(*OrderEvent_OrderCancelled)(nil),
-	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_orders_v1_events_proto_rawDesc), len(file_orders_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,224 @@
+package envelope
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	envelopev1 "github.com/eventrelay/eventrelay/api/eventrelay/envelope/v1"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// MessageType is the envelope's full protobuf name, e.g. for
+// `relayctl dlq show --message-type`.
+const MessageType = "eventrelay.envelope.v1.Envelope"
+
+// Declaration binds an event type name to its payload message; make one with
+// Type.
+type Declaration struct {
+	name     string
+	versions []int32
+	message  protoreflect.MessageType
+	goType   reflect.Type
+}
+
+// Type declares the event type name whose payload is a P, e.g.
+// Type[*ordersv1.OrderPaid]("orders.order.paid"). versions lists the
+// payload schema versions the service writes and reads (default 1); the
+// projector dead-letters other versions as schema_unsupported.
+func Type[P proto.Message](name string, versions ...int32) Declaration {
+	var zero P
+	if len(versions) == 0 {
+		versions = []int32{1}
+	}
+	return Declaration{name: name, versions: slices.Clone(versions), message: zero.ProtoReflect().Type(), goType: reflect.TypeFor[P]()}
+}
+
+// Codec encodes and decodes the envelopes of a fixed set of event types.
+// It is safe for concurrent use.
+type Codec struct {
+	byName    map[string]Declaration
+	byMessage map[protoreflect.FullName]Declaration
+	byGo      map[reflect.Type]Declaration
+}
+
+// New returns the codec of decls. It fails on an empty name, a name declared
+// twice, or a payload message declared for two names (the payload's type
+// must identify its event type).
+func New(decls ...Declaration) (*Codec, error) {
+	c := &Codec{
+		byName:    map[string]Declaration{},
+		byMessage: map[protoreflect.FullName]Declaration{},
+		byGo:      map[reflect.Type]Declaration{},
+	}
+	if len(decls) == 0 {
+		return nil, errors.New("envelope: no event types declared")
+	}
+	for _, d := range decls {
+		if d.name == "" || d.message == nil {
+			return nil, errors.New("envelope: a declaration has no name (use envelope.Type)")
+		}
+		if _, dup := c.byName[d.name]; dup {
+			return nil, fmt.Errorf("envelope: event type %s declared twice", d.name)
+		}
+		full := d.message.Descriptor().FullName()
+		if o, dup := c.byMessage[full]; dup {
+			return nil, fmt.Errorf("envelope: message %s declared for both %s and %s", full, o.name, d.name)
+		}
+		c.byName[d.name], c.byMessage[full], c.byGo[d.goType] = d, d, d
+	}
+	return c, nil
+}
+
+// Must is New that panics on an error, for package-level codecs.
+func Must(decls ...Declaration) *Codec {
+	c, err := New(decls...)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Types lists the declared event type names, sorted.
+func (c *Codec) Types() []string {
+	out := make([]string, 0, len(c.byName))
+	for n := range c.byName {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TypeOf returns the event type name declared for payload's message.
+func (c *Codec) TypeOf(payload proto.Message) (string, error) {
+	if payload == nil {
+		return "", errors.New("envelope: nil payload")
+	}
+	d, ok := c.byMessage[payload.ProtoReflect().Descriptor().FullName()]
+	if !ok {
+		return "", fmt.Errorf("envelope: %T is not a declared event payload", payload)
+	}
+	return d.name, nil
+}
+
+// typeFor returns the event type name declared for the Go type of P.
+func typeFor[P proto.Message](c *Codec) (Declaration, error) {
+	d, ok := c.byGo[reflect.TypeFor[P]()]
+	if !ok {
+		return Declaration{}, fmt.Errorf("envelope: %v is not a declared event payload", reflect.TypeFor[P]())
+	}
+	return d, nil
+}
+
+// Encode is the outbox.Encoder: it wraps payload in an Envelope carrying
+// meta. The payload's message must be the one declared for meta.EventType.
+func (c *Codec) Encode(meta outbox.Metadata, payload proto.Message) ([]byte, error) {
+	want, err := c.TypeOf(payload)
+	if err != nil {
+		return nil, err
+	}
+	if meta.EventType != want {
+		return nil, fmt.Errorf("envelope: event type %q does not match payload %T (declared for %s)", meta.EventType, payload, want)
+	}
+	anyp, err := anypb.New(payload)
+	if err != nil {
+		return nil, fmt.Errorf("envelope: packing %T: %w", payload, err)
+	}
+	return proto.MarshalOptions{Deterministic: true}.Marshal(&envelopev1.Envelope{
+		EventId:          meta.EventID.String(),
+		EventType:        meta.EventType,
+		AggregateType:    meta.AggregateType,
+		AggregateId:      meta.AggregateID,
+		AggregateVersion: meta.AggregateVersion,
+		SchemaVersion:    meta.SchemaVersion,
+		OccurredAt:       timestamppb.New(meta.OccurredAt),
+		Producer: &envelopev1.Producer{
+			Service:  meta.Producer.Service,
+			Instance: meta.Producer.Instance,
+			Version:  meta.Producer.Version,
+		},
+		Traceparent: meta.Headers["traceparent"],
+		Tracestate:  meta.Headers["tracestate"],
+		Payload:     anyp,
+	})
+}
+
+// Unmarshal parses and checks a body: an Envelope with an event id, an
+// aggregate id, a positive version and a payload of the message declared
+// for its event type. It returns the envelope and the unpacked payload.
+// Errors are projection.Permanent (event_type_unknown or payload_invalid).
+func (c *Codec) Unmarshal(body []byte) (*envelopev1.Envelope, proto.Message, error) {
+	env := &envelopev1.Envelope{}
+	if err := proto.Unmarshal(body, env); err != nil {
+		return nil, nil, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("envelope: %w", err))
+	}
+	if env.GetEventId() == "" || env.GetAggregateId() == "" || env.GetAggregateVersion() < 1 {
+		return nil, nil, projection.Permanent(projection.PayloadInvalid, errors.New("envelope: missing event_id, aggregate_id or aggregate_version"))
+	}
+	d, ok := c.byName[env.GetEventType()]
+	if !ok {
+		return nil, nil, projection.Permanent(projection.EventTypeUnknown, fmt.Errorf("envelope: event type %q is not declared", env.GetEventType()))
+	}
+	if env.GetPayload() == nil {
+		return nil, nil, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("envelope: %s has no payload", env.GetEventType()))
+	}
+	if got := env.GetPayload().MessageName(); got != d.message.Descriptor().FullName() {
+		return nil, nil, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("envelope: %s carries %s, want %s", env.GetEventType(), got, d.message.Descriptor().FullName()))
+	}
+	p := d.message.New().Interface()
+	if err := env.GetPayload().UnmarshalTo(p); err != nil {
+		return nil, nil, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("envelope: %s payload: %w", env.GetEventType(), err))
+	}
+	return env, p, nil
+}
+
+// Decode is the projection.Decoder: the envelope's identity and the typed
+// payload (e.g. a *ordersv1.OrderPaid) as Envelope.Payload.
+func (c *Codec) Decode(body []byte) (projection.Envelope, error) {
+	env, p, err := c.Unmarshal(body)
+	if err != nil {
+		return projection.Envelope{}, err
+	}
+	out := projection.Envelope{
+		EventID:       env.GetEventId(),
+		Type:          env.GetEventType(),
+		AggregateType: env.GetAggregateType(),
+		AggregateID:   env.GetAggregateId(),
+		Version:       env.GetAggregateVersion(),
+		SchemaVersion: env.GetSchemaVersion(),
+		Payload:       p,
+	}
+	if env.GetOccurredAt() != nil {
+		out.OccurredAt = env.GetOccurredAt().AsTime()
+	}
+	return out, nil
+}
+
+// EventType is the projection.EventType of a declared name (its schema
+// versions and Decode), for Registry.Register.
+func (c *Codec) EventType(name string) (projection.EventType, error) {
+	d, ok := c.byName[name]
+	if !ok {
+		return projection.EventType{}, fmt.Errorf("envelope: event type %q is not declared", name)
+	}
+	return projection.EventType{Name: name, SchemaVersions: slices.Clone(d.versions), Decode: c.Decode}, nil
+}
+
+// DecodeEnvelope returns the checked Envelope of body (its payload still an
+// Any, which protojson prints with the payload's fields): with
+// hook.DecoderFunc it is the Decoder of `relayctl dlq show`.
+func (c *Codec) DecodeEnvelope(body []byte, _ map[string]string) (proto.Message, error) {
+	env, _, err := c.Unmarshal(body)
+	if err != nil {
+		return nil, err
+	}
+	return env, nil
+}

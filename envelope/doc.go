@@ -1,0 +1,38 @@
+// Package envelope is the message body of a service's events, declared once:
+//
+//	codec, err := envelope.New(
+//		envelope.Type[*ordersv1.OrderPlaced]("orders.order.placed"),
+//		envelope.Type[*ordersv1.OrderPaid]("orders.order.paid"),
+//	)
+//
+// gives the outbox.Encoder (Codec.Encode), the projection decoder
+// (Codec.Decode, Codec.EventType), the event-type names (Codec.Types,
+// Codec.TypeOf) and typed handler registration (Handle).
+//
+// # The envelope
+//
+// Every body is one eventrelay.envelope.v1.Envelope (package
+// api/eventrelay/envelope/v1, MessageType): the identity the outbox writer
+// filled (event id and type, aggregate type, id and version, schema version,
+// occurred_at), the producer, the W3C trace context, and the domain message
+// in a google.protobuf.Any. The codec is a standard proto shipped here
+// rather than a codec over each service's own oneof envelope because:
+//
+//   - a service writes no envelope proto and no code around it: its event
+//     messages are plain messages, declared in Go next to their type names;
+//   - the envelope is the same for every service, so tools (relayctl dlq
+//     show, tests, the relay) read any body without the service's oneof;
+//   - the Any's type URL names the payload message, so Decode checks that
+//     event_type and payload agree without a per-service switch;
+//   - adding an event type is one Type line, not a oneof field plus cases in
+//     Encode, Decode and an accessor.
+//
+// The cost is the type URL in every body (about 40 bytes) and a payload
+// that protobuf tooling sees as Any until it is unpacked; both are small
+// next to not keeping four hand-written switches in step.
+//
+// Decode refuses, as projection.Permanent errors, a body that is not an
+// Envelope, misses its identity, carries an event type the codec does not
+// declare (event_type_unknown) or a payload of another message than the one
+// declared for its event type (payload_invalid).
+package envelope

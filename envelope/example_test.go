@@ -1,0 +1,61 @@
+package envelope_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/eventrelay/eventrelay/envelope"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// A service declares its events once (here with well-known messages; a
+// service uses its own, e.g. *ordersv1.OrderPaid), hands Encode to the
+// outbox writer and registers typed handlers for its projection.
+func Example() {
+	codec := envelope.Must(
+		envelope.Type[*wrapperspb.StringValue]("notes.note.written"),
+		envelope.Type[*emptypb.Empty]("notes.note.deleted"),
+	)
+	fmt.Println(codec.Types())
+
+	// Write side: outbox.Config{Encoder: codec.Encode, ...}.
+	var _ outbox.Encoder = codec.Encode
+	meta := outbox.Metadata{
+		EventID: uuid.Must(uuid.NewV7()), EventType: "notes.note.written", AggregateType: "notes.note",
+		AggregateID: "n-1", AggregateVersion: 1, SchemaVersion: 1, OccurredAt: time.Now(),
+	}
+	body, err := codec.Encode(meta, wrapperspb.String("hello"))
+	if err != nil {
+		panic(err)
+	}
+
+	// Read side: one call per event type, the payload typed.
+	reg := projection.NewRegistry[projection.TxHandler]()
+	err = envelope.Handle(reg, codec, func(_ context.Context, _ pgx.Tx, ev *projection.Event, p *wrapperspb.StringValue) (projection.Outcome, error) {
+		fmt.Printf("%s v%d: %s\n", ev.AggregateID, ev.Version, p.GetValue())
+		return projection.Applied, nil
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	// What the projector does with a received message.
+	ev := &projection.Event{ID: meta.EventID, Type: meta.EventType, AggregateID: "n-1", Version: 1, SchemaVersion: 1, Body: body}
+	route, err := reg.Resolve(ev)
+	if err != nil {
+		panic(err)
+	}
+	out, err := route.Handler.HandleTx(context.Background(), nil, ev)
+	fmt.Println(out, err)
+	// Output:
+	// [notes.note.deleted notes.note.written]
+	// n-1 v1: hello
+	// applied <nil>
+}

@@ -1,0 +1,158 @@
+package relaytest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/pstest"
+
+	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
+)
+
+// PubSubOptions shape a test Pub/Sub.
+type PubSubOptions struct {
+	// Resources is a Pub/Sub resources file in relayctl's format (a
+	// service's configs/pubsub.yaml): its topics and subscriptions are
+	// created, as `relayctl pubsub ensure -f` would. Its pubsub section
+	// (project, emulator host) is ignored. Empty: nothing is created.
+	Resources string
+	// RTT is added to every call by the strict double (half each way), so
+	// timing matches a real network; 0 answers at once.
+	RTT time.Duration
+	// ExpectRefusals lets the test send requests Cloud Pub/Sub refuses;
+	// otherwise any refusal fails the test when it ends.
+	ExpectRefusals bool
+}
+
+// PubSub is a pstest server behind eventrelay's strict Pub/Sub double: a
+// proxy that refuses what Cloud Pub/Sub refuses but pstest accepts (mixed
+// ordering keys in one publish request, over 1,000 messages or 10 MB per
+// request, empty requests, messages without data and attributes, oversize
+// attributes or ordering keys), with Cloud Pub/Sub's status codes and
+// messages.
+type PubSub struct {
+	// Addr is the double's host:port: point every client of the test at it
+	// (PUBSUB_EMULATOR_HOST, relayctl --emulator-host).
+	Addr string
+	// ProjectID is the project the resources live in.
+	ProjectID string
+	// Client is connected to the double.
+	Client *pubsub.Client
+	// Server is the pstest server behind the double (its messages,
+	// acks and delivery attempts).
+	Server *pstest.Server
+
+	double *strict.Proxy
+	expect bool
+}
+
+// ProjectID is the project of every test PubSub.
+const ProjectID = "eventrelay-test"
+
+// NewPubSub starts a pstest server behind the strict double, creates the
+// resources of o.Resources, and stops both when t ends. Unless
+// o.ExpectRefusals, a request the double refused fails t at its end.
+func NewPubSub(t testing.TB, o PubSubOptions) *PubSub {
+	t.Helper()
+	srv := pstest.NewServer()
+	double, err := strict.Start(strict.Options{Upstream: srv.Addr, RTT: o.RTT})
+	if err != nil {
+		srv.Close()
+		t.Fatalf("relaytest: starting the strict Pub/Sub double: %v", err)
+	}
+	cl, err := gpubsub.NewClient(context.Background(), gpubsub.Config{ProjectID: ProjectID, EmulatorHost: double.Addr()})
+	if err != nil {
+		double.Close()
+		srv.Close()
+		t.Fatalf("relaytest: connecting to the strict Pub/Sub double: %v", err)
+	}
+	ps := &PubSub{Addr: double.Addr(), ProjectID: ProjectID, Client: cl, Server: srv, double: double, expect: o.ExpectRefusals}
+	t.Cleanup(func() {
+		cl.Close()
+		double.Close()
+		srv.Close()
+		st := double.Stats()
+		strict.Report(st, ps.expect) // make test's total across packages
+		if st.Refused > 0 && !ps.expect {
+			t.Errorf("relaytest: the strict Pub/Sub double refused requests Cloud Pub/Sub would refuse: %v", st)
+		}
+	})
+	if o.Resources != "" {
+		if err := ps.ensure(o.Resources); err != nil {
+			t.Fatalf("relaytest: %s: %v", o.Resources, err)
+		}
+	}
+	return ps
+}
+
+func (ps *PubSub) ensure(path string) error {
+	var f struct {
+		gpubsub.Resources `yaml:",inline"`
+		PubSub            map[string]any `yaml:"pubsub"`
+	}
+	if err := conf.Load(path, &f); err != nil {
+		return err
+	}
+	if err := f.Resources.Validate(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := gpubsub.Ensure(ctx, ps.Client, ps.ProjectID, f.Resources, false); err != nil {
+		return fmt.Errorf("creating the resources: %w", err)
+	}
+	return nil
+}
+
+// Refused is the number of requests the double refused so far.
+func (ps *PubSub) Refused() int64 { return ps.double.Stats().Refused }
+
+// Publish sends m to topic as a service would (ordered when m has an
+// ordering key) and waits for the server's answer.
+func (ps *PubSub) Publish(t testing.TB, topic string, m *pubsub.Message) string {
+	t.Helper()
+	p := ps.Client.Publisher(topic)
+	p.EnableMessageOrdering = m.OrderingKey != ""
+	defer p.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, err := p.Publish(ctx, m).Get(ctx)
+	if err != nil {
+		t.Fatalf("relaytest: publishing to %s: %v", topic, err)
+	}
+	return id
+}
+
+// Receive pulls n messages from subscription (acking them) within timeout,
+// or fails t.
+func (ps *PubSub) Receive(t testing.TB, subscription string, n int, timeout time.Duration) []*pubsub.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var mu sync.Mutex
+	var got []*pubsub.Message
+	err := ps.Client.Subscriber(subscription).Receive(ctx, func(_ context.Context, m *pubsub.Message) {
+		mu.Lock()
+		defer mu.Unlock()
+		m.Ack()
+		if len(got) < n {
+			got = append(got, m)
+		}
+		if len(got) == n {
+			cancel()
+		}
+	})
+	if err != nil {
+		t.Fatalf("relaytest: receiving from %s: %v", subscription, err)
+	}
+	if len(got) < n {
+		t.Fatalf("relaytest: %d messages from %s within %v, want %d", len(got), subscription, timeout, n)
+	}
+	return got
+}
