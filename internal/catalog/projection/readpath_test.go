@@ -231,7 +231,7 @@ func TestReadYourWritesOnBothReadModels(t *testing.T) {
 
 	// Update: the new title, through the header or min_version.
 	updated, tok := api.write(http.MethodPatch, "/v1/videos/"+id, `{"title":"okapi crossing"}`, &catalogv1.UpdateVideoResponse{})
-	if code, v, _ := api.get(id+"?min_version=2"); code != http.StatusOK || v.GetVersion() != updated.GetVersion() || v.GetTitle() != "okapi crossing" {
+	if code, v, _ := api.get(id + "?min_version=2"); code != http.StatusOK || v.GetVersion() != updated.GetVersion() || v.GetTitle() != "okapi crossing" {
 		t.Fatalf("GET with min_version=2 after the update: %d %v", code, v)
 	}
 	if ids, _ := api.search("okapi", service.TokenHeader, tok); !contains(ids, id) {
