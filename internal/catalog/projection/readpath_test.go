@@ -315,3 +315,76 @@ func strconvBool(b bool) string {
 	}
 	return "false"
 }
+
+// TestSearchFiltersSortsAndPages: SearchVideos filters on status and
+// uploader, sorts by title and pages with its cursor, without gaps or
+// repeats.
+func TestSearchFiltersSortsAndPages(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
+	h := newHarnessOn(t, db.Pool)
+	srv, _ := h.search(batchConfig(10), estest.Options{}, nil)
+	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-search", h.ps.Config))
+	api := newReadAPI(t, db.URL, srv.URL)
+
+	alice, bob := uuid.NewString(), uuid.NewString()
+	var toks []string
+	titles := map[string]string{}
+	for i, title := range []string{"delta river", "alpha river", "echo river", "charlie river", "bravo lake"} {
+		uploader, status := alice, "VIDEO_STATUS_PUBLISHED"
+		if i%2 == 1 {
+			uploader, status = bob, "VIDEO_STATUS_DRAFT"
+		}
+		v, tok := api.write(http.MethodPost, "/v1/videos", `{"uploader_id":"`+uploader+`","title":"`+title+`","status":"`+status+`"}`, &catalogv1.CreateVideoResponse{})
+		toks = append(toks, tok)
+		titles[v.GetId()] = title
+	}
+	page := func(q string) ([]string, string) {
+		t.Helper()
+		code, b, _ := api.do(http.MethodGet, "/v1/videos:search?"+q, "", service.TokenHeader, strings.Join(toks, ","))
+		if code != http.StatusOK {
+			t.Fatalf("search %s: %d %s", q, code, b)
+		}
+		var r catalogv1.SearchVideosResponse
+		if err := protojson.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range r.GetVideos() {
+			got = append(got, titles[v.GetId()])
+		}
+		return got, r.GetNextPageToken()
+	}
+	var all []string
+	q := "query=river&order=SEARCH_ORDER_TITLE_ASC&page_size=2"
+	for token := ""; ; {
+		got, next := page(q + "&page_token=" + url.QueryEscape(token))
+		all = append(all, got...)
+		if next == "" {
+			break
+		}
+		token = next
+	}
+	if want := []string{"alpha river", "charlie river", "delta river", "echo river"}; strings.Join(all, "|") != strings.Join(want, "|") {
+		t.Fatalf("river by title in pages of 2: %v, want %v", all, want)
+	}
+	if got, _ := page("status=VIDEO_STATUS_PUBLISHED&order=SEARCH_ORDER_TITLE_ASC"); strings.Join(got, "|") != "bravo lake|delta river|echo river" {
+		t.Fatalf("published by title: %v", got)
+	}
+	if got, _ := page("uploader_id=" + bob + "&order=SEARCH_ORDER_TITLE_ASC"); strings.Join(got, "|") != "alpha river|charlie river" {
+		t.Fatalf("bob's by title: %v", got)
+	}
+	if code, b, _ := api.do(http.MethodGet, "/v1/videos:search?uploader_id=nope", ""); code != http.StatusBadRequest || !strings.Contains(string(b), "uploader_id") {
+		t.Fatalf("bad uploader_id: %d %s, want 400 naming uploader_id", code, b)
+	}
+	if code, b, _ := api.do(http.MethodGet, "/v1/videos:search?query=river&order=SEARCH_ORDER_TITLE_ASC&page_token=garbage", ""); code != http.StatusBadRequest || !strings.Contains(string(b), "page_token") {
+		t.Fatalf("bad page_token: %d %s, want 400 naming page_token", code, b)
+	}
+	// The index unavailable: 503 UNAVAILABLE, retry.
+	srv.Inject(http.StatusServiceUnavailable, time.Minute)
+	defer srv.Inject(0, 0)
+	if code, b, _ := api.do(http.MethodGet, "/v1/videos:search?query=river", ""); code != http.StatusServiceUnavailable ||
+		!strings.Contains(string(b), catalogv1.ErrorReason_ERROR_REASON_UNAVAILABLE.String()) {
+		t.Fatalf("search with the index answering 503: %d %s, want 503 UNAVAILABLE", code, b)
+	}
+}
