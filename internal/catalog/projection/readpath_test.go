@@ -28,6 +28,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/server"
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
 	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	pt "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -38,6 +39,7 @@ type readAPI struct {
 	t    *testing.T
 	base string
 	data *data.Data
+	reg  *prometheus.Registry
 }
 
 func newReadAPI(t *testing.T, dbURL, esURL string) *readAPI {
@@ -69,7 +71,7 @@ func newReadAPI(t *testing.T, dbURL, esURL string) *readAPI {
 	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: conf.Duration(15 * time.Second), MaxBodyBytes: 64 << 10}
 	ts := httptest.NewServer(server.NewHTTPServer(srvConf, svc, data.NewHealth(d), reg, log))
 	t.Cleanup(ts.Close)
-	return &readAPI{t: t, base: ts.URL, data: d}
+	return &readAPI{t: t, base: ts.URL, data: d, reg: reg}
 }
 
 // do sends a request with the given headers (name, value, ...) and
@@ -252,6 +254,16 @@ func TestReadYourWritesOnBothReadModels(t *testing.T) {
 	}
 	if ids := api.list(service.TokenHeader, tok); contains(ids, id) {
 		t.Fatalf("list with the delete's token still lists %s", id)
+	}
+
+	// Metrics per path: waits that caught up on both read models, the one
+	// that did not, and reads without a token.
+	for _, m := range []struct {
+		path, outcome string
+	}{{"videos", "caught_up"}, {"search", "caught_up"}, {"videos", "behind"}, {"videos", "no_token"}, {"search", "no_token"}} {
+		if n := opstest.Metric(t, api.reg, "catalog_reads_total", map[string]string{"path": m.path, "outcome": m.outcome}); n < 1 {
+			t.Errorf("catalog_reads_total{path=%q,outcome=%q} = %v, want >= 1", m.path, m.outcome, n)
+		}
 	}
 
 	// A malformed token names the header.
