@@ -50,6 +50,9 @@ func (s *batchApplier) apply(ctx context.Context, items []*item) {
 		s.handle(ctx, g)
 	}
 	s.record(ctx, items)
+	if err := announce(ctx, s.pool, s.consumer, items); err != nil {
+		s.log.Warn("announcing applied events failed; reads waiting for them time out", "error", err.Error())
+	}
 }
 
 // skipSeen marks events the inbox already holds as duplicates and returns

@@ -112,6 +112,9 @@ func (s *txApplier) applyAll(ctx context.Context, items []*item) bool {
 		}
 		fresh = fresh[len(run):]
 	}
+	if err := announce(ctx, tx, s.consumer, items); err != nil {
+		return s.fallback(items, postgres.Classify(err))
+	}
 	if err := tx.Commit(ctx); err != nil {
 		failAll(items, fmt.Errorf("committing batch: %w", postgres.Classify(err)))
 	}
@@ -160,6 +163,10 @@ func (s *txApplier) applyEach(ctx context.Context, items []*item) {
 			break
 		}
 		it.result = res
+	}
+	if err := announce(ctx, tx, s.consumer, items); err != nil {
+		failAll(items, postgres.Classify(err))
+		return
 	}
 	if err := tx.Commit(ctx); err != nil {
 		failAll(items, fmt.Errorf("committing batch: %w", postgres.Classify(err)))

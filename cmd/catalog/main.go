@@ -4,6 +4,10 @@
 // publisher daemon delivers the events.
 //
 //	catalog -conf configs/catalog.yaml
+//	catalog settings set read_path.search off -requested-by alice -reason "index rebuild" [-conf ...]
+//
+// The second form flips a read path switch at runtime for every catalog
+// process (audited in admin_audit) and exits.
 //
 // Environment overrides: DATABASE_URL, DATABASE_SCHEMA, CATALOG_HTTP_ADDR,
 // CATALOG_GRPC_ADDR, OUTBOX_NOTIFY, OUTBOX_TOPIC, ... (see
@@ -25,6 +29,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/telemetry"
@@ -40,6 +45,13 @@ func main() {
 	version.ExitIfRequested("catalog", *showVersion)
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil)).With("service", "catalog")
 	slog.SetDefault(logger)
+	if flag.Arg(0) == "settings" {
+		if err := runSettings(flag.Args()[1:], os.Stdout, logger); err != nil {
+			logger.Error("catalog settings failed", "error", err.Error())
+			os.Exit(iconf.ExitStatus(err))
+		}
+		return
+	}
 	if err := run(*confPath, logger); err != nil {
 		logger.Error("catalog stopped", "error", err.Error())
 		os.Exit(iconf.ExitStatus(err))
@@ -62,7 +74,7 @@ func run(confPath string, logger *slog.Logger) error {
 	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 	klog.SetLogger(ops.KratosLogger(logger))
 
-	app, cleanup, err := wireApp(&cfg.Server, &cfg.Database, &cfg.Outbox, logger)
+	app, cleanup, err := wireApp(&cfg.Server, &cfg.Database, &cfg.Outbox, &cfg.ReadPath, &cfg.Elastic, logger)
 	if err != nil {
 		return fmt.Errorf("wiring the app: %w", err)
 	}
@@ -70,7 +82,9 @@ func run(confPath string, logger *slog.Logger) error {
 	logger.Info("catalog starting",
 		"http_addr", cfg.Server.HTTPAddr, "grpc_addr", cfg.Server.GRPCAddr,
 		"database", postgres.Redact(cfg.Database.URL), "schema", cfg.Database.Schema,
-		"topic", cfg.Outbox.Topic, "notify", cfg.Outbox.Notify)
+		"topic", cfg.Outbox.Topic, "notify", cfg.Outbox.Notify,
+		"read_path_videos", cfg.ReadPath.Videos, "read_path_search", cfg.ReadPath.Search,
+		"elastic", elastic.RedactURL(cfg.Elastic.URL))
 	if err := app.Run(); err != nil {
 		return fmt.Errorf("running: %w", err)
 	}

@@ -7,9 +7,11 @@
 package main
 
 import (
+	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/biz"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/server"
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
 	"github.com/go-kratos/kratos/v2"
@@ -19,7 +21,7 @@ import (
 // Injectors from wire.go:
 
 // wireApp builds the catalog app from its configuration.
-func wireApp(confServer *conf.Server, arg *conf.Database, outbox *conf.Outbox, logger *slog.Logger) (*kratos.App, func(), error) {
+func wireApp(confServer *conf.Server, arg *conf.Database, outbox *conf.Outbox, readPath *conf.ReadPath, config *elastic.Config, logger *slog.Logger) (*kratos.App, func(), error) {
 	writer, err := data.NewWriter(outbox)
 	if err != nil {
 		return nil, nil, err
@@ -30,12 +32,31 @@ func wireApp(confServer *conf.Server, arg *conf.Database, outbox *conf.Outbox, l
 	}
 	videoRepo := data.NewVideoRepo(dataData)
 	videoUsecase := biz.NewVideoUsecase(videoRepo)
-	videoService := service.NewVideoService(videoUsecase)
-	health := data.NewHealth(dataData)
-	httpServer := server.NewHTTPServer(confServer, videoService, health, logger)
+	registry := health.NewRegistry()
+	reads, cleanup2, err := data.NewReads(dataData, readPath, config, registry)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	videoReadModel := reads.Model
+	videoSearch := reads.Search
+	waiter := reads.Waiter
+	switches := reads.Switches
+	readMetrics, err := service.NewReadMetrics(registry)
+	if err != nil {
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	observer := service.NewObserver(readMetrics)
+	readUsecase := biz.NewReadUsecase(videoRepo, videoReadModel, videoSearch, waiter, switches, observer)
+	videoService := service.NewVideoService(videoUsecase, readUsecase)
+	healthHealth := data.NewHealth(dataData)
+	httpServer := server.NewHTTPServer(confServer, videoService, healthHealth, registry, logger)
 	grpcServer := server.NewGRPCServer(confServer, videoService, logger)
-	app := newApp(confServer, logger, httpServer, grpcServer, health)
+	app := newApp(confServer, logger, httpServer, grpcServer, healthHealth)
 	return app, func() {
+		cleanup2()
 		cleanup()
 	}, nil
 }

@@ -21,6 +21,13 @@ type AdminAudit struct {
 	CreatedAt   time.Time
 }
 
+type CatalogSetting struct {
+	Name      string
+	Value     string
+	UpdatedBy string
+	UpdatedAt time.Time
+}
+
 type InboxEvent struct {
 	Consumer         string
 	EventID          uuid.UUID

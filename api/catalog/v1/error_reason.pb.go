@@ -37,6 +37,9 @@ const (
 	ErrorReason_ERROR_REASON_UNAVAILABLE ErrorReason = 4
 	// An unexpected failure; details are in the server log only. HTTP 500.
 	ErrorReason_ERROR_REASON_INTERNAL ErrorReason = 5
+	// The read model has not yet applied the writes named by the request's
+	// consistency tokens within the wait; retry. HTTP 503.
+	ErrorReason_ERROR_REASON_READ_MODEL_BEHIND ErrorReason = 6
 )
 
 // Enum value maps for ErrorReason.
@@ -48,14 +51,16 @@ var (
 		3: "ERROR_REASON_VERSION_CONFLICT",
 		4: "ERROR_REASON_UNAVAILABLE",
 		5: "ERROR_REASON_INTERNAL",
+		6: "ERROR_REASON_READ_MODEL_BEHIND",
 	}
 	ErrorReason_value = map[string]int32{
-		"ERROR_REASON_UNSPECIFIED":      0,
-		"ERROR_REASON_INVALID_ARGUMENT": 1,
-		"ERROR_REASON_VIDEO_NOT_FOUND":  2,
-		"ERROR_REASON_VERSION_CONFLICT": 3,
-		"ERROR_REASON_UNAVAILABLE":      4,
-		"ERROR_REASON_INTERNAL":         5,
+		"ERROR_REASON_UNSPECIFIED":       0,
+		"ERROR_REASON_INVALID_ARGUMENT":  1,
+		"ERROR_REASON_VIDEO_NOT_FOUND":   2,
+		"ERROR_REASON_VERSION_CONFLICT":  3,
+		"ERROR_REASON_UNAVAILABLE":       4,
+		"ERROR_REASON_INTERNAL":          5,
+		"ERROR_REASON_READ_MODEL_BEHIND": 6,
 	}
 )
 
@@ -91,14 +96,15 @@ var File_catalog_v1_error_reason_proto protoreflect.FileDescriptor
 const file_catalog_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dcatalog/v1/error_reason.proto\x12\n" +
-	"catalog.v1*\xcc\x01\n" +
+	"catalog.v1*\xf0\x01\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12 \n" +
 	"\x1cERROR_REASON_VIDEO_NOT_FOUND\x10\x02\x12!\n" +
 	"\x1dERROR_REASON_VERSION_CONFLICT\x10\x03\x12\x1c\n" +
 	"\x18ERROR_REASON_UNAVAILABLE\x10\x04\x12\x19\n" +
-	"\x15ERROR_REASON_INTERNAL\x10\x05B;Z9github.com/eventrelay/eventrelay/api/catalog/v1;catalogv1b\x06proto3"
+	"\x15ERROR_REASON_INTERNAL\x10\x05\x12\"\n" +
+	"\x1eERROR_REASON_READ_MODEL_BEHIND\x10\x06B;Z9github.com/eventrelay/eventrelay/api/catalog/v1;catalogv1b\x06proto3"
 
 var (
 	file_catalog_v1_error_reason_proto_rawDescOnce sync.Once

@@ -188,6 +188,63 @@ func (AnalysisStatus) EnumDescriptor() ([]byte, []int) {
 	return file_catalog_v1_video_proto_rawDescGZIP(), []int{2}
 }
 
+// SearchOrder is the order of search results.
+type SearchOrder int32
+
+const (
+	// Relevance when a query is given, else newest first.
+	SearchOrder_SEARCH_ORDER_UNSPECIFIED  SearchOrder = 0
+	SearchOrder_SEARCH_ORDER_RELEVANCE    SearchOrder = 1
+	SearchOrder_SEARCH_ORDER_CREATED_DESC SearchOrder = 2
+	SearchOrder_SEARCH_ORDER_CREATED_ASC  SearchOrder = 3
+	SearchOrder_SEARCH_ORDER_TITLE_ASC    SearchOrder = 4
+)
+
+// Enum value maps for SearchOrder.
+var (
+	SearchOrder_name = map[int32]string{
+		0: "SEARCH_ORDER_UNSPECIFIED",
+		1: "SEARCH_ORDER_RELEVANCE",
+		2: "SEARCH_ORDER_CREATED_DESC",
+		3: "SEARCH_ORDER_CREATED_ASC",
+		4: "SEARCH_ORDER_TITLE_ASC",
+	}
+	SearchOrder_value = map[string]int32{
+		"SEARCH_ORDER_UNSPECIFIED":  0,
+		"SEARCH_ORDER_RELEVANCE":    1,
+		"SEARCH_ORDER_CREATED_DESC": 2,
+		"SEARCH_ORDER_CREATED_ASC":  3,
+		"SEARCH_ORDER_TITLE_ASC":    4,
+	}
+)
+
+func (x SearchOrder) Enum() *SearchOrder {
+	p := new(SearchOrder)
+	*p = x
+	return p
+}
+
+func (x SearchOrder) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SearchOrder) Descriptor() protoreflect.EnumDescriptor {
+	return file_catalog_v1_video_proto_enumTypes[3].Descriptor()
+}
+
+func (SearchOrder) Type() protoreflect.EnumType {
+	return &file_catalog_v1_video_proto_enumTypes[3]
+}
+
+func (x SearchOrder) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SearchOrder.Descriptor instead.
+func (SearchOrder) EnumDescriptor() ([]byte, []int) {
+	return file_catalog_v1_video_proto_rawDescGZIP(), []int{3}
+}
+
 // Video is the full state of a video at a version. Events carry it whole
 // (state-carrying events), so a projection only needs "apply if newer".
 type Video struct {
@@ -462,11 +519,13 @@ func (x *CreateVideoRequest) GetStatus() VideoStatus {
 }
 
 type CreateVideoResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Video         *Video                 `protobuf:"bytes,1,opt,name=video,proto3" json:"video,omitempty"`
-	Event         *EventRef              `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Video *Video                 `protobuf:"bytes,1,opt,name=video,proto3" json:"video,omitempty"`
+	Event *EventRef              `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	// Opaque token naming this write; pass it to a read to see the write.
+	ConsistencyToken string `protobuf:"bytes,3,opt,name=consistency_token,json=consistencyToken,proto3" json:"consistency_token,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CreateVideoResponse) Reset() {
@@ -511,6 +570,13 @@ func (x *CreateVideoResponse) GetEvent() *EventRef {
 		return x.Event
 	}
 	return nil
+}
+
+func (x *CreateVideoResponse) GetConsistencyToken() string {
+	if x != nil {
+		return x.ConsistencyToken
+	}
+	return ""
 }
 
 type UpdateVideoRequest struct {
@@ -616,11 +682,13 @@ func (x *UpdateVideoRequest) GetExpectedVersion() int64 {
 }
 
 type UpdateVideoResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Video         *Video                 `protobuf:"bytes,1,opt,name=video,proto3" json:"video,omitempty"`
-	Event         *EventRef              `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Video *Video                 `protobuf:"bytes,1,opt,name=video,proto3" json:"video,omitempty"`
+	Event *EventRef              `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	// Opaque token naming this write; pass it to a read to see the write.
+	ConsistencyToken string `protobuf:"bytes,3,opt,name=consistency_token,json=consistencyToken,proto3" json:"consistency_token,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *UpdateVideoResponse) Reset() {
@@ -665,6 +733,13 @@ func (x *UpdateVideoResponse) GetEvent() *EventRef {
 		return x.Event
 	}
 	return nil
+}
+
+func (x *UpdateVideoResponse) GetConsistencyToken() string {
+	if x != nil {
+		return x.ConsistencyToken
+	}
+	return ""
 }
 
 type DeleteVideoRequest struct {
@@ -728,11 +803,13 @@ func (x *DeleteVideoRequest) GetReason() string {
 }
 
 type DeleteVideoResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Video         *Video                 `protobuf:"bytes,1,opt,name=video,proto3" json:"video,omitempty"`
-	Event         *EventRef              `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Video *Video                 `protobuf:"bytes,1,opt,name=video,proto3" json:"video,omitempty"`
+	Event *EventRef              `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	// Opaque token naming this write; pass it to a read to see the write.
+	ConsistencyToken string `protobuf:"bytes,3,opt,name=consistency_token,json=consistencyToken,proto3" json:"consistency_token,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *DeleteVideoResponse) Reset() {
@@ -779,11 +856,23 @@ func (x *DeleteVideoResponse) GetEvent() *EventRef {
 	return nil
 }
 
+func (x *DeleteVideoResponse) GetConsistencyToken() string {
+	if x != nil {
+		return x.ConsistencyToken
+	}
+	return ""
+}
+
 type GetVideoRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Wait until the read model holds this video at this version or newer
+	// (the version a write answered).
+	MinVersion *int64 `protobuf:"varint,2,opt,name=min_version,json=minVersion,proto3,oneof" json:"min_version,omitempty"`
+	// Tokens of earlier writes to wait for (as the header).
+	ConsistencyTokens []string `protobuf:"bytes,3,rep,name=consistency_tokens,json=consistencyTokens,proto3" json:"consistency_tokens,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GetVideoRequest) Reset() {
@@ -821,6 +910,20 @@ func (x *GetVideoRequest) GetId() string {
 		return x.Id
 	}
 	return ""
+}
+
+func (x *GetVideoRequest) GetMinVersion() int64 {
+	if x != nil && x.MinVersion != nil {
+		return *x.MinVersion
+	}
+	return 0
+}
+
+func (x *GetVideoRequest) GetConsistencyTokens() []string {
+	if x != nil {
+		return x.ConsistencyTokens
+	}
+	return nil
 }
 
 type GetVideoResponse struct {
@@ -868,11 +971,13 @@ func (x *GetVideoResponse) GetVideo() *Video {
 }
 
 type ListVideosRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PageSize      int32                  `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string                 `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	PageSize  int32                  `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string                 `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Tokens of earlier writes to wait for (as the header).
+	ConsistencyTokens []string `protobuf:"bytes,3,rep,name=consistency_tokens,json=consistencyTokens,proto3" json:"consistency_tokens,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ListVideosRequest) Reset() {
@@ -917,6 +1022,13 @@ func (x *ListVideosRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListVideosRequest) GetConsistencyTokens() []string {
+	if x != nil {
+		return x.ConsistencyTokens
+	}
+	return nil
 }
 
 type ListVideosResponse struct {
@@ -971,6 +1083,164 @@ func (x *ListVideosResponse) GetNextPageToken() string {
 	return ""
 }
 
+type SearchVideosRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Words matched in title and description; empty matches every video.
+	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
+	// Only videos in this status (UNSPECIFIED: any).
+	Status VideoStatus `protobuf:"varint,2,opt,name=status,proto3,enum=catalog.v1.VideoStatus" json:"status,omitempty"`
+	// Only videos of this uploader (a UUID; empty: any).
+	UploaderId string      `protobuf:"bytes,3,opt,name=uploader_id,json=uploaderId,proto3" json:"uploader_id,omitempty"`
+	Order      SearchOrder `protobuf:"varint,4,opt,name=order,proto3,enum=catalog.v1.SearchOrder" json:"order,omitempty"`
+	PageSize   int32       `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken  string      `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Tokens of earlier writes to wait for (as the header).
+	ConsistencyTokens []string `protobuf:"bytes,7,rep,name=consistency_tokens,json=consistencyTokens,proto3" json:"consistency_tokens,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SearchVideosRequest) Reset() {
+	*x = SearchVideosRequest{}
+	mi := &file_catalog_v1_video_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchVideosRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchVideosRequest) ProtoMessage() {}
+
+func (x *SearchVideosRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_v1_video_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchVideosRequest.ProtoReflect.Descriptor instead.
+func (*SearchVideosRequest) Descriptor() ([]byte, []int) {
+	return file_catalog_v1_video_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SearchVideosRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *SearchVideosRequest) GetStatus() VideoStatus {
+	if x != nil {
+		return x.Status
+	}
+	return VideoStatus_VIDEO_STATUS_UNSPECIFIED
+}
+
+func (x *SearchVideosRequest) GetUploaderId() string {
+	if x != nil {
+		return x.UploaderId
+	}
+	return ""
+}
+
+func (x *SearchVideosRequest) GetOrder() SearchOrder {
+	if x != nil {
+		return x.Order
+	}
+	return SearchOrder_SEARCH_ORDER_UNSPECIFIED
+}
+
+func (x *SearchVideosRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *SearchVideosRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *SearchVideosRequest) GetConsistencyTokens() []string {
+	if x != nil {
+		return x.ConsistencyTokens
+	}
+	return nil
+}
+
+type SearchVideosResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Videos        []*Video               `protobuf:"bytes,1,rep,name=videos,proto3" json:"videos,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// Set when the search read path is switched off: videos is empty
+	// because nothing was searched, not because nothing matched.
+	SearchDisabled bool `protobuf:"varint,3,opt,name=search_disabled,json=searchDisabled,proto3" json:"search_disabled,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SearchVideosResponse) Reset() {
+	*x = SearchVideosResponse{}
+	mi := &file_catalog_v1_video_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchVideosResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchVideosResponse) ProtoMessage() {}
+
+func (x *SearchVideosResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_catalog_v1_video_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchVideosResponse.ProtoReflect.Descriptor instead.
+func (*SearchVideosResponse) Descriptor() ([]byte, []int) {
+	return file_catalog_v1_video_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SearchVideosResponse) GetVideos() []*Video {
+	if x != nil {
+		return x.Videos
+	}
+	return nil
+}
+
+func (x *SearchVideosResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *SearchVideosResponse) GetSearchDisabled() bool {
+	if x != nil {
+		return x.SearchDisabled
+	}
+	return false
+}
+
 var File_catalog_v1_video_proto protoreflect.FileDescriptor
 
 const file_catalog_v1_video_proto_rawDesc = "" +
@@ -1006,10 +1276,11 @@ const file_catalog_v1_video_proto_rawDesc = "" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12'\n" +
 	"\x0fduration_micros\x18\x04 \x01(\x03R\x0edurationMicros\x12/\n" +
-	"\x06status\x18\x05 \x01(\x0e2\x17.catalog.v1.VideoStatusR\x06status\"j\n" +
+	"\x06status\x18\x05 \x01(\x0e2\x17.catalog.v1.VideoStatusR\x06status\"\x97\x01\n" +
 	"\x13CreateVideoResponse\x12'\n" +
 	"\x05video\x18\x01 \x01(\v2\x11.catalog.v1.VideoR\x05video\x12*\n" +
-	"\x05event\x18\x02 \x01(\v2\x14.catalog.v1.EventRefR\x05event\"\xf8\x03\n" +
+	"\x05event\x18\x02 \x01(\v2\x14.catalog.v1.EventRefR\x05event\x12+\n" +
+	"\x11consistency_token\x18\x03 \x01(\tR\x10consistencyToken\"\xf8\x03\n" +
 	"\x12UpdateVideoRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\x05title\x18\x02 \x01(\tH\x00R\x05title\x88\x01\x01\x12%\n" +
@@ -1025,29 +1296,50 @@ const file_catalog_v1_video_proto_rawDesc = "" +
 	"\a_statusB\x0f\n" +
 	"\r_media_statusB\x12\n" +
 	"\x10_analysis_statusB\x13\n" +
-	"\x11_expected_version\"j\n" +
+	"\x11_expected_version\"\x97\x01\n" +
 	"\x13UpdateVideoResponse\x12'\n" +
 	"\x05video\x18\x01 \x01(\v2\x11.catalog.v1.VideoR\x05video\x12*\n" +
-	"\x05event\x18\x02 \x01(\v2\x14.catalog.v1.EventRefR\x05event\"\x81\x01\n" +
+	"\x05event\x18\x02 \x01(\v2\x14.catalog.v1.EventRefR\x05event\x12+\n" +
+	"\x11consistency_token\x18\x03 \x01(\tR\x10consistencyToken\"\x81\x01\n" +
 	"\x12DeleteVideoRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
 	"\x10expected_version\x18\x02 \x01(\x03H\x00R\x0fexpectedVersion\x88\x01\x01\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reasonB\x13\n" +
-	"\x11_expected_version\"j\n" +
+	"\x11_expected_version\"\x97\x01\n" +
 	"\x13DeleteVideoResponse\x12'\n" +
 	"\x05video\x18\x01 \x01(\v2\x11.catalog.v1.VideoR\x05video\x12*\n" +
-	"\x05event\x18\x02 \x01(\v2\x14.catalog.v1.EventRefR\x05event\"!\n" +
+	"\x05event\x18\x02 \x01(\v2\x14.catalog.v1.EventRefR\x05event\x12+\n" +
+	"\x11consistency_token\x18\x03 \x01(\tR\x10consistencyToken\"\x86\x01\n" +
 	"\x0fGetVideoRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\";\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12$\n" +
+	"\vmin_version\x18\x02 \x01(\x03H\x00R\n" +
+	"minVersion\x88\x01\x01\x12-\n" +
+	"\x12consistency_tokens\x18\x03 \x03(\tR\x11consistencyTokensB\x0e\n" +
+	"\f_min_version\";\n" +
 	"\x10GetVideoResponse\x12'\n" +
-	"\x05video\x18\x01 \x01(\v2\x11.catalog.v1.VideoR\x05video\"O\n" +
+	"\x05video\x18\x01 \x01(\v2\x11.catalog.v1.VideoR\x05video\"~\n" +
 	"\x11ListVideosRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x02 \x01(\tR\tpageToken\"g\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x12-\n" +
+	"\x12consistency_tokens\x18\x03 \x03(\tR\x11consistencyTokens\"g\n" +
 	"\x12ListVideosResponse\x12)\n" +
 	"\x06videos\x18\x01 \x03(\v2\x11.catalog.v1.VideoR\x06videos\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*z\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x97\x02\n" +
+	"\x13SearchVideosRequest\x12\x14\n" +
+	"\x05query\x18\x01 \x01(\tR\x05query\x12/\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x17.catalog.v1.VideoStatusR\x06status\x12\x1f\n" +
+	"\vuploader_id\x18\x03 \x01(\tR\n" +
+	"uploaderId\x12-\n" +
+	"\x05order\x18\x04 \x01(\x0e2\x17.catalog.v1.SearchOrderR\x05order\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\x12-\n" +
+	"\x12consistency_tokens\x18\a \x03(\tR\x11consistencyTokens\"\x92\x01\n" +
+	"\x14SearchVideosResponse\x12)\n" +
+	"\x06videos\x18\x01 \x03(\v2\x11.catalog.v1.VideoR\x06videos\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12'\n" +
+	"\x0fsearch_disabled\x18\x03 \x01(\bR\x0esearchDisabled*z\n" +
 	"\vVideoStatus\x12\x1c\n" +
 	"\x18VIDEO_STATUS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12VIDEO_STATUS_DRAFT\x10\x01\x12\x1a\n" +
@@ -1064,7 +1356,13 @@ const file_catalog_v1_video_proto_rawDesc = "" +
 	"\x17ANALYSIS_STATUS_PENDING\x10\x01\x12\x1e\n" +
 	"\x1aANALYSIS_STATUS_PROCESSING\x10\x02\x12\x19\n" +
 	"\x15ANALYSIS_STATUS_READY\x10\x03\x12\x1a\n" +
-	"\x16ANALYSIS_STATUS_FAILED\x10\x042\x8b\x04\n" +
+	"\x16ANALYSIS_STATUS_FAILED\x10\x04*\xa0\x01\n" +
+	"\vSearchOrder\x12\x1c\n" +
+	"\x18SEARCH_ORDER_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16SEARCH_ORDER_RELEVANCE\x10\x01\x12\x1d\n" +
+	"\x19SEARCH_ORDER_CREATED_DESC\x10\x02\x12\x1c\n" +
+	"\x18SEARCH_ORDER_CREATED_ASC\x10\x03\x12\x1a\n" +
+	"\x16SEARCH_ORDER_TITLE_ASC\x10\x042\xf9\x04\n" +
 	"\fVideoService\x12e\n" +
 	"\vCreateVideo\x12\x1e.catalog.v1.CreateVideoRequest\x1a\x1f.catalog.v1.CreateVideoResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
 	"/v1/videos\x12j\n" +
@@ -1073,7 +1371,8 @@ const file_catalog_v1_video_proto_rawDesc = "" +
 	"\bGetVideo\x12\x1b.catalog.v1.GetVideoRequest\x1a\x1c.catalog.v1.GetVideoResponse\"\x17\x82\xd3\xe4\x93\x02\x11\x12\x0f/v1/videos/{id}\x12_\n" +
 	"\n" +
 	"ListVideos\x12\x1d.catalog.v1.ListVideosRequest\x1a\x1e.catalog.v1.ListVideosResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
-	"/v1/videosB;Z9github.com/eventrelay/eventrelay/api/catalog/v1;catalogv1b\x06proto3"
+	"/v1/videos\x12l\n" +
+	"\fSearchVideos\x12\x1f.catalog.v1.SearchVideosRequest\x1a .catalog.v1.SearchVideosResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/v1/videos:searchB;Z9github.com/eventrelay/eventrelay/api/catalog/v1;catalogv1b\x06proto3"
 
 var (
 	file_catalog_v1_video_proto_rawDescOnce sync.Once
@@ -1087,61 +1386,69 @@ func file_catalog_v1_video_proto_rawDescGZIP() []byte {
 	return file_catalog_v1_video_proto_rawDescData
 }
 
-var file_catalog_v1_video_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_catalog_v1_video_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_catalog_v1_video_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_catalog_v1_video_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_catalog_v1_video_proto_goTypes = []any{
 	(VideoStatus)(0),              // 0: catalog.v1.VideoStatus
 	(MediaStatus)(0),              // 1: catalog.v1.MediaStatus
 	(AnalysisStatus)(0),           // 2: catalog.v1.AnalysisStatus
-	(*Video)(nil),                 // 3: catalog.v1.Video
-	(*EventRef)(nil),              // 4: catalog.v1.EventRef
-	(*CreateVideoRequest)(nil),    // 5: catalog.v1.CreateVideoRequest
-	(*CreateVideoResponse)(nil),   // 6: catalog.v1.CreateVideoResponse
-	(*UpdateVideoRequest)(nil),    // 7: catalog.v1.UpdateVideoRequest
-	(*UpdateVideoResponse)(nil),   // 8: catalog.v1.UpdateVideoResponse
-	(*DeleteVideoRequest)(nil),    // 9: catalog.v1.DeleteVideoRequest
-	(*DeleteVideoResponse)(nil),   // 10: catalog.v1.DeleteVideoResponse
-	(*GetVideoRequest)(nil),       // 11: catalog.v1.GetVideoRequest
-	(*GetVideoResponse)(nil),      // 12: catalog.v1.GetVideoResponse
-	(*ListVideosRequest)(nil),     // 13: catalog.v1.ListVideosRequest
-	(*ListVideosResponse)(nil),    // 14: catalog.v1.ListVideosResponse
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
+	(SearchOrder)(0),              // 3: catalog.v1.SearchOrder
+	(*Video)(nil),                 // 4: catalog.v1.Video
+	(*EventRef)(nil),              // 5: catalog.v1.EventRef
+	(*CreateVideoRequest)(nil),    // 6: catalog.v1.CreateVideoRequest
+	(*CreateVideoResponse)(nil),   // 7: catalog.v1.CreateVideoResponse
+	(*UpdateVideoRequest)(nil),    // 8: catalog.v1.UpdateVideoRequest
+	(*UpdateVideoResponse)(nil),   // 9: catalog.v1.UpdateVideoResponse
+	(*DeleteVideoRequest)(nil),    // 10: catalog.v1.DeleteVideoRequest
+	(*DeleteVideoResponse)(nil),   // 11: catalog.v1.DeleteVideoResponse
+	(*GetVideoRequest)(nil),       // 12: catalog.v1.GetVideoRequest
+	(*GetVideoResponse)(nil),      // 13: catalog.v1.GetVideoResponse
+	(*ListVideosRequest)(nil),     // 14: catalog.v1.ListVideosRequest
+	(*ListVideosResponse)(nil),    // 15: catalog.v1.ListVideosResponse
+	(*SearchVideosRequest)(nil),   // 16: catalog.v1.SearchVideosRequest
+	(*SearchVideosResponse)(nil),  // 17: catalog.v1.SearchVideosResponse
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
 }
 var file_catalog_v1_video_proto_depIdxs = []int32{
 	0,  // 0: catalog.v1.Video.status:type_name -> catalog.v1.VideoStatus
 	1,  // 1: catalog.v1.Video.media_status:type_name -> catalog.v1.MediaStatus
 	2,  // 2: catalog.v1.Video.analysis_status:type_name -> catalog.v1.AnalysisStatus
-	15, // 3: catalog.v1.Video.created_at:type_name -> google.protobuf.Timestamp
-	15, // 4: catalog.v1.Video.updated_at:type_name -> google.protobuf.Timestamp
-	15, // 5: catalog.v1.Video.deleted_at:type_name -> google.protobuf.Timestamp
-	15, // 6: catalog.v1.EventRef.occurred_at:type_name -> google.protobuf.Timestamp
+	18, // 3: catalog.v1.Video.created_at:type_name -> google.protobuf.Timestamp
+	18, // 4: catalog.v1.Video.updated_at:type_name -> google.protobuf.Timestamp
+	18, // 5: catalog.v1.Video.deleted_at:type_name -> google.protobuf.Timestamp
+	18, // 6: catalog.v1.EventRef.occurred_at:type_name -> google.protobuf.Timestamp
 	0,  // 7: catalog.v1.CreateVideoRequest.status:type_name -> catalog.v1.VideoStatus
-	3,  // 8: catalog.v1.CreateVideoResponse.video:type_name -> catalog.v1.Video
-	4,  // 9: catalog.v1.CreateVideoResponse.event:type_name -> catalog.v1.EventRef
+	4,  // 8: catalog.v1.CreateVideoResponse.video:type_name -> catalog.v1.Video
+	5,  // 9: catalog.v1.CreateVideoResponse.event:type_name -> catalog.v1.EventRef
 	0,  // 10: catalog.v1.UpdateVideoRequest.status:type_name -> catalog.v1.VideoStatus
 	1,  // 11: catalog.v1.UpdateVideoRequest.media_status:type_name -> catalog.v1.MediaStatus
 	2,  // 12: catalog.v1.UpdateVideoRequest.analysis_status:type_name -> catalog.v1.AnalysisStatus
-	3,  // 13: catalog.v1.UpdateVideoResponse.video:type_name -> catalog.v1.Video
-	4,  // 14: catalog.v1.UpdateVideoResponse.event:type_name -> catalog.v1.EventRef
-	3,  // 15: catalog.v1.DeleteVideoResponse.video:type_name -> catalog.v1.Video
-	4,  // 16: catalog.v1.DeleteVideoResponse.event:type_name -> catalog.v1.EventRef
-	3,  // 17: catalog.v1.GetVideoResponse.video:type_name -> catalog.v1.Video
-	3,  // 18: catalog.v1.ListVideosResponse.videos:type_name -> catalog.v1.Video
-	5,  // 19: catalog.v1.VideoService.CreateVideo:input_type -> catalog.v1.CreateVideoRequest
-	7,  // 20: catalog.v1.VideoService.UpdateVideo:input_type -> catalog.v1.UpdateVideoRequest
-	9,  // 21: catalog.v1.VideoService.DeleteVideo:input_type -> catalog.v1.DeleteVideoRequest
-	11, // 22: catalog.v1.VideoService.GetVideo:input_type -> catalog.v1.GetVideoRequest
-	13, // 23: catalog.v1.VideoService.ListVideos:input_type -> catalog.v1.ListVideosRequest
-	6,  // 24: catalog.v1.VideoService.CreateVideo:output_type -> catalog.v1.CreateVideoResponse
-	8,  // 25: catalog.v1.VideoService.UpdateVideo:output_type -> catalog.v1.UpdateVideoResponse
-	10, // 26: catalog.v1.VideoService.DeleteVideo:output_type -> catalog.v1.DeleteVideoResponse
-	12, // 27: catalog.v1.VideoService.GetVideo:output_type -> catalog.v1.GetVideoResponse
-	14, // 28: catalog.v1.VideoService.ListVideos:output_type -> catalog.v1.ListVideosResponse
-	24, // [24:29] is the sub-list for method output_type
-	19, // [19:24] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	4,  // 13: catalog.v1.UpdateVideoResponse.video:type_name -> catalog.v1.Video
+	5,  // 14: catalog.v1.UpdateVideoResponse.event:type_name -> catalog.v1.EventRef
+	4,  // 15: catalog.v1.DeleteVideoResponse.video:type_name -> catalog.v1.Video
+	5,  // 16: catalog.v1.DeleteVideoResponse.event:type_name -> catalog.v1.EventRef
+	4,  // 17: catalog.v1.GetVideoResponse.video:type_name -> catalog.v1.Video
+	4,  // 18: catalog.v1.ListVideosResponse.videos:type_name -> catalog.v1.Video
+	0,  // 19: catalog.v1.SearchVideosRequest.status:type_name -> catalog.v1.VideoStatus
+	3,  // 20: catalog.v1.SearchVideosRequest.order:type_name -> catalog.v1.SearchOrder
+	4,  // 21: catalog.v1.SearchVideosResponse.videos:type_name -> catalog.v1.Video
+	6,  // 22: catalog.v1.VideoService.CreateVideo:input_type -> catalog.v1.CreateVideoRequest
+	8,  // 23: catalog.v1.VideoService.UpdateVideo:input_type -> catalog.v1.UpdateVideoRequest
+	10, // 24: catalog.v1.VideoService.DeleteVideo:input_type -> catalog.v1.DeleteVideoRequest
+	12, // 25: catalog.v1.VideoService.GetVideo:input_type -> catalog.v1.GetVideoRequest
+	14, // 26: catalog.v1.VideoService.ListVideos:input_type -> catalog.v1.ListVideosRequest
+	16, // 27: catalog.v1.VideoService.SearchVideos:input_type -> catalog.v1.SearchVideosRequest
+	7,  // 28: catalog.v1.VideoService.CreateVideo:output_type -> catalog.v1.CreateVideoResponse
+	9,  // 29: catalog.v1.VideoService.UpdateVideo:output_type -> catalog.v1.UpdateVideoResponse
+	11, // 30: catalog.v1.VideoService.DeleteVideo:output_type -> catalog.v1.DeleteVideoResponse
+	13, // 31: catalog.v1.VideoService.GetVideo:output_type -> catalog.v1.GetVideoResponse
+	15, // 32: catalog.v1.VideoService.ListVideos:output_type -> catalog.v1.ListVideosResponse
+	17, // 33: catalog.v1.VideoService.SearchVideos:output_type -> catalog.v1.SearchVideosResponse
+	28, // [28:34] is the sub-list for method output_type
+	22, // [22:28] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_catalog_v1_video_proto_init() }
@@ -1151,13 +1458,14 @@ func file_catalog_v1_video_proto_init() {
 	}
 	file_catalog_v1_video_proto_msgTypes[4].OneofWrappers = []any{}
 	file_catalog_v1_video_proto_msgTypes[6].OneofWrappers = []any{}
+	file_catalog_v1_video_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_catalog_v1_video_proto_rawDesc), len(file_catalog_v1_video_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   12,
+			NumEnums:      4,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

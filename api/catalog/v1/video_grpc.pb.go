@@ -19,11 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	VideoService_CreateVideo_FullMethodName = "/catalog.v1.VideoService/CreateVideo"
-	VideoService_UpdateVideo_FullMethodName = "/catalog.v1.VideoService/UpdateVideo"
-	VideoService_DeleteVideo_FullMethodName = "/catalog.v1.VideoService/DeleteVideo"
-	VideoService_GetVideo_FullMethodName    = "/catalog.v1.VideoService/GetVideo"
-	VideoService_ListVideos_FullMethodName  = "/catalog.v1.VideoService/ListVideos"
+	VideoService_CreateVideo_FullMethodName  = "/catalog.v1.VideoService/CreateVideo"
+	VideoService_UpdateVideo_FullMethodName  = "/catalog.v1.VideoService/UpdateVideo"
+	VideoService_DeleteVideo_FullMethodName  = "/catalog.v1.VideoService/DeleteVideo"
+	VideoService_GetVideo_FullMethodName     = "/catalog.v1.VideoService/GetVideo"
+	VideoService_ListVideos_FullMethodName   = "/catalog.v1.VideoService/ListVideos"
+	VideoService_SearchVideos_FullMethodName = "/catalog.v1.VideoService/SearchVideos"
 )
 
 // VideoServiceClient is the client API for VideoService service.
@@ -32,7 +33,18 @@ const (
 //
 // VideoService is the catalog's write and read API. Every write changes
 // catalog.videos (version + 1) and appends exactly one outbox event in the
-// same transaction; the response names that event.
+// same transaction; the response names that event and carries a
+// consistency token (also in the x-consistency-token response header or
+// gRPC header metadata).
+//
+// Reads answer from the read models the projector fills: GetVideo and
+// ListVideos from the Postgres read model, SearchVideos from the search
+// index. A read given consistency tokens (the x-consistency-token request
+// header or gRPC metadata, several comma-separated or repeated, or the
+// request's consistency_tokens field) waits, bounded (x-consistency-wait:
+// a Go duration, default 2s, at most 10s), until the read model holds the
+// written versions; when it has not caught up in time the read fails with
+// READ_MODEL_BEHIND (HTTP 503, retryable) rather than answer stale.
 type VideoServiceClient interface {
 	// CreateVideo creates a video at version 1 and emits VideoCreated.
 	CreateVideo(ctx context.Context, in *CreateVideoRequest, opts ...grpc.CallOption) (*CreateVideoResponse, error)
@@ -40,10 +52,15 @@ type VideoServiceClient interface {
 	UpdateVideo(ctx context.Context, in *UpdateVideoRequest, opts ...grpc.CallOption) (*UpdateVideoResponse, error)
 	// DeleteVideo tombstones the video (deleted_at) and emits VideoDeleted.
 	DeleteVideo(ctx context.Context, in *DeleteVideoRequest, opts ...grpc.CallOption) (*DeleteVideoResponse, error)
-	// GetVideo reads one video from the source of truth.
+	// GetVideo reads one live video from the Postgres read model.
 	GetVideo(ctx context.Context, in *GetVideoRequest, opts ...grpc.CallOption) (*GetVideoResponse, error)
-	// ListVideos pages through live videos ordered by id.
+	// ListVideos pages through live videos of the Postgres read model,
+	// ordered by id.
 	ListVideos(ctx context.Context, in *ListVideosRequest, opts ...grpc.CallOption) (*ListVideosResponse, error)
+	// SearchVideos searches title and description in the search index,
+	// filtered by status and uploader. With the search read path switched
+	// off it answers at once with no videos and search_disabled set.
+	SearchVideos(ctx context.Context, in *SearchVideosRequest, opts ...grpc.CallOption) (*SearchVideosResponse, error)
 }
 
 type videoServiceClient struct {
@@ -104,13 +121,34 @@ func (c *videoServiceClient) ListVideos(ctx context.Context, in *ListVideosReque
 	return out, nil
 }
 
+func (c *videoServiceClient) SearchVideos(ctx context.Context, in *SearchVideosRequest, opts ...grpc.CallOption) (*SearchVideosResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchVideosResponse)
+	err := c.cc.Invoke(ctx, VideoService_SearchVideos_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // VideoServiceServer is the server API for VideoService service.
 // All implementations must embed UnimplementedVideoServiceServer
 // for forward compatibility.
 //
 // VideoService is the catalog's write and read API. Every write changes
 // catalog.videos (version + 1) and appends exactly one outbox event in the
-// same transaction; the response names that event.
+// same transaction; the response names that event and carries a
+// consistency token (also in the x-consistency-token response header or
+// gRPC header metadata).
+//
+// Reads answer from the read models the projector fills: GetVideo and
+// ListVideos from the Postgres read model, SearchVideos from the search
+// index. A read given consistency tokens (the x-consistency-token request
+// header or gRPC metadata, several comma-separated or repeated, or the
+// request's consistency_tokens field) waits, bounded (x-consistency-wait:
+// a Go duration, default 2s, at most 10s), until the read model holds the
+// written versions; when it has not caught up in time the read fails with
+// READ_MODEL_BEHIND (HTTP 503, retryable) rather than answer stale.
 type VideoServiceServer interface {
 	// CreateVideo creates a video at version 1 and emits VideoCreated.
 	CreateVideo(context.Context, *CreateVideoRequest) (*CreateVideoResponse, error)
@@ -118,10 +156,15 @@ type VideoServiceServer interface {
 	UpdateVideo(context.Context, *UpdateVideoRequest) (*UpdateVideoResponse, error)
 	// DeleteVideo tombstones the video (deleted_at) and emits VideoDeleted.
 	DeleteVideo(context.Context, *DeleteVideoRequest) (*DeleteVideoResponse, error)
-	// GetVideo reads one video from the source of truth.
+	// GetVideo reads one live video from the Postgres read model.
 	GetVideo(context.Context, *GetVideoRequest) (*GetVideoResponse, error)
-	// ListVideos pages through live videos ordered by id.
+	// ListVideos pages through live videos of the Postgres read model,
+	// ordered by id.
 	ListVideos(context.Context, *ListVideosRequest) (*ListVideosResponse, error)
+	// SearchVideos searches title and description in the search index,
+	// filtered by status and uploader. With the search read path switched
+	// off it answers at once with no videos and search_disabled set.
+	SearchVideos(context.Context, *SearchVideosRequest) (*SearchVideosResponse, error)
 	mustEmbedUnimplementedVideoServiceServer()
 }
 
@@ -146,6 +189,9 @@ func (UnimplementedVideoServiceServer) GetVideo(context.Context, *GetVideoReques
 }
 func (UnimplementedVideoServiceServer) ListVideos(context.Context, *ListVideosRequest) (*ListVideosResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListVideos not implemented")
+}
+func (UnimplementedVideoServiceServer) SearchVideos(context.Context, *SearchVideosRequest) (*SearchVideosResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchVideos not implemented")
 }
 func (UnimplementedVideoServiceServer) mustEmbedUnimplementedVideoServiceServer() {}
 func (UnimplementedVideoServiceServer) testEmbeddedByValue()                      {}
@@ -258,6 +304,24 @@ func _VideoService_ListVideos_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _VideoService_SearchVideos_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchVideosRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VideoServiceServer).SearchVideos(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VideoService_SearchVideos_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VideoServiceServer).SearchVideos(ctx, req.(*SearchVideosRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // VideoService_ServiceDesc is the grpc.ServiceDesc for VideoService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -284,6 +348,10 @@ var VideoService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListVideos",
 			Handler:    _VideoService_ListVideos_Handler,
+		},
+		{
+			MethodName: "SearchVideos",
+			Handler:    _VideoService_SearchVideos_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

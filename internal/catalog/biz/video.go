@@ -172,15 +172,7 @@ const (
 // next page ("" on the last page). pageSize 0 means DefaultPageSize; larger
 // than MaxPageSize is reduced to it.
 func (uc *VideoUsecase) List(ctx context.Context, pageSize int32, pageToken string) ([]*catalogv1.Video, string, error) {
-	if pageSize < 0 {
-		return nil, "", invalid("page_size", "must be >= 0, got %d", pageSize)
-	}
-	limit := int(pageSize)
-	if limit == 0 {
-		limit = DefaultPageSize
-	}
-	limit = min(limit, MaxPageSize)
-	after, err := decodePageToken(pageToken)
+	limit, after, err := pageOf(pageSize, pageToken)
 	if err != nil {
 		return nil, "", err
 	}
@@ -188,6 +180,26 @@ func (uc *VideoUsecase) List(ctx context.Context, pageSize int32, pageToken stri
 	if err != nil {
 		return nil, "", err
 	}
+	return nextPage(videos, limit)
+}
+
+// pageOf is the limit and the id to continue after of a page request.
+func pageOf(pageSize int32, pageToken string) (int, uuid.UUID, error) {
+	if pageSize < 0 {
+		return 0, uuid.Nil, invalid("page_size", "must be >= 0, got %d", pageSize)
+	}
+	limit := int(pageSize)
+	if limit == 0 {
+		limit = DefaultPageSize
+	}
+	limit = min(limit, MaxPageSize)
+	after, err := decodePageToken(pageToken)
+	return limit, after, err
+}
+
+// nextPage cuts videos (up to limit+1, ordered by id) to limit and returns
+// the next page's token ("" when nothing follows).
+func nextPage(videos []*catalogv1.Video, limit int) ([]*catalogv1.Video, string, error) {
 	if len(videos) <= limit {
 		return videos, "", nil
 	}

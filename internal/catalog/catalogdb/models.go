@@ -11,6 +11,13 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type CatalogSetting struct {
+	Name      string
+	Value     string
+	UpdatedBy string
+	UpdatedAt time.Time
+}
+
 type Video struct {
 	ID             uuid.UUID
 	UploaderID     uuid.UUID

@@ -40,6 +40,55 @@ func (q *Queries) GetVideoProjection(ctx context.Context, videoID uuid.UUID) (Vi
 	return i, err
 }
 
+const listVideoProjections = `-- name: ListVideoProjections :many
+SELECT video_id, uploader_id, title, description, duration_micros, status, media_status, analysis_status, version, created_at, source_updated_at, deleted_at, last_event_id, occurred_at, projected_at FROM video_projection
+WHERE deleted_at IS NULL AND video_id > $1
+ORDER BY video_id
+LIMIT $2
+`
+
+type ListVideoProjectionsParams struct {
+	AfterID  uuid.UUID
+	PageSize int32
+}
+
+// ListVideoProjections pages through the live videos of the read model.
+func (q *Queries) ListVideoProjections(ctx context.Context, arg ListVideoProjectionsParams) ([]VideoProjection, error) {
+	rows, err := q.db.Query(ctx, listVideoProjections, arg.AfterID, arg.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []VideoProjection
+	for rows.Next() {
+		var i VideoProjection
+		if err := rows.Scan(
+			&i.VideoID,
+			&i.UploaderID,
+			&i.Title,
+			&i.Description,
+			&i.DurationMicros,
+			&i.Status,
+			&i.MediaStatus,
+			&i.AnalysisStatus,
+			&i.Version,
+			&i.CreatedAt,
+			&i.SourceUpdatedAt,
+			&i.DeletedAt,
+			&i.LastEventID,
+			&i.OccurredAt,
+			&i.ProjectedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const upsertVideoProjection = `-- name: UpsertVideoProjection :execrows
 
 INSERT INTO video_projection (video_id, uploader_id, title, description, duration_micros, status, media_status,
@@ -110,4 +159,17 @@ func (q *Queries) UpsertVideoProjection(ctx context.Context, arg UpsertVideoProj
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const videoProjectionVersion = `-- name: VideoProjectionVersion :one
+SELECT coalesce(max(version), 0)::bigint AS version FROM video_projection WHERE video_id = $1
+`
+
+// VideoProjectionVersion is the version the read model holds of a video
+// (a tombstone's included), 0 when it holds none.
+func (q *Queries) VideoProjectionVersion(ctx context.Context, videoID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, videoProjectionVersion, videoID)
+	var version int64
+	err := row.Scan(&version)
+	return version, err
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/conf"
@@ -17,6 +18,29 @@ type Config struct {
 	Server   Server   `yaml:"server"`
 	Database Database `yaml:"database"`
 	Outbox   Outbox   `yaml:"outbox"`
+	ReadPath ReadPath `yaml:"read_path"`
+	// Elastic is the cluster of the search index SearchVideos reads (no URL:
+	// SearchVideos answers as switched off).
+	Elastic elastic.Config `yaml:"elastic"`
+}
+
+// ReadPath configures the reads from the read models. Videos and Search
+// are the switches' values at start; an operator changes them at runtime
+// with `catalog settings set` (audited), which every catalog process
+// follows within a second.
+type ReadPath struct {
+	// Videos serves GetVideo and ListVideos from the Postgres read model
+	// (video_projection); off, from the source table without waiting.
+	Videos bool `yaml:"videos" env:"READ_PATH_VIDEOS"`
+	// Search serves SearchVideos from the search index; off, SearchVideos
+	// answers at once with no videos and search_disabled set.
+	Search bool `yaml:"search" env:"READ_PATH_SEARCH"`
+	// WaitDefault bounds the wait of a read with consistency tokens that
+	// names no wait of its own; WaitMax caps every wait.
+	WaitDefault conf.Duration `yaml:"wait_default" env:"READ_PATH_WAIT_DEFAULT"`
+	WaitMax     conf.Duration `yaml:"wait_max" env:"READ_PATH_WAIT_MAX"`
+	// SearchAlias is the index alias the projector writes.
+	SearchAlias string `yaml:"search_alias" env:"ELASTIC_INDEX_ALIAS"`
 }
 
 // Server configures the API listeners.
@@ -69,6 +93,9 @@ func Default() Config {
 			MaxPayloadBytes: 1 << 20,
 			ServiceName:     "catalog",
 		},
+		ReadPath: ReadPath{Videos: true, Search: true, WaitDefault: conf.Duration(2 * time.Second),
+			WaitMax: conf.Duration(10 * time.Second), SearchAlias: "videos"},
+		Elastic: elastic.Config{RequestTimeout: conf.Duration(5 * time.Second)},
 	}
 }
 
@@ -110,6 +137,16 @@ func (c *Config) Validate() error {
 	}
 	if c.Outbox.ServiceName == "" {
 		return fmt.Errorf("outbox.service_name is required")
+	}
+	if c.ReadPath.WaitDefault.D() <= 0 || c.ReadPath.WaitMax.D() < c.ReadPath.WaitDefault.D() {
+		return fmt.Errorf("read_path.wait_default (READ_PATH_WAIT_DEFAULT) must be > 0 and at most read_path.wait_max (READ_PATH_WAIT_MAX), got %s and %s",
+			c.ReadPath.WaitDefault, c.ReadPath.WaitMax)
+	}
+	if c.ReadPath.SearchAlias == "" {
+		return fmt.Errorf("read_path.search_alias (ELASTIC_INDEX_ALIAS) is required")
+	}
+	if err := c.Elastic.Validate("elastic"); err != nil {
+		return err
 	}
 	if c.Outbox.Instance == "" {
 		c.Outbox.Instance, _ = os.Hostname()

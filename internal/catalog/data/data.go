@@ -20,7 +20,8 @@ import (
 )
 
 // ProviderSet is the data layer's providers.
-var ProviderSet = wire.NewSet(NewData, NewWriter, NewVideoRepo, NewHealth)
+var ProviderSet = wire.NewSet(NewData, NewWriter, NewVideoRepo, NewHealth, NewReads,
+	wire.FieldsOf(new(*Reads), "Model", "Search", "Waiter", "Switches"))
 
 // Data holds the catalog's Postgres pool and outbox writer.
 type Data struct {

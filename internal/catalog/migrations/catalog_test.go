@@ -155,11 +155,12 @@ VALUES (gen_random_uuid(), gen_random_uuid(), 't', '', 0, 'draft', 'pending', 'p
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The pre-split release had the eventrelay migrations up to 00003
-	// (testdata/presplit); the later ones run as on any older database.
+	// The pre-split release had the eventrelay migrations up to 00003 and
+	// the catalog's 00001 (testdata/presplit); the later ones run as on any
+	// older database.
 	var ran []migrations.Migration
 	for _, r := range res {
-		if r.Set != "eventrelay" || r.Version <= 3 {
+		if (r.Set == "eventrelay" && r.Version <= 3) || (r.Set == "catalog" && r.Version <= 1) {
 			ran = append(ran, r)
 		}
 	}
@@ -183,7 +184,11 @@ VALUES (gen_random_uuid(), gen_random_uuid(), 't', '', 0, 'draft', 'pending', 'p
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(eventrelayFiles) + 1; len(st) != want {
+	catalogFiles, err := fs.Glob(catalogmigrations.Catalog.FS, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(eventrelayFiles) + len(catalogFiles); len(st) != want {
 		t.Fatalf("status lists %d migrations, want %d: %+v", len(st), want, st)
 	}
 	for _, m := range st {

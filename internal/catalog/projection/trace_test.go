@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -18,6 +19,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/biz"
 	cconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
@@ -142,9 +144,16 @@ func newCatalogHTTP(t *testing.T, url string) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
-	svc := service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d)))
+	reads, cleanupReads, err := data.NewReads(d, &cconf.ReadPath{WaitDefault: conf.Duration(2 * time.Second), WaitMax: conf.Duration(10 * time.Second), SearchAlias: "videos"},
+		&elastic.Config{}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanupReads)
+	repo := data.NewVideoRepo(d)
+	svc := service.NewVideoService(biz.NewVideoUsecase(repo), biz.NewReadUsecase(repo, reads.Model, reads.Search, reads.Waiter, reads.Switches, nil))
 	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: conf.Duration(10 * time.Second), MaxBodyBytes: 64 << 10}
-	ts := httptest.NewServer(server.NewHTTPServer(srvConf, svc, data.NewHealth(d), log))
+	ts := httptest.NewServer(server.NewHTTPServer(srvConf, svc, data.NewHealth(d), prometheus.NewRegistry(), log))
 	t.Cleanup(ts.Close)
 	return ts
 }

@@ -31,3 +31,15 @@ WHERE video_projection.version < excluded.version;
 
 -- name: GetVideoProjection :one
 SELECT * FROM video_projection WHERE video_id = @video_id;
+
+-- ListVideoProjections pages through the live videos of the read model.
+-- name: ListVideoProjections :many
+SELECT * FROM video_projection
+WHERE deleted_at IS NULL AND video_id > @after_id
+ORDER BY video_id
+LIMIT @page_size;
+
+-- VideoProjectionVersion is the version the read model holds of a video
+-- (a tombstone's included), 0 when it holds none.
+-- name: VideoProjectionVersion :one
+SELECT coalesce(max(version), 0)::bigint AS version FROM video_projection WHERE video_id = @video_id;

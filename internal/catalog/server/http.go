@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/go-kratos/kratos/v2/transport/http"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
@@ -11,9 +12,9 @@ import (
 )
 
 // NewHTTPServer serves the JSON API on c.HTTPAddr, with /healthz, /readyz
-// and /metrics (Go runtime and process metrics) beside it. Request bodies
+// and /metrics (reg's metrics) beside it. Request bodies
 // over c.MaxBodyBytes are refused with 413.
-func NewHTTPServer(c *conf.Server, svc *service.VideoService, h *health.Health, log *slog.Logger) *http.Server {
+func NewHTTPServer(c *conf.Server, svc *service.VideoService, h *health.Health, reg *prometheus.Registry, log *slog.Logger) *http.Server {
 	srv := http.NewServer(
 		http.Address(c.HTTPAddr),
 		http.Timeout(c.Timeout.D()),
@@ -21,7 +22,7 @@ func NewHTTPServer(c *conf.Server, svc *service.VideoService, h *health.Health, 
 		http.Filter(limitBodies(c.MaxBodyBytes)),
 	)
 	RegisterVideoServiceHTTPServer(srv, svc)
-	opsHandler := health.Handler(h, health.NewRegistry())
+	opsHandler := health.Handler(h, reg)
 	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
 		srv.Handle(p, opsHandler)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/biz"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
+	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/catalog/server"
@@ -47,7 +49,24 @@ func newServiceIn(t *testing.T, url, schema string) (*service.VideoService, *dat
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
-	return service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d))), d
+	return service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d)), newReads(t, d, conf.ReadPath{})), d
+}
+
+// newReads builds the reads as cmd/catalog's wire injector does, with the
+// read path switches and waits of rp (zero waits: 2s and 10s), without
+// Elasticsearch.
+func newReads(t *testing.T, d *data.Data, rp conf.ReadPath) *biz.ReadUsecase {
+	t.Helper()
+	if rp.WaitDefault == 0 {
+		rp.WaitDefault, rp.WaitMax = iconf.Duration(2*time.Second), iconf.Duration(10*time.Second)
+	}
+	rp.SearchAlias = "videos"
+	reads, cleanup, err := data.NewReads(d, &rp, &elastic.Config{}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	return biz.NewReadUsecase(data.NewVideoRepo(d), reads.Model, reads.Search, reads.Waiter, reads.Switches, nil)
 }
 
 var serverConf = &conf.Server{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Timeout: iconf.Duration(10 * time.Second), MaxBodyBytes: 64 << 10}
@@ -56,7 +75,7 @@ var serverConf = &conf.Server{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", 
 func newHTTP(t *testing.T, url string) *httptest.Server {
 	t.Helper()
 	svc, d := newService(t, url)
-	ts := httptest.NewServer(server.NewHTTPServer(serverConf, svc, data.NewHealth(d), slog.New(slog.DiscardHandler)))
+	ts := httptest.NewServer(server.NewHTTPServer(serverConf, svc, data.NewHealth(d), prometheus.NewRegistry(), slog.New(slog.DiscardHandler)))
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -367,7 +386,7 @@ func TestHTTPRefusesWhatItCannotStoreExactly(t *testing.T) {
 func TestHTTPUnmigratedSchemaIsNotReady(t *testing.T) {
 	t.Parallel()
 	svc, d := newServiceIn(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).URL, "not_migrated_yet")
-	ts := httptest.NewServer(server.NewHTTPServer(serverConf, svc, data.NewHealth(d), slog.New(slog.DiscardHandler)))
+	ts := httptest.NewServer(server.NewHTTPServer(serverConf, svc, data.NewHealth(d), prometheus.NewRegistry(), slog.New(slog.DiscardHandler)))
 	t.Cleanup(ts.Close)
 	c := client{t: t, base: ts.URL}
 	code, body := c.do("GET", "/readyz", "")

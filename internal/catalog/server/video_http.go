@@ -28,6 +28,7 @@ func RegisterVideoServiceHTTPServer(s *khttp.Server, srv catalogv1.VideoServiceS
 	r.DELETE("/v1/videos/{id}", route(catalogv1.VideoService_DeleteVideo_FullMethodName, bindQueryAndVars, srv.DeleteVideo))
 	r.GET("/v1/videos/{id}", route(catalogv1.VideoService_GetVideo_FullMethodName, bindQueryAndVars, srv.GetVideo))
 	r.GET("/v1/videos", route(catalogv1.VideoService_ListVideos_FullMethodName, bindQuery, srv.ListVideos))
+	r.GET("/v1/videos:search", route(catalogv1.VideoService_SearchVideos_FullMethodName, bindQuery, srv.SearchVideos))
 }
 
 // route is the handler protoc-gen-go-http generates for one method: bind

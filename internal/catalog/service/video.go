@@ -13,14 +13,16 @@ import (
 type VideoService struct {
 	catalogv1.UnimplementedVideoServiceServer
 
-	uc *biz.VideoUsecase
+	uc    *biz.VideoUsecase
+	reads *biz.ReadUsecase
 }
 
 var _ catalogv1.VideoServiceServer = (*VideoService)(nil)
 
-// NewVideoService returns the API over uc.
-func NewVideoService(uc *biz.VideoUsecase) *VideoService {
-	return &VideoService{uc: uc}
+// NewVideoService returns the API: writes through uc, reads through
+// reads.
+func NewVideoService(uc *biz.VideoUsecase, reads *biz.ReadUsecase) *VideoService {
+	return &VideoService{uc: uc, reads: reads}
 }
 
 // CreateVideo creates a video at version 1.
@@ -35,7 +37,7 @@ func (s *VideoService) CreateVideo(ctx context.Context, req *catalogv1.CreateVid
 	if err != nil {
 		return nil, err
 	}
-	return &catalogv1.CreateVideoResponse{Video: ch.Video, Event: eventRef(ch.Event)}, nil
+	return &catalogv1.CreateVideoResponse{Video: ch.Video, Event: eventRef(ch.Event), ConsistencyToken: answerToken(ctx, ch.Video)}, nil
 }
 
 // UpdateVideo applies the set fields.
@@ -52,7 +54,7 @@ func (s *VideoService) UpdateVideo(ctx context.Context, req *catalogv1.UpdateVid
 	if err != nil {
 		return nil, err
 	}
-	return &catalogv1.UpdateVideoResponse{Video: ch.Video, Event: eventRef(ch.Event)}, nil
+	return &catalogv1.UpdateVideoResponse{Video: ch.Video, Event: eventRef(ch.Event), ConsistencyToken: answerToken(ctx, ch.Video)}, nil
 }
 
 // DeleteVideo tombstones the video.
@@ -61,25 +63,50 @@ func (s *VideoService) DeleteVideo(ctx context.Context, req *catalogv1.DeleteVid
 	if err != nil {
 		return nil, err
 	}
-	return &catalogv1.DeleteVideoResponse{Video: ch.Video, Event: eventRef(ch.Event)}, nil
+	return &catalogv1.DeleteVideoResponse{Video: ch.Video, Event: eventRef(ch.Event), ConsistencyToken: answerToken(ctx, ch.Video)}, nil
 }
 
-// GetVideo reads one live video.
+// GetVideo reads one live video from the Postgres read model.
 func (s *VideoService) GetVideo(ctx context.Context, req *catalogv1.GetVideoRequest) (*catalogv1.GetVideoResponse, error) {
-	v, err := s.uc.Get(ctx, req.GetId())
+	c, err := readConsistency(ctx, req.GetConsistencyTokens())
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.reads.Get(ctx, req.GetId(), req.MinVersion, c)
 	if err != nil {
 		return nil, err
 	}
 	return &catalogv1.GetVideoResponse{Video: v}, nil
 }
 
-// ListVideos pages through live videos ordered by id.
+// ListVideos pages through the live videos of the Postgres read model
+// ordered by id.
 func (s *VideoService) ListVideos(ctx context.Context, req *catalogv1.ListVideosRequest) (*catalogv1.ListVideosResponse, error) {
-	videos, next, err := s.uc.List(ctx, req.GetPageSize(), req.GetPageToken())
+	c, err := readConsistency(ctx, req.GetConsistencyTokens())
+	if err != nil {
+		return nil, err
+	}
+	videos, next, err := s.reads.List(ctx, req.GetPageSize(), req.GetPageToken(), c)
 	if err != nil {
 		return nil, err
 	}
 	return &catalogv1.ListVideosResponse{Videos: videos, NextPageToken: next}, nil
+}
+
+// SearchVideos searches the search index.
+func (s *VideoService) SearchVideos(ctx context.Context, req *catalogv1.SearchVideosRequest) (*catalogv1.SearchVideosResponse, error) {
+	c, err := readConsistency(ctx, req.GetConsistencyTokens())
+	if err != nil {
+		return nil, err
+	}
+	videos, next, disabled, err := s.reads.Search(ctx, biz.SearchQuery{
+		Text: req.GetQuery(), Status: req.GetStatus(), UploaderID: req.GetUploaderId(), Order: req.GetOrder(),
+		Limit: int(req.GetPageSize()), PageToken: req.GetPageToken(),
+	}, c)
+	if err != nil {
+		return nil, err
+	}
+	return &catalogv1.SearchVideosResponse{Videos: videos, NextPageToken: next, SearchDisabled: disabled}, nil
 }
 
 func eventRef(e biz.EventRef) *catalogv1.EventRef {
