@@ -286,13 +286,13 @@ func (c *Console) redact(s string) string {
 
 // overviewData is the Overview page.
 type overviewData struct {
-	Status     *statusReport
-	Reasons    []reasonCount
-	Partitions []outboxdb.ListOutboxPartitionsRow
-	LagChart   template.HTML
-	RateChart  template.HTML
-	Redriven   redriveSummary
-	SubsError  string
+	Status    *statusReport
+	Reasons   []reasonCount
+	Replicas  []replica
+	LagChart  template.HTML
+	RateChart template.HTML
+	Redriven  redriveSummary
+	SubsError string
 }
 
 type reasonCount struct {
@@ -312,7 +312,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 		d.Reasons = append(d.Reasons, reasonCount{k, n, errclass.Reason(k).Transient()})
 	}
 	sort.Slice(d.Reasons, func(i, j int) bool { return d.Reasons[i].N > d.Reasons[j].N })
-	d.Partitions, _ = outboxdb.New(c.pool).ListOutboxPartitions(r.Context())
+	if parts, err := outboxdb.New(c.pool).ListOutboxPartitions(r.Context()); err == nil {
+		d.Replicas = replicas(parts)
+	}
 	lag, rate := c.samples.series()
 	d.LagChart, d.RateChart = sparkline(lag, "lag"), sparkline(rate, "rows/s")
 	d.Redriven, _ = lastRedrives(r.Context(), c.pool)
@@ -330,6 +332,46 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.render(w, r, "overview", "Overview", d, "", "")
+}
+
+// replica is one publisher replica and the partitions it leases; Owner
+// "" gathers the partitions nobody leases.
+type replica struct {
+	Owner      string
+	Partitions string
+	N          int
+	LeaseUntil time.Time
+}
+
+func replicas(parts []outboxdb.ListOutboxPartitionsRow) []replica {
+	by := map[string]*replica{}
+	var order []string
+	for _, p := range parts {
+		owner := p.Owner
+		if !p.Leased {
+			owner = ""
+		}
+		r, ok := by[owner]
+		if !ok {
+			r = &replica{Owner: owner}
+			by[owner] = r
+			order = append(order, owner)
+		}
+		if r.N > 0 {
+			r.Partitions += ","
+		}
+		r.Partitions += strconv.Itoa(int(p.Partition))
+		r.N++
+		if p.Leased && p.LeaseUntil.Time.After(r.LeaseUntil) {
+			r.LeaseUntil = p.LeaseUntil.Time
+		}
+	}
+	sort.Strings(order)
+	out := make([]replica, 0, len(order))
+	for _, o := range order {
+		out = append(out, *by[o])
+	}
+	return out
 }
 
 // failedQuery is the Failed rows filter as the page's query string.
