@@ -78,6 +78,9 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	bin := chromium()
 	if bin == "" {
+		if os.Getenv("CONSOLE_TEST_REQUIRE_BROWSER") != "" {
+			t.Fatal("no chromium found and CONSOLE_TEST_REQUIRE_BROWSER is set: install it (apt-get install -y chromium) or set CHROMIUM")
+		}
 		t.Skip("browser tests skipped: no chromium found (apt-get install -y chromium, or set CHROMIUM; make console-test installs it)")
 	}
 	f := &fixture{t: t, shots: t.ArtifactDir()}
