@@ -62,6 +62,9 @@ type ConsoleConfig struct {
 	Lookup func(string) (string, bool)
 	// ConnectTimeout bounds the first call to each store (default 5s).
 	ConnectTimeout time.Duration
+	// Daemons are readiness URLs the overview probes (name -> URL of a
+	// daemon's /readyz, e.g. "publisher-0" -> http://10.0.0.7:8081/readyz).
+	Daemons map[string]string
 }
 
 // Console is the web console: an http.Handler.
@@ -293,6 +296,48 @@ type overviewData struct {
 	RateChart template.HTML
 	Redriven  redriveSummary
 	SubsError string
+	Daemons   []daemonReadiness
+}
+
+// daemonReadiness is one daemon's /readyz answer.
+type daemonReadiness struct {
+	Name, URL, State string
+	Ready            bool
+}
+
+// readiness probes every configured daemon, each within 2 seconds.
+func (c *Console) readiness(ctx context.Context) []daemonReadiness {
+	names := make([]string, 0, len(c.cfg.Daemons))
+	for n := range c.cfg.Daemons {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]daemonReadiness, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		out[i] = daemonReadiness{Name: n, URL: c.cfg.Daemons[n]}
+		wg.Add(1)
+		go func(d *daemonReadiness) {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(pctx, http.MethodGet, d.URL, nil)
+			if err != nil {
+				d.State = err.Error()
+				return
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				d.State = "unreachable: " + err.Error()
+				return
+			}
+			resp.Body.Close()
+			d.Ready = resp.StatusCode == http.StatusOK
+			d.State = resp.Status
+		}(&out[i])
+	}
+	wg.Wait()
+	return out
 }
 
 type reasonCount struct {
@@ -318,6 +363,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	lag, rate := c.samples.series()
 	d.LagChart, d.RateChart = sparkline(lag, "lag"), sparkline(rate, "rows/s")
 	d.Redriven, _ = lastRedrives(r.Context(), c.pool)
+	d.Daemons = c.readiness(r.Context())
 	if c.cfg.PubSubFile != "" {
 		var out bytes.Buffer
 		ps := &pubsubFlags{file: c.cfg.PubSubFile}

@@ -1,6 +1,7 @@
 package relayctl
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -414,5 +416,88 @@ func TestRedriveMovesTransientFailuresBackOnceTheTopicAnswers(t *testing.T) {
 	st := relayctl(t, env, "status")
 	if !strings.Contains(st.stdout, "AUTO RE-DRIVE (last 24h): 3 re-drive(s), 5 row(s) of unavailable") {
 		t.Errorf("status does not show the re-drives:\n%s", st.stdout)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a command writing while the
+// test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestUICommand: relayctl ui refuses a re-drive of a deterministic
+// reason, binds loopback by default, is read-only by default, and shows
+// the readiness of the daemons it is given.
+func TestUICommand(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	if r := relayctl(t, env, "ui", "--redrive", "payload_invalid"); r.code != ExitUsage || !strings.Contains(r.stderr, "deterministic") {
+		t.Errorf("ui --redrive payload_invalid: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := relayctl(t, env, "ui", "--daemon", "publisher"); r.code != ExitUsage {
+		t.Errorf("ui --daemon without a URL: exit %d", r.code)
+	}
+	if r := relayctl(t, env, "ui", "--help"); !strings.Contains(r.stderr, `"127.0.0.1:8089"`) {
+		t.Errorf("ui --help does not show the loopback default: %q", r.stderr)
+	}
+
+	ready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	defer ready.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		c := &cli{stdout: &out, stderr: &out, hooks: itemHooks(), lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+		done <- run(ctx, []string{"ui", "--addr", "127.0.0.1:0", "--daemon", "publisher-0=" + ready.URL + "/readyz"}, c)
+	}()
+	addr := ""
+	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if m := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("relayctl ui did not start: %s", out.String())
+	}
+	resp, err := http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "publisher-0") || !strings.Contains(string(body), "not ready") {
+		t.Errorf("overview: %d, lacks the daemon's readiness:\n%s", resp.StatusCode, body)
+	}
+	resp, err = http.PostForm("http://"+addr+"/failed/replay", url.Values{"reason": {"unavailable"}, "why": {"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST to relayctl ui without --write: %d, want 403", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Errorf("relayctl ui after cancel: exit %d\n%s", code, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("relayctl ui did not stop on cancel")
 	}
 }

@@ -12,11 +12,11 @@ import (
 
 const uiUsage = `
 ui [--addr 127.0.0.1:8089] [--write] [-f configs/pubsub.yaml] [--identity-header X-Goog-Authenticated-User-Email]
-   [--redrive REASON,...] [--redrive-rate 10] [--redrive-every 15s]
+   [--daemon NAME=URL ...] [--redrive REASON,...] [--redrive-rate 10] [--redrive-every 15s]
 
 Serves the web console: overview (outbox by status, lag, stuck claims,
 failed by reason, partitions, projections, subscriptions and dead letters,
-charts of lag and throughput), failed rows (filter, detail, replay with a
+the readiness of each --daemon, charts of lag and throughput), failed rows (filter, detail, replay with a
 dry-run preview and a required reason, resolve), dead letters (decoded;
 republish or purge), replays and seek, and the audit log. Every action
 runs the same code as the equivalent relayctl command and leaves the same
@@ -43,6 +43,15 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	redrive := fs.String("redrive", "", "comma-separated transient reasons to re-drive automatically (e.g. unavailable,timeout); empty: off")
 	rate := fs.Float64("redrive-rate", 10, "automatic re-drive: at most N rows per second")
 	every := fs.Duration("redrive-every", 15*time.Second, "automatic re-drive: how often to look")
+	var daemons []string
+	fs.Func("daemon", "NAME=URL of a daemon's readiness endpoint the overview probes (repeatable), e.g. publisher-0=http://10.0.0.7:8081/readyz", func(v string) error {
+		name, u, ok := strings.Cut(v, "=")
+		if !ok || name == "" || !strings.HasPrefix(u, "http") {
+			return fmt.Errorf("want NAME=http://host:port/readyz, got %q", v)
+		}
+		daemons = append(daemons, name, u)
+		return nil
+	})
 	if err := parse(fs, args, false); err != nil {
 		return err
 	}
@@ -52,6 +61,12 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	cfg := ConsoleConfig{DatabaseURL: db.url, Schema: db.schema, PubSubFile: *file, Write: *write, IdentityHeader: *idHeader,
 		Hooks: c.hooks, Lookup: c.lookup, ConnectTimeout: c.connectTimeout,
 		Redrive: RedrivePolicy{Rate: *rate, Every: *every}}
+	if len(daemons) > 0 {
+		cfg.Daemons = map[string]string{}
+		for i := 0; i < len(daemons); i += 2 {
+			cfg.Daemons[daemons[i]] = daemons[i+1]
+		}
+	}
 	for _, r := range strings.Split(*redrive, ",") {
 		if r = strings.TrimSpace(r); r != "" {
 			cfg.Redrive.Reasons = append(cfg.Redrive.Reasons, r)
@@ -71,6 +86,9 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 		mode = "write access"
 	}
 	fmt.Fprintf(c.stderr, "relayctl ui: http://%s (%s; auto re-drive %s)\n", ln.Addr(), mode, cfg.Redrive)
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		fmt.Fprintf(c.stderr, "WARNING: relayctl ui listens on %s, not a loopback address: anyone who reaches it acts as %s unless a proxy authenticates (see --identity-header)\n", ln.Addr(), identityNote(cfg))
+	}
 	srv := &http.Server{Handler: con, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -82,4 +100,11 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	return nil
+}
+
+func identityNote(cfg ConsoleConfig) string {
+	if cfg.IdentityHeader != "" {
+		return "the identity in " + cfg.IdentityHeader
+	}
+	return "the local user"
 }

@@ -33,6 +33,9 @@ type Options struct {
 	// Hooks are the service's relayctl hooks (the Decoder shows dead
 	// letters and payloads decoded).
 	Hooks hook.Hooks
+	// Daemons are readiness URLs the overview probes, by name (e.g.
+	// "publisher-0": "http://10.0.0.7:8081/readyz").
+	Daemons map[string]string
 	// SampleEvery is how often the console samples lag and throughput for
 	// its charts (default 5s; it keeps the last hour).
 	SampleEvery time.Duration
@@ -58,7 +61,7 @@ func New(ctx context.Context, o Options) (*Console, error) {
 	}
 	c, err := irelayctl.NewConsole(ctx, irelayctl.ConsoleConfig{
 		DatabaseURL: o.DatabaseURL, Schema: o.Schema, PubSubFile: o.PubSubFile, Write: o.Write,
-		IdentityHeader: o.IdentityHeader, Hooks: o.Hooks, Lookup: o.Getenv, SampleEvery: o.SampleEvery,
+		IdentityHeader: o.IdentityHeader, Hooks: o.Hooks, Lookup: o.Getenv, SampleEvery: o.SampleEvery, Daemons: o.Daemons,
 		Redrive: irelayctl.RedrivePolicy{Reasons: o.Redrive.Reasons, Rate: o.Redrive.Rate, Every: o.Redrive.Every},
 	})
 	if err != nil {
