@@ -62,6 +62,8 @@ type ConsoleConfig struct {
 	Lookup func(string) (string, bool)
 	// ConnectTimeout bounds the first call to each store (default 5s).
 	ConnectTimeout time.Duration
+	// Log receives the re-drive policy's errors; nil: dropped.
+	Log io.Writer
 	// Daemons are readiness URLs the overview probes (name -> URL of a
 	// daemon's /readyz, e.g. "publisher-0" -> http://10.0.0.7:8081/readyz).
 	Daemons map[string]string
@@ -77,6 +79,7 @@ type Console struct {
 	local   string
 	samples *sampler
 	redrive *redriver
+	subs    subsCache
 	stop    context.CancelFunc
 	done    sync.WaitGroup
 }
@@ -125,7 +128,7 @@ func NewConsole(ctx context.Context, cfg ConsoleConfig) (*Console, error) {
 	c.done.Add(1)
 	go func() { defer c.done.Done(); c.samples.run(rctx, c.pool, cfg.SampleEvery) }()
 	if cfg.Redrive.enabled() {
-		c.redrive = &redriver{policy: cfg.Redrive, pool: pool, cli: c.cli(io.Discard), pubsubFile: cfg.PubSubFile}
+		c.redrive = &redriver{policy: cfg.Redrive, pool: pool, cli: c.cli(io.Discard), pubsubFile: cfg.PubSubFile, log: cfg.Log}
 		c.done.Add(1)
 		go func() { defer c.done.Done(); c.redrive.run(rctx) }()
 	}
@@ -280,11 +283,44 @@ func (c *Console) redact(s string) string {
 	if c.cfg.DatabaseURL == "" {
 		return s
 	}
-	if pw := passwordOf(c.cfg.DatabaseURL); pw != "" {
+	// A password shorter than 6 characters is not scrubbed alone: it would
+	// match ordinary text and mangle the page (the URL itself still is).
+	if pw := passwordOf(c.cfg.DatabaseURL); len(pw) >= 6 {
 		s = strings.ReplaceAll(s, pw, "xxxxx")
 		s = strings.ReplaceAll(s, template.HTMLEscapeString(pw), "xxxxx")
 	}
 	return strings.ReplaceAll(s, c.cfg.DatabaseURL, postgres.Redact(c.cfg.DatabaseURL))
+}
+
+// subsEvery is how long the overview reuses the subscriptions' status: it
+// peeks every dead-letter subscription (pulls and releases), which other
+// readers of the DLQ would notice at every 10-second refresh of every
+// open page.
+const subsEvery = time.Minute
+
+type subsCache struct {
+	mu       sync.Mutex
+	at       time.Time
+	subs     []subStatus
+	problems []string
+	err      error
+}
+
+// subscriptions is status's subscription report, at most subsEvery old.
+func (c *Console) subscriptions(ctx context.Context) ([]subStatus, []string, error) {
+	c.subs.mu.Lock()
+	defer c.subs.mu.Unlock()
+	if !c.subs.at.IsZero() && time.Since(c.subs.at) < subsEvery {
+		return c.subs.subs, c.subs.problems, c.subs.err
+	}
+	rep := &statusReport{}
+	client, cfg, res, err := (&pubsubFlags{file: c.cfg.PubSubFile}).connect(ctx, c.cli(io.Discard))
+	if err == nil {
+		err = subscriptionStatus(ctx, client, cfg, res, rep)
+		client.Close()
+	}
+	c.subs.at, c.subs.subs, c.subs.problems, c.subs.err = time.Now(), rep.Subscriptions, rep.Problems, err
+	return rep.Subscriptions, rep.Problems, err
 }
 
 // overviewData is the Overview page.
@@ -365,14 +401,8 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	d.Redriven, _ = lastRedrives(r.Context(), c.pool)
 	d.Daemons = c.readiness(r.Context())
 	if c.cfg.PubSubFile != "" {
-		var out bytes.Buffer
-		ps := &pubsubFlags{file: c.cfg.PubSubFile}
-		cl := c.cli(&out)
-		client, cfg, res, err := ps.connect(r.Context(), cl)
-		if err == nil {
-			err = subscriptionStatus(r.Context(), client, cfg, res, rep)
-			client.Close()
-		}
+		subs, problems, err := c.subscriptions(r.Context())
+		rep.Subscriptions, rep.Problems = subs, append(rep.Problems, problems...)
 		if err != nil {
 			d.SubsError = err.Error()
 		}

@@ -59,7 +59,7 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	cfg := ConsoleConfig{DatabaseURL: db.url, Schema: db.schema, PubSubFile: *file, Write: *write, IdentityHeader: *idHeader,
-		Hooks: c.hooks, Lookup: c.lookup, ConnectTimeout: c.connectTimeout,
+		Hooks: c.hooks, Lookup: c.lookup, ConnectTimeout: c.connectTimeout, Log: c.stderr,
 		Redrive: RedrivePolicy{Rate: *rate, Every: *every}}
 	if len(daemons) > 0 {
 		cfg.Daemons = map[string]string{}
