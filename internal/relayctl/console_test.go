@@ -355,8 +355,8 @@ func dlqMessageIDs(t *testing.T, env map[string]string, dlq []string) []string {
 }
 
 // TestRedriveMovesTransientFailuresBackOnceTheTopicAnswers: rows failed
-// as unavailable while their topic is missing stay failed; once it
-// answers they are re-driven at the configured rate and audited as done
+// as unavailable stay failed while Pub/Sub is down and while their topic
+// is missing; once it answers they are re-driven at the configured rate and audited as done
 // by the policy; deterministic failures are never touched.
 func TestRedriveMovesTransientFailuresBackOnceTheTopicAnswers(t *testing.T) {
 	t.Parallel()
@@ -377,10 +377,17 @@ func TestRedriveMovesTransientFailuresBackOnceTheTopicAnswers(t *testing.T) {
 	if err := (&RedrivePolicy{Reasons: []string{"payload_invalid"}}).validate(); err == nil {
 		t.Fatal("a policy for a deterministic reason was accepted")
 	}
-	r := &redriver{policy: policy, pool: pool, cli: &cli{connectTimeout: 5 * time.Second, stderr: io.Discard, stdout: io.Discard,
+	r := &redriver{policy: policy, pool: pool, cli: &cli{connectTimeout: time.Second, stderr: io.Discard, stdout: io.Discard,
 		lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}}
 
-	// Topic missing: Pub/Sub does not take the events, nothing moves.
+	// Pub/Sub down (nothing listens at its address): nothing moves.
+	up := env["PUBSUB_EMULATOR_HOST"]
+	env["PUBSUB_EMULATOR_HOST"] = "127.0.0.1:1"
+	if n, err := r.tick(t.Context()); err == nil || n != 0 {
+		t.Fatalf("tick while Pub/Sub is down: moved %d, err %v; want 0 and the error", n, err)
+	}
+	env["PUBSUB_EMULATOR_HOST"] = up
+	// Pub/Sub up but the topic missing: it does not take the events yet.
 	if n, err := r.tick(t.Context()); err != nil || n != 0 {
 		t.Fatalf("tick while the topic is missing: moved %d, err %v; want 0", n, err)
 	}
