@@ -467,11 +467,14 @@ func readFailedQuery(r *http.Request) failedQuery {
 	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
 		f.Limit = n
 	}
-	if f.IDs != "" {
+	if f.IDs != "" && q.Get("pin") == "" {
 		// A selection is exactly the chosen rows: what the preview shows
 		// is what the confirmation acts on.
 		return failedQuery{IDs: f.IDs, Limit: f.Limit}
 	}
+	// pin: the confirmation of a replay by filter carries the rows its
+	// preview showed, so it moves exactly those (the filter and the ids
+	// are both recorded, as relayctl replay --ids ... --reason ... would).
 	return f
 }
 
@@ -633,7 +636,7 @@ func (c *Console) replayDo(w http.ResponseWriter, r *http.Request) {
 	why := strings.TrimSpace(r.PostForm.Get("why"))
 	q := readFailedQuery(r)
 	if why == "" {
-		c.preview(w, r, "replay")
+		c.render(w, r, "preview", "Preview: replay", previewData{Action: "replay", Q: q}, "", "a reason is required (ticket, incident): it is recorded with your name")
 		return
 	}
 	_, f, err := c.selectForAction(r.Context(), q, "replay")
@@ -660,7 +663,7 @@ func (c *Console) resolveDo(w http.ResponseWriter, r *http.Request) {
 	why := strings.TrimSpace(r.PostForm.Get("why"))
 	q := readFailedQuery(r)
 	if why == "" {
-		c.preview(w, r, "resolve")
+		c.render(w, r, "preview", "Preview: resolve", previewData{Action: "resolve", Q: q}, "", "a reason is required (ticket, incident): it is recorded with your name")
 		return
 	}
 	rows, f, err := c.selectForAction(r.Context(), q, "resolve")

@@ -270,12 +270,24 @@ func TestConsoleMutationsAuditLikeTheCLI(t *testing.T) {
 		reset()
 	})
 	compare("replay by reason", func() {
-		if r := relayctl(t, env, "replay", "--reason", "unavailable", "--limit", "200", "--by", by, "--why", why); r.code != ExitOK {
+		if r := relayctl(t, env, "replay", "--ids", idList(ids), "--reason", "unavailable", "--by", by, "--why", why); r.code != ExitOK {
 			t.Fatalf("relayctl replay: %d", r.code)
 		}
 		reset()
 	}, func() {
-		if code, body := c.post("/failed/replay", url.Values{"reason": {"unavailable"}, "why": {why}}); code != http.StatusSeeOther {
+		// The confirmation of a replay by filter, as its preview renders it:
+		// the filter and the rows shown.
+		code, page := c.do(http.MethodGet, "/failed/replay?reason=unavailable", nil)
+		form := url.Values{"why": {why}}
+		for _, m := range regexp.MustCompile(`<input type="hidden" name="(\w+)" value="([^"]*)">`).FindAllStringSubmatch(page, -1) {
+			if m[1] != "csrf" && m[2] != "" {
+				form.Add(m[1], m[2])
+			}
+		}
+		if code != http.StatusOK || form.Get("pin") == "" || len(form["ids"]) != 2 {
+			t.Fatalf("replay preview by reason: %d, confirmation form %v", code, form)
+		}
+		if code, body := c.post("/failed/replay", form); code != http.StatusSeeOther {
 			t.Fatalf("console replay: %d %s", code, body)
 		}
 		reset()
