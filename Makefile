@@ -8,7 +8,7 @@ PKGS    ?= ./...
 # The other Go modules of the repository whose tests, vet and gofmt
 # make test and make verify run with the root's (deploy/check runs in
 # make deploy-check).
-MODULES := bench e2e examples/orders
+MODULES := bench e2e examples/orders console-test
 TESTFLAGS ?= -count=1 -timeout 20m
 
 .PHONY: help
@@ -114,6 +114,18 @@ deploy-check: ## Validate deploy/ offline: kustomize render + strict k8s decodin
 images: ## Build one OCI image per daemon (FROM scratch, static, non-root; buildah, no base pull) into .run/images/*.tar and test their filesystems
 	@VERSION=$(VERSION) scripts/images.sh
 	cd deploy/check && EVENTRELAY_IMAGES_DIR=$(CURDIR)/.run/images $(GO) test -count=1 -run TestImages -v ./...
+
+# --- Web console in a real browser (console-test/: its own module) ---------
+# CONSOLE_TEST_REQUIRE_BROWSER=1 turns the tests' skip (no chromium) into a
+# failure: here the browser is installed first, so it must run.
+.PHONY: console-test console-screenshots
+console-test: ## Browser tests of the web console (relayctl ui): headless Chromium, installed from Debian when missing, driven by chromedp; screenshots in .run/console
+	@command -v chromium >/dev/null || { echo "console-test: installing chromium from Debian"; \
+		apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null; }
+	@pgenv=$$(scripts/pg.sh start) || exit 1; eval "$$pgenv"; mkdir -p .run/console; \
+	cd console-test && CONSOLE_TEST_REQUIRE_BROWSER=1 $(GO) test -count=1 -v -artifacts -outputdir $(CURDIR)/.run/console ./...
+console-screenshots: ## Run console-test and refresh the screenshots in docs/console
+	@$(MAKE) --no-print-directory console-test CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console
 
 # --- Benchmarks (bench/: its own module) -------------------------------------
 # BENCHFLAGS passes options, e.g. BENCHFLAGS='-only ceilings,scale -runs 1'.

@@ -2,9 +2,10 @@
 // service ships its own relayctl binary with its own hooks: outbox status,
 // failed rows and replays, dead-letter triage (`dlq show` decodes any
 // protobuf envelope given a descriptor set), Pub/Sub seeks, snapshots and
-// resource setup, guarded migrations, and the service-specific commands
-// `rebuild`, `rebuild --reindex` and `verify`, which call the service's
-// hooks (package relayctl/hook).
+// resource setup, guarded migrations, the web console `ui` (package
+// relayctl/ui mounts it in a service's own HTTP server), and the
+// service-specific commands `rebuild`, `rebuild --reindex` and `verify`,
+// which call the service's hooks (package relayctl/hook).
 //
 // A service's main is a few lines:
 //

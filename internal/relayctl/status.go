@@ -50,9 +50,11 @@ type statusReport struct {
 		FailedByReason   map[string]int64 `json:"failed_by_reason"`
 		StuckSamples     []stuckClaim     `json:"stuck_samples,omitempty"`
 	} `json:"outbox"`
-	Inbox         []inboxConsumer `json:"inbox"`
-	Subscriptions []subStatus     `json:"subscriptions,omitempty"`
-	Problems      []string        `json:"problems"`
+	Inbox []inboxConsumer `json:"inbox"`
+	// Redrive is what the automatic re-drive policy did in the last 24 h.
+	Redrive       redriveSummary `json:"auto_redrive"`
+	Subscriptions []subStatus    `json:"subscriptions,omitempty"`
+	Problems      []string       `json:"problems"`
 }
 
 type stuckClaim struct {
@@ -167,6 +169,9 @@ func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc time.Duration
 	if n := o.ByStatus["failed"]; n > 0 {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%d failed outbox row(s)", n))
 	}
+	if rep.Redrive, err = lastRedrives(ctx, pool); err != nil {
+		return err
+	}
 	inbox, err := q.InboxByConsumer(ctx)
 	if err != nil {
 		return fmt.Errorf("counting inbox rows: %w", postgres.Classify(err))
@@ -250,6 +255,11 @@ func printStatus(w io.Writer, rep *statusReport, withPubSub bool) {
 	for _, s := range o.StuckSamples {
 		fmt.Fprintf(w, "  stuck row %d event %s aggregate %s locked by %s since %s (lease until %s)\n", s.ID, s.EventID, s.AggregateID, s.LockedBy,
 			s.ClaimedAt.UTC().Format(time.RFC3339), s.LeaseUntil.UTC().Format(time.RFC3339))
+	}
+	if d := rep.Redrive; d.Replays > 0 {
+		fmt.Fprintf(w, "AUTO RE-DRIVE (last 24h): %d re-drive(s), %d row(s) of %s, last at %s\n", d.Replays, d.Rows, strings.Join(d.Reasons, ","), d.Last.UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintln(w, "AUTO RE-DRIVE (last 24h): none (the policy runs in relayctl ui --redrive)")
 	}
 	fmt.Fprintln(w, "INBOX")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
