@@ -90,6 +90,10 @@ func (s *Publisher) stop() {
 	}
 }
 
+// Topic is the topic e is published to: the row's, unless Settings.Topics
+// routes its aggregate type elsewhere.
+func (s *Publisher) Topic(e *claim.Event) string { return s.topic(e) }
+
 func (s *Publisher) topic(e *claim.Event) string {
 	if t := s.routes[e.AggregateType]; t != "" {
 		return t
