@@ -88,6 +88,8 @@ type Engine struct {
 	log     *slog.Logger
 	tr      tracing
 
+	inflight atomic.Int64 // Process calls not yet returned
+
 	mu       sync.RWMutex // guards closed against sends on in
 	closed   bool
 	in       chan *item
@@ -130,12 +132,17 @@ func newEngine(o Options, resolve resolver, a applier) *Engine {
 // Name is the projection's name.
 func (e *Engine) Name() string { return e.opts.Name }
 
+// Inflight is the number of Process calls not yet returned.
+func (e *Engine) Inflight() int64 { return e.inflight.Load() }
+
 // Process handles one delivery and returns once it is acked or nacked. ctx
 // is the delivery's context; its cancellation (shutdown) does not abort the
 // work: an in-flight message is always finished and settled.
 func (e *Engine) Process(ctx context.Context, m *Message) {
 	e.pm.inflight.Inc()
 	defer e.pm.inflight.Dec()
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
 	ctx, span := e.tr.startProcess(context.WithoutCancel(ctx), m)
 	defer span.End()
 
