@@ -111,6 +111,7 @@ func (p *Projector) Register(pr Projection) error {
 		return err
 	}
 	r := engine.NewReceiver(p.client, pr.Subscription, e, p.receive, p.opts.Health, p.opts.Logger)
+	r.DetectStalls(max(p.opts.StallAfter, 0))
 	tables := append([]string{"inbox_events"}, pr.Tables...)
 	r.RequireBeforeReceive(func(ctx context.Context) error {
 		return postgres.CheckSchema(ctx, p.pool, tables)

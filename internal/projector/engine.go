@@ -89,6 +89,7 @@ type Engine struct {
 	tr      tracing
 
 	inflight atomic.Int64 // Process calls not yet returned
+	progress atomic.Int64 // unix nanoseconds of the last ack, or of the start of a busy period (see stalledFor)
 
 	mu       sync.RWMutex // guards closed against sends on in
 	closed   bool
@@ -141,7 +142,9 @@ func (e *Engine) Inflight() int64 { return e.inflight.Load() }
 func (e *Engine) Process(ctx context.Context, m *Message) {
 	e.pm.inflight.Inc()
 	defer e.pm.inflight.Dec()
-	e.inflight.Add(1)
+	if e.inflight.Add(1) == 1 {
+		e.progress.Store(time.Now().UnixNano()) // busy again after idling: not a stall yet
+	}
 	defer e.inflight.Add(-1)
 	ctx, span := e.tr.startProcess(context.WithoutCancel(ctx), m)
 	defer span.End()

@@ -21,6 +21,7 @@ type Metrics struct {
 	batchSize    *prometheus.HistogramVec
 	recvErrors   *prometheus.CounterVec
 	receiving    *prometheus.GaugeVec
+	stalled      *prometheus.GaugeVec
 }
 
 // NewMetrics creates the series and registers them on reg.
@@ -74,9 +75,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		receiving: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "projector_receiving", Help: "1 while the subscription is received, 0 while receiving failed and is being retried.",
 		}, byProjection),
+		stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "projector_stalled", Help: "1 while the projection holds received messages but has acked none for its stall time (projector.Options.StallAfter).",
+		}, byProjection),
 	}
 	for _, c := range []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
-		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving} {
+		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving, m.stalled} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -99,6 +103,7 @@ type projectionMetrics struct {
 	latency         prometheus.Observer
 	batchSize       prometheus.Observer
 	receiving       prometheus.Gauge
+	stalled         prometheus.Gauge
 }
 
 func (m *Metrics) forProjection(name string) *projectionMetrics {
@@ -116,6 +121,7 @@ func (m *Metrics) forProjection(name string) *projectionMetrics {
 		latency:         m.latency.With(l),
 		batchSize:       m.batchSize.With(l),
 		receiving:       m.receiving.With(l),
+		stalled:         m.stalled.With(l),
 	}
 }
 

@@ -37,8 +37,9 @@ type Receiver struct {
 	log          *slog.Logger
 	loop         string
 
-	failure atomic.Pointer[receiveFailure] // nil while receiving works
-	require func(context.Context) error    // see RequireBeforeReceive
+	failure    atomic.Pointer[receiveFailure] // nil while receiving works
+	require    func(context.Context) error    // see RequireBeforeReceive
+	stallAfter time.Duration                  // see DetectStalls
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -129,6 +130,7 @@ func (r *Receiver) Start(ctx context.Context) error {
 	defer cancel()
 
 	go r.tick(rctx)
+	go r.watchStall(rctx)
 	r.log.Info("receiving", "max_outstanding_messages", r.cfg.MaxOutstandingMessages,
 		"max_outstanding_bytes", r.cfg.MaxOutstandingBytes, "num_goroutines", r.cfg.NumGoroutines,
 		"exactly_once", r.cfg.ExactlyOnce)
