@@ -69,7 +69,7 @@ func (c publisherClaimer) Claim(ctx context.Context, worker string, bulk int) ([
 			return err
 		}
 		rows, err := q.ClaimOutboxEvents(ctx, outboxdb.ClaimOutboxEventsParams{
-			WorkerID: worker, LockToken: token, LeaseSeconds: 30, BatchSize: int32(bulk), Partitions: c.parts,
+			WorkerID: worker, LockToken: token, LeaseSeconds: 30, BatchSize: int32(bulk), TopicShare: int32(max(1, bulk/4)), Partitions: c.parts,
 		})
 		if err != nil {
 			return err

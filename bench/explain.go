@@ -72,7 +72,7 @@ func (r *Runner) explainClaim(ctx context.Context, name string) (string, string,
 		return "", "", fmt.Errorf("explaining the claim: %w", postgres.Classify(err))
 	}
 	_, err = q.ClaimOutboxEvents(ctx, outboxdb.ClaimOutboxEventsParams{
-		WorkerID: "bench-explain", LockToken: [16]byte{1}, LeaseSeconds: 30, BatchSize: int32(r.cfg.Bulk), Partitions: parts,
+		WorkerID: "bench-explain", LockToken: [16]byte{1}, LeaseSeconds: 30, BatchSize: int32(r.cfg.Bulk), TopicShare: int32(max(1, r.cfg.Bulk/4)), Partitions: parts,
 	})
 	if !errors.Is(err, errExplained) {
 		return "", "", fmt.Errorf("explaining the claim: %w", postgres.Classify(err))

@@ -104,9 +104,10 @@ type Config struct {
 	// current_schema(), derived in SQL), which is the channel a relay on
 	// that schema LISTENs on by default.
 	NotifyChannel string
-	// MaxPayloadBytes refuses larger envelopes at write time (0: no limit).
-	// Pub/Sub's limit is 10 MB; the publisher fails oversize rows terminally
-	// with message_too_large either way.
+	// MaxPayloadBytes refuses larger envelopes at write time (0: no limit
+	// but Pub/Sub's). Whatever it is, InsertTx refuses an event whose
+	// message (envelope, attributes, ordering key) breaks one of Pub/Sub's
+	// limits (wire.CheckMessage), 10 MB among them.
 	MaxPayloadBytes int
 }
 
@@ -189,6 +190,9 @@ func (w *Writer) row(ctx context.Context, e *Event) (Metadata, outboxdb.InsertOu
 	}
 	if w.cfg.MaxPayloadBytes > 0 && len(body) > w.cfg.MaxPayloadBytes {
 		return Metadata{}, outboxdb.InsertOutboxEventParams{}, fmt.Errorf("%w: envelope is %d bytes, limit %d", ErrInvalidEvent, len(body), w.cfg.MaxPayloadBytes)
+	}
+	if err := checkMessage(meta, body); err != nil {
+		return Metadata{}, outboxdb.InsertOutboxEventParams{}, err
 	}
 	headers, err := json.Marshal(meta.Headers)
 	if err != nil {

@@ -88,6 +88,9 @@ type engine struct {
 	log     *slog.Logger
 	tr      tracing
 
+	inflight atomic.Int64 // Process calls not yet returned
+	progress atomic.Int64 // unix nanoseconds of the last ack, or of the start of a busy period (see stalledFor)
+
 	mu       sync.RWMutex // guards closed against sends on in
 	closed   bool
 	in       chan *item
@@ -130,12 +133,19 @@ func newEngine(o engineOptions, resolve resolver, a applier) *engine {
 // Name is the projection's name.
 func (e *engine) Name() string { return e.opts.Name }
 
+// Inflight is the number of Process calls not yet returned.
+func (e *engine) Inflight() int64 { return e.inflight.Load() }
+
 // Process handles one delivery and returns once it is acked or nacked. ctx
 // is the delivery's context; its cancellation (shutdown) does not abort the
 // work: an in-flight message is always finished and settled.
 func (e *engine) Process(ctx context.Context, m *message) {
 	e.pm.inflight.Inc()
 	defer e.pm.inflight.Dec()
+	if e.inflight.Add(1) == 1 {
+		e.progress.Store(time.Now().UnixNano()) // busy again after idling: not a stall yet
+	}
+	defer e.inflight.Add(-1)
 	ctx, span := e.tr.startProcess(context.WithoutCancel(ctx), m)
 	defer span.End()
 

@@ -22,6 +22,7 @@ type metrics struct {
 	batchSize    *prometheus.HistogramVec
 	recvErrors   *prometheus.CounterVec
 	receiving    *prometheus.GaugeVec
+	stalled      *prometheus.GaugeVec
 }
 
 // newMetrics creates the series and registers them on reg.
@@ -75,6 +76,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		receiving: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "projector_receiving", Help: "1 while the subscription is received, 0 while receiving failed and is being retried.",
 		}, byProjection),
+		stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "projector_stalled", Help: "1 while the projection holds received messages but has acked none for its stall time (projector.Options.StallAfter).",
+		}, byProjection),
 	}
 	for _, c := range m.collectors() {
 		if err := reg.Register(c); err != nil {
@@ -86,7 +90,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
-		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving}
+		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving, m.stalled}
 }
 
 // DescribeMetrics sends the descriptors of every projector_* series a
@@ -137,6 +141,7 @@ type projectionMetrics struct {
 	latency         prometheus.Observer
 	batchSize       prometheus.Observer
 	receiving       prometheus.Gauge
+	stalled         prometheus.Gauge
 }
 
 func (m *metrics) forProjection(name string) *projectionMetrics {
@@ -154,6 +159,7 @@ func (m *metrics) forProjection(name string) *projectionMetrics {
 		latency:         m.latency.With(l),
 		batchSize:       m.batchSize.With(l),
 		receiving:       m.receiving.With(l),
+		stalled:         m.stalled.With(l),
 	}
 }
 

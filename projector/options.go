@@ -29,6 +29,11 @@ type Options struct {
 	// for in-flight messages to be settled (default 30s). Start/Stop take
 	// their bound from Stop's context instead.
 	DrainTimeout time.Duration
+	// StallAfter is how long a projection may hold received messages
+	// without acking any before it counts as stalled: projector_stalled
+	// is 1 and, with Health, the readiness check "stall/<name>" fails
+	// (default 2m; negative: off).
+	StallAfter time.Duration
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// Registerer receives the projector_* metrics (applied, duplicate,
@@ -107,7 +112,7 @@ type BatchOptions struct {
 	RetryBackoffMin, RetryBackoffMax time.Duration
 }
 
-// WithDefaults returns o with every zero field of Receive, DrainTimeout,
+// WithDefaults returns o with every zero field of Receive, DrainTimeout, StallAfter,
 // InboxRetentionInterval and InboxRetentionBatchSize set to the default its
 // doc states. New applies it; a daemon reads its defaults from it.
 func (o Options) WithDefaults() Options {
@@ -115,6 +120,7 @@ func (o Options) WithDefaults() Options {
 	o.DrainTimeout = or(o.DrainTimeout, 30*time.Second)
 	o.InboxRetentionInterval = or(o.InboxRetentionInterval, time.Minute)
 	o.InboxRetentionBatchSize = or(o.InboxRetentionBatchSize, 5000)
+	o.StallAfter = or(o.StallAfter, 2*time.Minute)
 	return o
 }
 

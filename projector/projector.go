@@ -111,6 +111,7 @@ func (p *Projector) Register(pr Projection) error {
 		return err
 	}
 	r := newReceiver(p.client, pr.Subscription, e, p.opts.Receive, p.opts.Health, p.opts.Logger)
+	r.DetectStalls(max(p.opts.StallAfter, 0))
 	tables := append([]string{"inbox_events"}, pr.Tables...)
 	r.RequireBeforeReceive(func(ctx context.Context) error {
 		return postgres.CheckSchema(ctx, p.pool, tables)
@@ -193,7 +194,11 @@ func (p *Projector) Start(ctx context.Context) error {
 // Stop stops receiving, waits (bounded by ctx) until every in-flight
 // message is acked or nacked, then flushes the dead-letter publishers
 // (transport.Server). Options.Health, if set, reports draining from the
-// start. After Stop the Projector cannot start again.
+// start. After Stop the Projector cannot start again. When ctx ends
+// first, whatever Pub/Sub does, Stop abandons the rest (final acks,
+// flushes) and returns nil: a message whose ack was not answered is
+// delivered again and absorbed by the inbox, so nothing is lost; Start
+// returns at once too.
 func (p *Projector) Stop(ctx context.Context) error {
 	p.mu.Lock()
 	if p.stopped {
@@ -216,8 +221,18 @@ func (p *Projector) Stop(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	for _, dl := range dls {
-		dl.Stop()
+	// The dead-letter publishers flush within what is left of ctx: a
+	// dead letter not confirmed was not acked either, so it comes back.
+	flushed := make(chan struct{})
+	go func() {
+		for _, dl := range dls {
+			dl.Stop()
+		}
+		close(flushed)
+	}()
+	select {
+	case <-flushed:
+	case <-ctx.Done():
 	}
 	return errors.Join(errs...)
 }

@@ -37,13 +37,20 @@ type receiver struct {
 	log          *slog.Logger
 	loop         string
 
-	failure atomic.Pointer[receiveFailure] // nil while receiving works
-	require func(context.Context) error    // see RequireBeforeReceive
+	failure    atomic.Pointer[receiveFailure] // nil while receiving works
+	require    func(context.Context) error    // see RequireBeforeReceive
+	stallAfter time.Duration                  // see DetectStalls
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
 	stopped bool
+
+	// abandon is closed by Stop when its context ends first: Start then
+	// returns without waiting for Receive (its final acks may never be
+	// answered; unacked messages are delivered again).
+	abandon     chan struct{}
+	abandonOnce sync.Once
 }
 
 // receiveFailure is the last Receive error, until receiving works again.
@@ -78,9 +85,10 @@ func newReceiver(client *pubsub.Client, subscription string, e *engine, cfg Rece
 	}
 	r := &receiver{
 		sub: sub, subscription: subscription, engine: e, cfg: cfg, health: health,
-		log:  log.With("projection", e.Name(), "subscription", subscription),
-		loop: "receiver/" + e.Name(),
-		done: make(chan struct{}),
+		log:     log.With("projection", e.Name(), "subscription", subscription),
+		loop:    "receiver/" + e.Name(),
+		done:    make(chan struct{}),
+		abandon: make(chan struct{}),
 	}
 	if health != nil {
 		health.RegisterLoop(r.loop, 30*time.Second)
@@ -111,10 +119,18 @@ func (r *receiver) Start(ctx context.Context) error {
 	r.cancel = cancel
 	r.mu.Unlock()
 	defer close(r.done)
-	defer r.engine.Close()
+	defer func() {
+		select {
+		case <-r.abandon:
+			go r.engine.Close() // its settles may wait on Pub/Sub: not for them
+		default:
+			r.engine.Close()
+		}
+	}()
 	defer cancel()
 
 	go r.tick(rctx)
+	go r.watchStall(rctx)
 	r.log.Info("receiving", "max_outstanding_messages", r.cfg.MaxOutstandingMessages,
 		"max_outstanding_bytes", r.cfg.MaxOutstandingBytes, "num_goroutines", r.cfg.NumGoroutines,
 		"exactly_once", r.cfg.ExactlyOnce)
@@ -125,7 +141,7 @@ func (r *receiver) Start(ctx context.Context) error {
 		if err == nil {
 			err = r.receive(rctx)
 		}
-		if rctx.Err() != nil {
+		if rctx.Err() != nil || errors.Is(err, errAbandoned) {
 			break
 		}
 		if time.Since(began) >= stableAfter {
@@ -171,17 +187,29 @@ func (r *receiver) receive(ctx context.Context) error {
 			}
 		}()
 	}
-	err := r.sub.Receive(actx, func(ctx context.Context, m *pubsub.Message) {
-		if r.failure.Load() != nil {
-			r.recovered()
-		}
-		r.engine.Process(ctx, r.message(m))
-	})
+	received := make(chan error, 1)
+	go func() {
+		received <- r.sub.Receive(actx, func(ctx context.Context, m *pubsub.Message) {
+			if r.failure.Load() != nil {
+				r.recovered()
+			}
+			r.engine.Process(ctx, r.message(m))
+		})
+	}()
+	var err error
+	select {
+	case err = <-received:
+	case <-r.abandon:
+		return errAbandoned
+	}
 	if err == nil || errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		err = errors.New("receive returned without an error while not stopped")
 	}
 	return gpubsub.Target{Subscription: r.sub.String()}.Classify(err)
 }
+
+// errAbandoned: Stop gave up waiting for Receive to return.
+var errAbandoned = errors.New("receive abandoned at shutdown")
 
 // failed records a Receive failure that is retried after backoff.
 func (r *receiver) failed(err error, backoff time.Duration) {
@@ -217,7 +245,10 @@ func (r *receiver) check(context.Context) error {
 }
 
 // Stop stops pulling and waits (bounded by ctx) until every in-flight
-// message is acked or nacked.
+// message is acked or nacked. When ctx ends first (Pub/Sub does not
+// answer the final acks, or a handler is slow) it abandons the rest and
+// returns nil: nothing is lost, since every message not acked is
+// delivered again and its repeated effects are absorbed by the inbox.
 func (r *receiver) Stop(ctx context.Context) error {
 	r.mu.Lock()
 	r.stopped = true
@@ -233,7 +264,10 @@ func (r *receiver) Stop(ctx context.Context) error {
 	case <-r.done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("stopping receiver %s: %w", r.sub, ctx.Err())
+		r.abandonOnce.Do(func() { close(r.abandon) })
+		r.log.Warn("shutdown timeout: abandoning what is still in flight (final acks, settles); unacked messages are delivered again",
+			"inflight", r.engine.Inflight(), "error", ctx.Err().Error())
+		return nil
 	}
 }
 

@@ -76,6 +76,7 @@ func (e *engine) succeed(ctx context.Context, it *item) {
 }
 
 func (e *engine) ack(ctx context.Context, it *item) {
+	e.progress.Store(time.Now().UnixNano())
 	if err := it.msg.Acker.Ack(ctx); err != nil {
 		// Exactly-once: the ack was refused (e.g. the lease expired). The
 		// message will come back and the inbox absorbs it.

@@ -60,6 +60,10 @@ func (r *Relay) publish(ctx context.Context, b claim.Batch) claim.Outcomes {
 			g.held = append(g.held, e)
 			continue
 		}
+		if _, reason, ok := r.blocks.blocked(r.pub.Topic(e)); ok {
+			g.refused, g.refusal = e, errclass.Newf(reason, "publishing to topic %s is paused (%s)", r.pub.Topic(e), reason)
+			continue
+		}
 		res, err := r.pub.Publish(ctx, e)
 		if err != nil {
 			g.refused, g.refusal = e, err
@@ -99,6 +103,7 @@ func (r *Relay) collect(ctx context.Context, g *keyGroup, out *claim.Outcomes) {
 			failed = s.e
 			r.failure(s.e, err, true, out)
 		default:
+			r.blocks.published(r.pub.Topic(s.e))
 			out.Published = append(out.Published, claim.Published{ID: s.e.ID, MessageID: id})
 		}
 	}
@@ -137,6 +142,22 @@ func (r *Relay) failure(e *claim.Event, err error, attempted bool, out *claim.Ou
 			eventAttrs(e, slog.String("error_reason", string(reason)), slog.String("error", msg))...)
 	}
 	switch {
+	case reason.Environmental():
+		// Not the event's fault: pause the topic, retry after the block,
+		// never fail the row (and never count towards max_attempts).
+		topic := r.pub.Topic(e)
+		delay, _, _ := r.blocks.blocked(topic)
+		if attempted {
+			delay = r.blocks.failed(topic, reason, msg)
+		}
+		delay = max(delay, r.opts.BaseBackoff)
+		out.Rescheduled = append(out.Rescheduled, claim.Rescheduled{ID: e.ID, Delay: delay, Reason: reason, Err: msg})
+		if attempted {
+			r.log.Warn("publishing to the topic is paused: the cause is the environment, not the event", eventAttrs(e,
+				slog.String("topic", topic), slog.String("error_reason", string(reason)), slog.String("error", msg),
+				slog.Int64("retry_in_ms", delay.Milliseconds()))...)
+		}
+		return
 	case !reason.Transient():
 		out.Failures = append(out.Failures, claim.Failure{ID: e.ID, Reason: reason, Cause: reason, Err: msg, Attempted: attempted})
 	case int(attempts) >= r.opts.MaxAttempts:

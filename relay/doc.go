@@ -38,8 +38,12 @@
 //     trace context).
 //   - Transient errors are retried with exponential backoff and jitter up
 //     to MaxAttempts; deterministic ones (payload_invalid,
-//     message_too_large, topic_not_found, permission_denied) fail the row
-//     at once. Failed rows are replayed with relayctl replay.
+//     message_too_large) fail the row at once. Environmental ones
+//     (topic_not_found, permission_denied) pause publishing to the topic
+//     with backoff (readiness check "publish_blocked", gauge
+//     outbox_publish_blocked) and never fail a row; the first successful
+//     publish ends the pause. Failed rows are replayed with relayctl
+//     replay.
 //
 // # Schema
 //

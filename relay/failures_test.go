@@ -183,13 +183,14 @@ func TestTransientFailuresBackOffThenPublish(t *testing.T) {
 	}
 }
 
-// TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey: INVALID_ARGUMENT,
-// a missing topic and an over-limit message end failed with
-// payload_invalid, topic_not_found and message_too_large; the rows behind
-// each failed head stay pending; every other key publishes.
+// TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey: INVALID_ARGUMENT
+// and an over-limit message end failed with payload_invalid and
+// message_too_large; the rows behind each failed head stay pending; every
+// other key publishes. (A missing topic is environmental: it blocks, see
+// TestEnvironmentalFailuresBlockInsteadOfFailing.)
 func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
 	t.Parallel()
-	invalid, missing, large := fx.ID(1), fx.ID(2), fx.ID(3)
+	invalid, large := fx.ID(1), fx.ID(3)
 	fault := newFault(codes.InvalidArgument, invalid)
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
@@ -199,24 +200,20 @@ func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
 	r := fx.StartRelay(t, db.Pool, cfg)
 
 	w := fx.Writer(t, true)
-	var evs = fx.Item(missing, 1, 0)
-	evs.Topic = "no-such-topic"
-	fx.Insert(t, db.Pool, w, fx.Item(invalid, 1, 0), evs, fx.Item(large, 1, 5000))
+	fx.Insert(t, db.Pool, w, fx.Item(invalid, 1, 0), fx.Item(large, 1, 5000))
 	for v := int64(2); v <= 3; v++ {
-		m := fx.Item(missing, v, 0)
-		m.Topic = "no-such-topic"
-		fx.Insert(t, db.Pool, w, fx.Item(invalid, v, 0), m, fx.Item(large, v, 0))
+		fx.Insert(t, db.Pool, w, fx.Item(invalid, v, 0), fx.Item(large, v, 0))
 	}
 	fx.InsertRounds(t, db.Pool, w, 10, 20, 3, 20)
 
 	fx.WaitFor(t, 30*time.Second, "healthy keys published and heads failed", func() bool {
-		return fx.CountStatus(t, db.Pool, "published") == 60 && fx.CountStatus(t, db.Pool, "failed") == 3
+		return fx.CountStatus(t, db.Pool, "published") == 60 && fx.CountStatus(t, db.Pool, "failed") == 2
 	})
 	time.Sleep(500 * time.Millisecond) // a few more claim rounds: nothing else may move
 	for _, c := range []struct {
 		key, reason string
 		attempts    int32
-	}{{invalid, "payload_invalid", 1}, {missing, "topic_not_found", 1}, {large, "message_too_large", 0}} {
+	}{{invalid, "payload_invalid", 1}, {large, "message_too_large", 0}} {
 		rs := rowsOf(t, db, c.key)
 		if rs[0].Status != "failed" || rs[0].Reason == nil || *rs[0].Reason != c.reason || rs[0].Attempts != c.attempts {
 			t.Fatalf("head of %s = %+v, want failed %s after %d attempts", c.reason, rs[0], c.reason, c.attempts)
@@ -239,7 +236,7 @@ func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
 		t.Fatalf("INVALID_ARGUMENT key reached Pub/Sub in %d requests, want 1 (never retried)", n)
 	}
 	fx.WaitFor(t, 5*time.Second, "failed gauge", func() bool {
-		return opstest.Metric(t, r.Registry, "outbox_failed_events", nil) == 3 && opstest.Metric(t, r.Registry, "outbox_lag_events", nil) == 6
+		return opstest.Metric(t, r.Registry, "outbox_failed_events", nil) == 2 && opstest.Metric(t, r.Registry, "outbox_lag_events", nil) == 4
 	})
 	if ts := opstest.Metric(t, r.Registry, "outbox_stats_refreshed_timestamp_seconds", nil); time.Since(time.Unix(int64(ts), 0)) > time.Minute {
 		t.Fatalf("outbox_stats_refreshed_timestamp_seconds = %v after a stats read, want about now", ts)

@@ -38,6 +38,7 @@ type metrics struct {
 	WakeupArmed      prometheus.Gauge
 	PartitionsOwned  prometheus.Gauge
 	PartitionMoves   *prometheus.CounterVec
+	PublishBlocked   *prometheus.GaugeVec
 }
 
 // storeOps are the op labels of outbox_store_errors_total; "complete" is
@@ -148,6 +149,9 @@ func newCollectors() *metrics {
 		PartitionMoves: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_partition_moves_total",
 			Help: "Outbox partition ownership changes of this replica: acquired, released (above its fair share or at shutdown), lost (lease ended, taken over)."},
 			[]string{"reason"}),
+		PublishBlocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "outbox_publish_blocked",
+			Help: "1 while this replica pauses publishing to a topic for an environmental cause (topic_not_found, permission_denied); its rows wait pending, none fails. Cleared by the first successful publish to the topic."},
+			[]string{"topic", "reason"}),
 	}
 }
 
@@ -156,5 +160,5 @@ func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.StatsRefreshed, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
 		m.IndexBytes, m.Reindexed, m.ReindexFailed, m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed,
-		m.PartitionsOwned, m.PartitionMoves}
+		m.PartitionsOwned, m.PartitionMoves, m.PublishBlocked}
 }

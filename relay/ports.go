@@ -59,6 +59,8 @@ type publisher interface {
 	Publish(ctx context.Context, e *claim.Event) (publish.Result, error)
 	// Resume un-pauses e's ordering key after a failed publish.
 	Resume(e *claim.Event)
+	// Topic is the topic e is published to.
+	Topic(e *claim.Event) string
 	// Flush sends what Publish has buffered for bundling now, instead of
 	// after the bundling delay, and returns at once: the relay calls it
 	// once it has handed over a whole batch, which no later Publish of the

@@ -50,6 +50,7 @@ type Relay struct {
 	log     *slog.Logger
 	backoff backoff.Policy
 	own     *partitions.Ownership // the partitions this replica claims from
+	blocks  *topicBlocks          // topics paused for an environmental cause
 
 	stopPublisher func()
 	publisherOnce sync.Once // the publisher stops once, after the engine ran or was stopped
@@ -112,13 +113,16 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	h.AddCheck("postgres", cs.Ping)
 	h.AddCheck("schema", cs.CheckSchema)
 	h.AddCheck("pubsub", pub.Ping)
+	bo := backoff.Policy{Base: o.BaseBackoff, Max: o.MaxBackoff, Full: o.Jitter == "full"}
+	blocks := newTopicBlocks(bo, m.PublishBlocked)
+	h.AddCheck("publish_blocked", blocks.Check)
 	log := o.Logger.With("worker", o.WorkerID)
 	work, abandon := context.WithCancel(context.Background())
 	r := &Relay{
 		opts: o, claims: cs, upkeep: maintenance.NewStore(pool), pub: pub,
 		wakeup: wakeup.NewListener(pool, o.NotifyChannel, !o.ListenOff, o.Logger),
 		live:   h, health: h, m: m, log: log,
-		backoff: backoff.Policy{Base: o.BaseBackoff, Max: o.MaxBackoff, Full: o.Jitter == "full"},
+		backoff: bo, blocks: blocks,
 		own: partitions.NewOwnership(partitions.NewStore(pool), o.WorkerID, o.Lease, o.PartitionHeartbeat,
 			m.partitions(), log),
 		stopPublisher: stopPublisher,

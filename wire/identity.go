@@ -118,3 +118,15 @@ func Parse(attrs map[string]string) (Identity, error) {
 	}
 	return id, nil
 }
+
+// MessageAttributes returns the attributes of the message that carries
+// an event with these headers and identity: the headers, with id's
+// attributes replacing any of the same name.
+func (id Identity) MessageAttributes(headers map[string]string) map[string]string {
+	attrs := make(map[string]string, 7+len(headers))
+	for k, v := range headers {
+		attrs[k] = v
+	}
+	id.Put(attrs)
+	return attrs
+}

@@ -41,7 +41,7 @@ const (
 	// TopicNotFound: Pub/Sub NOT_FOUND for a topic ("Resource not found
 	// (resource=<topic>)." from Cloud Pub/Sub to a Publish; "Topic not
 	// found" and "Subscription topic does not exist" from the emulator).
-	// Create the topic (relayctl pubsub ensure), then replay.
+	// The relay blocks the topic until it exists (see Environmental).
 	TopicNotFound    Reason = "topic_not_found"
 	PermissionDenied Reason = "permission_denied"
 	// SubscriptionNotFound: Pub/Sub NOT_FOUND for a subscription ("Resource
@@ -88,6 +88,13 @@ var All = []Reason{
 
 // Transient reports whether retrying may succeed.
 func (r Reason) Transient() bool { return transient[r] }
+
+// Environmental reports whether r is a property of the environment (a
+// topic that does not exist yet, a permission not granted or not yet
+// propagated, credentials refused) rather than of the event: the relay
+// pauses publishing to the topic and retries with backoff, never failing
+// a row for it, because the cause clears without touching the event.
+func (r Reason) Environmental() bool { return r == TopicNotFound || r == PermissionDenied }
 
 // Defect reports whether r means eventrelay itself is at fault (a request
 // it built was refused): callers log it at error level and count it, so a

@@ -5,8 +5,8 @@ import (
 	"sync"
 
 	"cloud.google.com/go/pubsub/v2"
-	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"google.golang.org/protobuf/proto"
+
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Publishers hands out one message-ordering publisher of the client
@@ -112,5 +112,5 @@ func (p *Publishers) Stop() {
 // MessageSize is the encoded size of msg as Pub/Sub counts it against the
 // 10 MB limit (data, attributes and ordering key).
 func MessageSize(msg *pubsub.Message) int {
-	return proto.Size(&pb.PubsubMessage{Data: msg.Data, Attributes: msg.Attributes, OrderingKey: msg.OrderingKey})
+	return wire.MessageSize(msg.Data, msg.Attributes, msg.OrderingKey)
 }

@@ -384,7 +384,7 @@ type reasonCount struct {
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	rep := &statusReport{Problems: []string{}}
-	if err := outboxStatus(r.Context(), c.pool, c.cfg.MaxProcessing, rep); err != nil {
+	if err := outboxStatus(r.Context(), c.pool, c.cfg.MaxProcessing, defaultOldestSLO, rep); err != nil {
 		c.render(w, r, "overview", "Overview", nil, "", err.Error())
 		return
 	}

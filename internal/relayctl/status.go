@@ -22,9 +22,10 @@ import (
 )
 
 const statusUsage = `
-status [-f configs/pubsub.yaml] [--max-processing 5m] [--json]
+status [-f configs/pubsub.yaml] [--max-processing 5m] [--oldest-slo 1m] [--json]
 
-Outbox: rows by status; lag (pending + publishing), ready now, retries
+Outbox: rows by status; lag (pending + publishing), ready now (due rows
+that head their key), rows behind a failed head of their key, retries
 waiting for their backoff, in flight, stuck claims (lease expired or claimed
 longer than --max-processing), oldest unpublished age, failed rows by
 error_reason. Inbox: events per consumer (duplicates are absorbed without a
@@ -34,8 +35,9 @@ subscription whether it exists, ordering and dead-letter policy; backlog
 subscription/num_undelivered_messages); for dead-letter subscriptions,
 whether messages are waiting (peeked with Pull, not acked).
 
-Exit 1 when something needs attention: failed rows, stuck claims, dead
-letters waiting, or a configured subscription missing.`
+Exit 1 when something needs attention: failed rows, stuck claims, an
+oldest unpublished row past --oldest-slo, dead letters waiting, or a
+configured subscription missing.`
 
 // statusReport is status --json.
 type statusReport struct {
@@ -43,6 +45,7 @@ type statusReport struct {
 		ByStatus         map[string]int64 `json:"by_status"`
 		Lag              int64            `json:"lag"`
 		Ready            int64            `json:"ready"`
+		BehindFailed     int64            `json:"behind_failed"`
 		RetryScheduled   int64            `json:"retry_scheduled"`
 		Inflight         int64            `json:"inflight"`
 		Stuck            int64            `json:"stuck"`
@@ -95,6 +98,13 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 		}
 	}
 	fs.Var(&durationFlag{&maxProc}, "max-processing", "a claim older than this is stuck (env OUTBOX_MAX_PROCESSING_SECONDS; default 5m)")
+	slo := conf.Duration(defaultOldestSLO)
+	if v := c.env("OUTBOX_OLDEST_SLO", ""); v != "" {
+		if d, err := conf.ParseDuration(v); err == nil {
+			slo = conf.Duration(d)
+		}
+	}
+	fs.Var(&durationFlag{&slo}, "oldest-slo", "an oldest unpublished row older than this is a problem (env OUTBOX_OLDEST_SLO; default 1m, the page threshold of the shipped alert; 0: off)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args, false); err != nil {
 		return err
@@ -105,7 +115,7 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 	}
 	defer pool.Close()
 	rep := &statusReport{Problems: []string{}}
-	if err := outboxStatus(ctx, pool, maxProc.D(), rep); err != nil {
+	if err := outboxStatus(ctx, pool, maxProc.D(), slo.D(), rep); err != nil {
 		return err
 	}
 	if ps.file != "" {
@@ -131,7 +141,10 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
-func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc time.Duration, rep *statusReport) error {
+// defaultOldestSLO is the page threshold of the shipped oldest-row alert.
+const defaultOldestSLO = time.Minute
+
+func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc, slo time.Duration, rep *statusReport) error {
 	q := outboxdb.New(pool)
 	o := &rep.Outbox
 	o.ByStatus = map[string]int64{"pending": 0, "publishing": 0, "published": 0, "failed": 0, "resolved": 0}
@@ -146,7 +159,11 @@ func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc time.Duration
 	if err != nil {
 		return fmt.Errorf("reading outbox health: %w", postgres.Classify(err))
 	}
-	o.Lag, o.Ready, o.RetryScheduled, o.Inflight, o.Stuck, o.OldestAgeSeconds = h.Lag, h.Ready, h.RetryScheduled, h.Inflight, h.Stuck, h.OldestAgeSeconds
+	o.Lag, o.Ready, o.BehindFailed, o.RetryScheduled, o.Inflight, o.Stuck, o.OldestAgeSeconds = h.Lag, h.Ready, h.BehindFailed, h.RetryScheduled, h.Inflight, h.Stuck, h.OldestAgeSeconds
+	if oldest := time.Duration(o.OldestAgeSeconds * float64(time.Second)); slo > 0 && oldest > slo {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("oldest unpublished row is %s old, past the SLO of %s (--oldest-slo): publishing is stalled or behind (%d ready now, %d behind a failed head, %d waiting for a retry)",
+			oldest.Round(time.Second), slo, o.Ready, o.BehindFailed, o.RetryScheduled))
+	}
 	reasons, err := q.FailedByReason(ctx)
 	if err != nil {
 		return fmt.Errorf("counting failed rows: %w", postgres.Classify(err))
@@ -241,8 +258,8 @@ func printStatus(w io.Writer, rep *statusReport, withPubSub bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTBOX")
 	fmt.Fprintf(tw, "  pending\t%d\n  publishing\t%d\n  published\t%d\n  failed\t%d\n  resolved\t%d\n", o.ByStatus["pending"], o.ByStatus["publishing"], o.ByStatus["published"], o.ByStatus["failed"], o.ByStatus["resolved"])
-	fmt.Fprintf(tw, "  lag (pending+publishing)\t%d\n  ready now\t%d\n  retry scheduled\t%d\n  in flight\t%d\n  stuck claims\t%d\n  oldest unpublished age\t%s\n",
-		o.Lag, o.Ready, o.RetryScheduled, o.Inflight, o.Stuck, (time.Duration(o.OldestAgeSeconds * float64(time.Second))).Round(time.Millisecond))
+	fmt.Fprintf(tw, "  lag (pending+publishing)\t%d\n  ready now (heads of their keys)\t%d\n  behind a failed head\t%d\n  retry scheduled\t%d\n  in flight\t%d\n  stuck claims\t%d\n  oldest unpublished age\t%s\n",
+		o.Lag, o.Ready, o.BehindFailed, o.RetryScheduled, o.Inflight, o.Stuck, (time.Duration(o.OldestAgeSeconds * float64(time.Second))).Round(time.Millisecond))
 	reasons := make([]string, 0, len(o.FailedByReason))
 	for r := range o.FailedByReason {
 		reasons = append(reasons, r)

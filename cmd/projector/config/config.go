@@ -35,6 +35,9 @@ type Config struct {
 	Search         catconf.Search `yaml:"search"`
 	// ShutdownTimeout bounds the drain on SIGTERM (projector.Options.DrainTimeout).
 	ShutdownTimeout conf.Duration `yaml:"shutdown_timeout" env:"PROJECTOR_SHUTDOWN_TIMEOUT"`
+	// StallAfter: a projection holding messages and applying none for
+	// this long is reported stalled (projector.Options.StallAfter).
+	StallAfter conf.Duration `yaml:"stall_after" env:"PROJECTOR_STALL_AFTER"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level" env:"PROJECTOR_LOG_LEVEL"`
 }
@@ -106,6 +109,7 @@ func Default() Config {
 		Videos:          cat.Videos,
 		Search:          cat.Search,
 		ShutdownTimeout: conf.Duration(o.DrainTimeout),
+		StallAfter:      conf.Duration(o.StallAfter),
 		LogLevel:        "info",
 	}
 }
@@ -122,6 +126,7 @@ func (c *Config) Options(reg prometheus.Registerer, h *health.Health, logger *sl
 			RetryMin: r.RetryMin.D(), RetryMax: r.RetryMax.D(), ExactlyOnce: r.ExactlyOnce,
 		},
 		DrainTimeout:            c.ShutdownTimeout.D(),
+		StallAfter:              c.StallAfter.D(),
 		InboxRetentionInterval:  c.InboxRetention.Interval.D(),
 		InboxRetentionBatchSize: c.InboxRetention.BatchSize,
 		Logger:                  logger, Registerer: reg, Health: h,
@@ -152,6 +157,7 @@ var keys = map[string]string{
 	"Options.Receive.RetryMin":               "receive.retry_min (PROJECTOR_RECEIVE_RETRY_MIN)",
 	"Options.Receive.RetryMax":               "receive.retry_max (PROJECTOR_RECEIVE_RETRY_MAX)",
 	"Options.DrainTimeout":                   "shutdown_timeout (PROJECTOR_SHUTDOWN_TIMEOUT)",
+	"Options.StallAfter":                     "stall_after (PROJECTOR_STALL_AFTER)",
 	"Options.InboxRetentionInterval":         "inbox_retention.interval (PROJECTOR_INBOX_RETENTION_INTERVAL)",
 	"Options.InboxRetentionBatchSize":        "inbox_retention.batch_size (PROJECTOR_INBOX_RETENTION_BATCH_SIZE)",
 	"Projection.Batching.Size":               "batch.size (PROJECTOR_BATCH_SIZE)",

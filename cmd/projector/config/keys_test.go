@@ -56,6 +56,7 @@ var accepted = []struct{ key, env, value string }{
 	{"search.alias", "ELASTIC_INDEX_ALIAS", "videos-7"},
 	{"search.require_ready", "PROJECTOR_REQUIRE_ES_READY", "true"},
 	{"shutdown_timeout", "PROJECTOR_SHUTDOWN_TIMEOUT", "7s"},
+	{"stall_after", "PROJECTOR_STALL_AFTER", "7s"},
 	{"log_level", "PROJECTOR_LOG_LEVEL", "debug"},
 }
 
@@ -152,7 +153,7 @@ func TestOptionsCarryEveryGenericKey(t *testing.T) {
 	}
 	for _, a := range accepted {
 		if strings.HasPrefix(a.key, "receive.") || strings.HasPrefix(a.key, "batch.") ||
-			strings.HasPrefix(a.key, "inbox_retention.") || a.key == "shutdown_timeout" || a.key == "database.schema" {
+			strings.HasPrefix(a.key, "inbox_retention.") || a.key == "shutdown_timeout" || a.key == "stall_after" || a.key == "database.schema" {
 			env[a.env] = a.value
 		}
 	}
@@ -165,7 +166,7 @@ func TestOptionsCarryEveryGenericKey(t *testing.T) {
 		Schema: "other",
 		Receive: projector.ReceiveOptions{MaxOutstandingMessages: 77, MaxOutstandingBytes: 7777, NumGoroutines: 7,
 			MaxExtension: 7 * time.Minute, AckDeadline: 17 * time.Second, RetryMin: 7 * time.Second, RetryMax: 7 * time.Minute, ExactlyOnce: true},
-		DrainTimeout: 7 * time.Second, InboxRetentionInterval: 7 * time.Second, InboxRetentionBatchSize: 77,
+		DrainTimeout: 7 * time.Second, StallAfter: 7 * time.Second, InboxRetentionInterval: 7 * time.Second, InboxRetentionBatchSize: 77,
 	}
 	if o != want {
 		t.Errorf("Options() = %+v, want %+v", o, want)

@@ -142,6 +142,9 @@ func TestCheckPublishRules(t *testing.T) {
 		{"attribute value 1025 bytes", []*pb.PubsubMessage{{Data: []byte("a"), Attributes: map[string]string{"k": big}}}, strict.RuleAttributeValue, codes.InvalidArgument},
 		{"ordering key 1025 bytes", []*pb.PubsubMessage{msg(big, "a")}, strict.RuleOrderingKeyLength, codes.InvalidArgument},
 		{"message id set", []*pb.PubsubMessage{{Data: []byte("a"), MessageId: "1"}}, strict.RuleServerFields, codes.InvalidArgument},
+		{"goog-prefixed key", []*pb.PubsubMessage{{Data: []byte("a"), Attributes: map[string]string{"googclient_x": "v"}}}, strict.RuleReservedKey, codes.InvalidArgument},
+		{"attribute value not UTF-8", []*pb.PubsubMessage{{Data: []byte("a"), Attributes: map[string]string{"k": "\xff"}}}, strict.RuleInvalidUTF8, codes.InvalidArgument},
+		{"ordering key not UTF-8", []*pb.PubsubMessage{msg("\xff", "a")}, strict.RuleInvalidUTF8, codes.InvalidArgument},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,21 +2,26 @@ package strict
 
 import (
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/eventrelay/eventrelay/wire"
 )
 
-// Cloud Pub/Sub's documented limits (see the package documentation).
+// Cloud Pub/Sub's documented limits (see the package documentation); a
+// message's are the wire contract's, which the writer checks too.
 const (
 	MaxRequestMessages  = 1000
 	MaxRequestBytes     = 10_000_000
-	MaxAttributes       = 100
-	MaxAttributeKey     = 256
-	MaxAttributeValue   = 1024
-	MaxOrderingKeyBytes = 1024
+	MaxAttributes       = wire.MaxAttributes
+	MaxAttributeKey     = wire.MaxAttributeKeyBytes
+	MaxAttributeValue   = wire.MaxAttributeValueBytes
+	MaxOrderingKeyBytes = wire.MaxOrderingKeyBytes
 )
 
 // Rule names a refusal in Stats.
@@ -34,6 +39,8 @@ const (
 	RuleAttributeValue    Rule = "attribute_value_too_long"
 	RuleOrderingKeyLength Rule = "ordering_key_too_long"
 	RuleServerFields      Rule = "server_fields_set"
+	RuleReservedKey       Rule = "reserved_attribute_key"
+	RuleInvalidUTF8       Rule = "invalid_utf8"
 )
 
 // MixedOrderingKeysMessage is what Cloud Pub/Sub answers, with
@@ -84,6 +91,14 @@ func checkMessage(i int, m *pb.PubsubMessage) *Refusal {
 			fmt.Sprintf("The value for %d is too large. You passed attribute_count in the request, but the maximum value is %d.", n, MaxAttributes))
 	}
 	for k, v := range m.GetAttributes() {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return refuse(RuleInvalidUTF8, codes.InvalidArgument,
+				fmt.Sprintf("Message %d has an attribute that is not valid UTF-8.", i))
+		}
+		if len(k) >= len(wire.ReservedPrefix) && strings.EqualFold(k[:len(wire.ReservedPrefix)], wire.ReservedPrefix) {
+			return refuse(RuleReservedKey, codes.InvalidArgument,
+				fmt.Sprintf("Message %d has an attribute key starting with the reserved prefix %q: %q.", i, wire.ReservedPrefix, k))
+		}
 		if len(k) > MaxAttributeKey {
 			return refuse(RuleAttributeKey, codes.InvalidArgument,
 				fmt.Sprintf("The value for %d is too large. You passed attribute_key_size in the request, but the maximum value is %d.", len(k), MaxAttributeKey))
@@ -92,6 +107,10 @@ func checkMessage(i int, m *pb.PubsubMessage) *Refusal {
 			return refuse(RuleAttributeValue, codes.InvalidArgument,
 				fmt.Sprintf("The value for %d is too large. You passed attribute_value_size in the request, but the maximum value is %d.", len(v), MaxAttributeValue))
 		}
+	}
+	if !utf8.ValidString(m.GetOrderingKey()) {
+		return refuse(RuleInvalidUTF8, codes.InvalidArgument,
+			fmt.Sprintf("Message %d has an ordering key that is not valid UTF-8.", i))
 	}
 	if n := len(m.GetOrderingKey()); n > MaxOrderingKeyBytes {
 		return refuse(RuleOrderingKeyLength, codes.InvalidArgument,

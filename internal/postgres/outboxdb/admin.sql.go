@@ -189,20 +189,28 @@ func (q *Queries) InsertReplayAudit(ctx context.Context, arg InsertReplayAuditPa
 
 const outboxHealth = `-- name: OutboxHealth :one
 SELECT count(*)::bigint AS lag,
-       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at <= now())::bigint AS ready,
-       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at > now())::bigint AS retry_scheduled,
-       count(*) FILTER (WHERE status = 'publishing')::bigint AS inflight,
-       count(*) FILTER (WHERE status = 'publishing'
-                          AND (lease_until < now()
-                               OR claimed_at < now() - make_interval(secs => $1::float8)))::bigint AS stuck,
-       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_age_seconds
-FROM outbox_events
-WHERE status IN ('pending', 'publishing')
+       count(*) FILTER (WHERE c.status = 'pending' AND c.next_attempt_at <= now()
+                          AND NOT EXISTS (SELECT 1 FROM outbox_events b
+                                          WHERE b.topic = c.topic AND b.ordering_key = c.ordering_key AND b.id < c.id
+                                            AND b.status IN ('pending', 'publishing', 'failed')))::bigint AS ready,
+       count(*) FILTER (WHERE c.status = 'pending'
+                          AND EXISTS (SELECT 1 FROM outbox_events b
+                                      WHERE b.topic = c.topic AND b.ordering_key = c.ordering_key AND b.id < c.id
+                                        AND b.status = 'failed'))::bigint AS behind_failed,
+       count(*) FILTER (WHERE c.status = 'pending' AND c.next_attempt_at > now())::bigint AS retry_scheduled,
+       count(*) FILTER (WHERE c.status = 'publishing')::bigint AS inflight,
+       count(*) FILTER (WHERE c.status = 'publishing'
+                          AND (c.lease_until < now()
+                               OR c.claimed_at < now() - make_interval(secs => $1::float8)))::bigint AS stuck,
+       coalesce(extract(epoch FROM now() - min(c.created_at)), 0)::float8 AS oldest_age_seconds
+FROM outbox_events c
+WHERE c.status IN ('pending', 'publishing')
 `
 
 type OutboxHealthRow struct {
 	Lag              int64
 	Ready            int64
+	BehindFailed     int64
 	RetryScheduled   int64
 	Inflight         int64
 	Stuck            int64
@@ -210,7 +218,9 @@ type OutboxHealthRow struct {
 }
 
 // OutboxHealth is `relayctl status`'s view of the unpublished rows: lag
-// (pending + publishing), rows ready now, retries waiting for their backoff,
+// (pending + publishing), rows ready now (due, and the head of their key:
+// no earlier row of it pending, publishing or failed), rows held behind a
+// failed head of their key, retries waiting for their backoff,
 // stuck claims (expired lease or claimed longer than max_processing) and
 // the age of the oldest unpublished row.
 func (q *Queries) OutboxHealth(ctx context.Context, maxProcessingSeconds float64) (OutboxHealthRow, error) {
@@ -219,6 +229,7 @@ func (q *Queries) OutboxHealth(ctx context.Context, maxProcessingSeconds float64
 	err := row.Scan(
 		&i.Lag,
 		&i.Ready,
+		&i.BehindFailed,
 		&i.RetryScheduled,
 		&i.Inflight,
 		&i.Stuck,

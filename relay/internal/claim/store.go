@@ -65,6 +65,7 @@ func (s *Store) Claim(ctx context.Context, req Request) ([]Event, error) {
 			LockToken:    req.Token,
 			LeaseSeconds: req.Lease.Seconds(),
 			BatchSize:    int32(req.Limit),
+			TopicShare:   int32(max(1, req.Limit/4)), // each topic's oldest, so no topic waits behind another's backlog
 			Partitions:   req.Partitions,
 		})
 		return err

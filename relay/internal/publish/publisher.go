@@ -90,6 +90,10 @@ func (s *Publisher) stop() {
 	}
 }
 
+// Topic is the topic e is published to: the row's, unless Settings.Topics
+// routes its aggregate type elsewhere.
+func (s *Publisher) Topic(e *claim.Event) string { return s.topic(e) }
+
 func (s *Publisher) topic(e *claim.Event) string {
 	if t := s.routes[e.AggregateType]; t != "" {
 		return t
@@ -101,23 +105,24 @@ func (s *Publisher) topic(e *claim.Event) string {
 // headers plus the wire contract's (wire.AttrEventID, ...), which
 // headers cannot override, so triage never needs to decode the body.
 func Message(e *claim.Event) *pubsub.Message {
-	attrs := make(map[string]string, 7+len(e.Headers))
-	for k, v := range e.Headers {
-		attrs[k] = v
-	}
-	wire.Identity{
+	attrs := wire.Identity{
 		EventID: e.EventID, EventType: e.EventType, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
 		Version: e.AggregateVersion, SchemaVersion: e.SchemaVersion, OccurredAt: e.OccurredAt,
-	}.Put(attrs)
+	}.MessageAttributes(e.Headers)
 	return &pubsub.Message{Data: e.Payload, Attributes: attrs, OrderingKey: e.OrderingKey}
 }
 
 // Publish starts publishing e. Messages over Settings.MaxMessageBytes are
-// refused with message_too_large: a non-nil error means nothing was sent.
+// refused with message_too_large, messages breaking another of Pub/Sub's
+// limits (wire.CheckMessage: rows written before the writer checked them)
+// with payload_invalid: a non-nil error means nothing was sent.
 func (s *Publisher) Publish(ctx context.Context, e *claim.Event) (Result, error) {
 	msg := Message(e)
 	if n := gpubsub.MessageSize(msg); n > s.maxBytes {
 		return Result{}, errclass.Newf(errclass.MessageTooLarge, "message is %d bytes, limit is %d (publish.max_message_bytes, Options.Publish.MaxMessageBytes)", n, s.maxBytes)
+	}
+	if err := wire.CheckMessage(msg.Data, msg.Attributes, msg.OrderingKey, s.maxBytes); err != nil {
+		return Result{}, errclass.New(errclass.PayloadInvalid, err)
 	}
 	span := startPublishSpan(s.tracer, msg, s.topic(e))
 	return Result{r: s.pubs.Publish(ctx, s.topic(e), msg), span: span}, nil

@@ -30,20 +30,29 @@ GROUP BY status
 ORDER BY status;
 
 -- OutboxHealth is `relayctl status`'s view of the unpublished rows: lag
--- (pending + publishing), rows ready now, retries waiting for their backoff,
+-- (pending + publishing), rows ready now (due, and the head of their key:
+-- no earlier row of it pending, publishing or failed), rows held behind a
+-- failed head of their key, retries waiting for their backoff,
 -- stuck claims (expired lease or claimed longer than max_processing) and
 -- the age of the oldest unpublished row.
 -- name: OutboxHealth :one
 SELECT count(*)::bigint AS lag,
-       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at <= now())::bigint AS ready,
-       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at > now())::bigint AS retry_scheduled,
-       count(*) FILTER (WHERE status = 'publishing')::bigint AS inflight,
-       count(*) FILTER (WHERE status = 'publishing'
-                          AND (lease_until < now()
-                               OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8)))::bigint AS stuck,
-       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_age_seconds
-FROM outbox_events
-WHERE status IN ('pending', 'publishing');
+       count(*) FILTER (WHERE c.status = 'pending' AND c.next_attempt_at <= now()
+                          AND NOT EXISTS (SELECT 1 FROM outbox_events b
+                                          WHERE b.topic = c.topic AND b.ordering_key = c.ordering_key AND b.id < c.id
+                                            AND b.status IN ('pending', 'publishing', 'failed')))::bigint AS ready,
+       count(*) FILTER (WHERE c.status = 'pending'
+                          AND EXISTS (SELECT 1 FROM outbox_events b
+                                      WHERE b.topic = c.topic AND b.ordering_key = c.ordering_key AND b.id < c.id
+                                        AND b.status = 'failed'))::bigint AS behind_failed,
+       count(*) FILTER (WHERE c.status = 'pending' AND c.next_attempt_at > now())::bigint AS retry_scheduled,
+       count(*) FILTER (WHERE c.status = 'publishing')::bigint AS inflight,
+       count(*) FILTER (WHERE c.status = 'publishing'
+                          AND (c.lease_until < now()
+                               OR c.claimed_at < now() - make_interval(secs => @max_processing_seconds::float8)))::bigint AS stuck,
+       coalesce(extract(epoch FROM now() - min(c.created_at)), 0)::float8 AS oldest_age_seconds
+FROM outbox_events c
+WHERE c.status IN ('pending', 'publishing');
 
 -- name: StuckClaims :many
 SELECT id, event_id, aggregate_id, locked_by, claimed_at, lease_until

@@ -37,7 +37,16 @@ SELECT set_config('synchronous_commit', 'off', true),
 FROM (SELECT DISTINCT unnest(@partitions::int[]) AS partition ORDER BY 1) AS s;
 
 -- ClaimOutboxEvents claims up to batch_size ready rows of the given
--- partitions (outbox_partition_of(ordering_key)), oldest first. A row is
+-- partitions (outbox_partition_of(ordering_key)), oldest first, and fair
+-- across topics: besides the oldest ready rows ("fifo") it takes up to
+-- topic_share rows of every topic with pending rows, those of them that are
+-- ready ("per_topic": the topics found by a skip scan of
+-- outbox_events_pending_key_idx, each one's first rows read from it in
+-- (ordering_key, id) order, index-only: heads of keys first), and
+-- keeps batch_size of them taking each topic's oldest in turn ("picked").
+-- So a backlog on one topic delays another topic's fresh rows by at most
+-- one claim. Within a key the kept rows are a prefix (rank within the
+-- topic follows id), as the head-of-line rule needs. A row is
 -- claimable only when no earlier row of its (topic, ordering_key) is in
 -- flight, failed, or waiting for a retry, and every earlier pending row of
 -- its key is claimed with it (head-of-line rule). Run it after
@@ -71,7 +80,15 @@ FROM (SELECT DISTINCT unnest(@partitions::int[]) AS partition ORDER BY 1) AS s;
 -- that materializes the whole blocking set and compares it with every
 -- candidate (O(candidates x in-flight rows)).
 -- name: ClaimOutboxEvents :many
-WITH locked AS (
+WITH RECURSIVE topics AS (
+    (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending' ORDER BY t.topic LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending' AND t.topic > topics.topic
+            ORDER BY t.topic LIMIT 1)
+    FROM topics
+    WHERE topics.topic IS NOT NULL
+),
+fifo AS (
     SELECT c.id, c.topic, c.ordering_key
     FROM outbox_events c
     WHERE c.status = 'pending'
@@ -90,6 +107,48 @@ WITH locked AS (
       )
     ORDER BY c.id
     LIMIT @batch_size
+),
+per_topic AS (
+    SELECT h.id, h.topic, h.ordering_key
+    FROM topics t
+    CROSS JOIN LATERAL (
+        -- index-only on outbox_events_pending_key_idx, in its order
+        SELECT k.id
+        FROM outbox_events k
+        WHERE k.status = 'pending'
+          AND (k.topic, k.ordering_key, k.id) >= (t.topic, '', 0)
+          AND k.topic = t.topic
+          AND outbox_partition_of(k.ordering_key) = ANY(@partitions::int[])
+        ORDER BY k.topic, k.ordering_key, k.id
+        LIMIT @topic_share
+    ) f
+    JOIN outbox_events h ON h.id = f.id
+    WHERE t.topic IS NOT NULL
+      AND h.next_attempt_at <= now()
+      AND NOT EXISTS (
+          SELECT 1
+          FROM outbox_events b
+          WHERE b.topic = h.topic
+            AND b.ordering_key = h.ordering_key
+            AND b.id < h.id
+            AND (b.status IN ('publishing', 'failed')
+                 OR (b.status = 'pending' AND b.next_attempt_at > 'epoch'::timestamptz
+                     AND b.next_attempt_at > now()))
+          OFFSET 0
+      )
+),
+picked AS (
+    SELECT p.id
+    FROM (SELECT u.id, row_number() OVER (PARTITION BY u.topic ORDER BY u.id) AS rank_in_topic
+          FROM (SELECT id, topic FROM fifo UNION SELECT id, topic FROM per_topic) u) p
+    ORDER BY p.rank_in_topic, p.id
+    LIMIT @batch_size
+),
+locked AS (
+    SELECT x.id, x.topic, x.ordering_key
+    FROM outbox_events x
+    WHERE x.id = ANY(ARRAY(SELECT id FROM picked))
+      AND x.status = 'pending'
     FOR UPDATE SKIP LOCKED
 ),
 ordered AS (

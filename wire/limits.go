@@ -1,0 +1,122 @@
+package wire
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Cloud Pub/Sub's limits on one message (https://cloud.google.com/pubsub/quotas,
+// "Resource limits"). The writer refuses an event whose message would break
+// one, the relay refuses to publish such a message, and the strict test
+// double answers INVALID_ARGUMENT to it: all three read them from here.
+const (
+	// MaxAttributes is the number of attributes of one message.
+	MaxAttributes = 100
+	// MaxAttributeKeyBytes is the size of one attribute key.
+	MaxAttributeKeyBytes = 256
+	// MaxAttributeValueBytes is the size of one attribute value.
+	MaxAttributeValueBytes = 1024
+	// MaxOrderingKeyBytes is the size of an ordering key.
+	MaxOrderingKeyBytes = 1024
+	// MaxMessageBytes is the size of one message (data, attributes and
+	// ordering key as encoded in a Publish request).
+	MaxMessageBytes = 10_000_000
+	// ReservedPrefix starts the attribute keys Pub/Sub keeps for itself;
+	// the check is case-insensitive.
+	ReservedPrefix = "goog"
+)
+
+// LimitError is a message that breaks one of Pub/Sub's limits.
+type LimitError struct {
+	// Field names what breaks the limit: "ordering key", `attribute "k"
+	// key`, `attribute "k" value`, "attributes", "message".
+	Field string
+	// Problem says how, with the limit, e.g. "is 1025 bytes, limit 1024".
+	Problem string
+}
+
+func (e *LimitError) Error() string { return e.Field + " " + e.Problem }
+
+// CheckMessage checks a message's ordering key, attributes and size
+// against Pub/Sub's limits, maxBytes (<= 0 or over MaxMessageBytes:
+// MaxMessageBytes) included. It returns nil or a *LimitError.
+func CheckMessage(data []byte, attrs map[string]string, orderingKey string, maxBytes int) error {
+	if err := CheckOrderingKey(orderingKey); err != nil {
+		return err
+	}
+	if err := CheckAttributes(attrs); err != nil {
+		return err
+	}
+	if maxBytes <= 0 || maxBytes > MaxMessageBytes {
+		maxBytes = MaxMessageBytes
+	}
+	if n := MessageSize(data, attrs, orderingKey); n > maxBytes {
+		return &LimitError{Field: "message", Problem: fmt.Sprintf("is %d bytes, limit %d", n, maxBytes)}
+	}
+	return nil
+}
+
+// CheckOrderingKey checks an ordering key: at most MaxOrderingKeyBytes of
+// valid UTF-8.
+func CheckOrderingKey(key string) error {
+	if len(key) > MaxOrderingKeyBytes {
+		return &LimitError{Field: "ordering key", Problem: fmt.Sprintf("is %d bytes, limit %d", len(key), MaxOrderingKeyBytes)}
+	}
+	if !utf8.ValidString(key) {
+		return &LimitError{Field: "ordering key", Problem: "is not valid UTF-8"}
+	}
+	return nil
+}
+
+// CheckAttributes checks a message's attributes: at most MaxAttributes,
+// keys of at most MaxAttributeKeyBytes not starting with ReservedPrefix,
+// values of at most MaxAttributeValueBytes, all valid UTF-8. Keys are
+// checked in sorted order, so the answer is deterministic.
+func CheckAttributes(attrs map[string]string) error {
+	if len(attrs) > MaxAttributes {
+		return &LimitError{Field: "attributes", Problem: fmt.Sprintf("are %d attributes, limit %d", len(attrs), MaxAttributes)}
+	}
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := attrs[k]
+		name := fmt.Sprintf("attribute %q", k)
+		switch {
+		case !utf8.ValidString(k):
+			return &LimitError{Field: name + " key", Problem: "is not valid UTF-8"}
+		case len(k) > MaxAttributeKeyBytes:
+			return &LimitError{Field: fmt.Sprintf("attribute %q... key", k[:16]), Problem: fmt.Sprintf("is %d bytes, limit %d", len(k), MaxAttributeKeyBytes)}
+		case len(k) >= len(ReservedPrefix) && strings.EqualFold(k[:len(ReservedPrefix)], ReservedPrefix):
+			return &LimitError{Field: name + ":", Problem: fmt.Sprintf("keys starting with %q are reserved", ReservedPrefix)}
+		case !utf8.ValidString(v):
+			return &LimitError{Field: name + " value", Problem: "is not valid UTF-8"}
+		case len(v) > MaxAttributeValueBytes:
+			return &LimitError{Field: name + " value", Problem: fmt.Sprintf("is %d bytes, limit %d", len(v), MaxAttributeValueBytes)}
+		}
+	}
+	return nil
+}
+
+// MessageSize is the size of the message as a Publish request encodes it
+// (the size Pub/Sub's per-message limit applies to).
+func MessageSize(data []byte, attrs map[string]string, orderingKey string) int {
+	n := 0
+	if len(data) > 0 {
+		n += 1 + protowire.SizeBytes(len(data))
+	}
+	for k, v := range attrs {
+		entry := 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(len(v)) // map entries carry empty keys and values too
+		n += 1 + protowire.SizeBytes(entry)
+	}
+	if orderingKey != "" {
+		n += 1 + protowire.SizeBytes(len(orderingKey))
+	}
+	return n
+}
