@@ -30,6 +30,10 @@ printf 'root:x:0:0:root:/:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/:/sbin/n
 printf 'root:x:0:\nnonroot:x:65532:\n' >"$OUT/root/etc/group"
 chmod 1777 "$OUT/root/tmp"
 
+# Reproducible: the image's created time is the commit's, and its labels
+# name the source and revision it was built from.
+revision=$(git -C "$(dirname "$0")/.." rev-parse HEAD 2>/dev/null || echo unknown)
+created=$(git -C "$(dirname "$0")/.." log -1 --format=%ct 2>/dev/null || date +%s)
 B=(buildah --storage-driver vfs)
 export BUILDAH_ISOLATION=chroot
 for d in "${DAEMONS[@]}"; do
@@ -39,8 +43,10 @@ for d in "${DAEMONS[@]}"; do
 	"${B[@]}" config --entrypoint "[\"/$d\"]" --cmd '' --user 65532:65532 \
 		--env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
 		--label org.opencontainers.image.title="eventrelay $d" \
-		--label org.opencontainers.image.version="$VERSION" "$ctr"
-	"${B[@]}" commit --quiet --format oci "$ctr" "eventrelay/$d:$VERSION" >/dev/null
+		--label org.opencontainers.image.version="$VERSION" \
+		--label org.opencontainers.image.revision="$revision" \
+		--label org.opencontainers.image.created="$(date -u -d "@$created" +%Y-%m-%dT%H:%M:%SZ)" "$ctr"
+	"${B[@]}" commit --quiet --format oci --timestamp "$created" "$ctr" "eventrelay/$d:$VERSION" >/dev/null
 	"${B[@]}" rm "$ctr" >/dev/null
 	rm -f "$OUT/$d.tar"
 	"${B[@]}" push --quiet "eventrelay/$d:$VERSION" "oci-archive:$OUT/$d.tar:eventrelay/$d:$VERSION"

@@ -43,7 +43,7 @@ func main() {
 	confPath := flag.String("conf", "configs/catalog.yaml", "config file (YAML); environment variables override it")
 	flag.Parse()
 	version.ExitIfRequested("catalog", *showVersion)
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil)).With("service", "catalog")
+	logger := slog.New(ops.JSONHandler(os.Stdout, slog.LevelInfo, ops.LogProject())).With("service", "catalog")
 	slog.SetDefault(logger)
 	if flag.Arg(0) == "settings" {
 		if err := runSettings(flag.Args()[1:], os.Stdout, logger); err != nil {

@@ -39,7 +39,7 @@ func main() {
 	flag.Parse()
 	version.ExitIfRequested("projector", *showVersion)
 	level := new(slog.LevelVar)
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: level})).With("service", "projector")
+	logger := slog.New(ops.JSONHandler(os.Stdout, level, ops.LogProject())).With("service", "projector")
 	slog.SetDefault(logger)
 	if err := run(*confPath, logger, level); err != nil {
 		logger.Error("projector stopped", "error", err.Error())

@@ -41,7 +41,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "publisher:", err)
 		os.Exit(iconf.ExitStatus(err))
 	}
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: cfg.Log.SlogLevel()}))
+	logger := slog.New(ops.JSONHandler(os.Stdout, cfg.Log.SlogLevel(), ops.LogProject()))
 	slog.SetDefault(logger)
 
 	shutdownTracing, err := telemetry.Setup(context.Background(), "publisher")

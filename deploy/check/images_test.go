@@ -44,11 +44,19 @@ func TestImages(t *testing.T) {
 					User       string
 					Entrypoint []string
 					Env        []string
+					Labels     map[string]string
 				} `json:"config"`
+				Created string `json:"created"`
 			}
 			mustJSON(t, blob(t, blobs, manifest.Config.Digest), &cfg)
 			if cfg.Config.User != "65532:65532" {
 				t.Errorf("user %q, want 65532:65532", cfg.Config.User)
+			}
+			// Reproducible and traceable: created is the commit's time (not
+			// the build's), and the labels name the revision.
+			if l := cfg.Config.Labels; l["org.opencontainers.image.revision"] == "" || l["org.opencontainers.image.created"] == "" ||
+				!strings.HasPrefix(cfg.Created, strings.TrimSuffix(l["org.opencontainers.image.created"], "Z")) {
+				t.Errorf("labels %v, created %q: want the revision and the commit's time", l, cfg.Created)
 			}
 			if strings.Join(cfg.Config.Entrypoint, " ") != "/"+d {
 				t.Errorf("entrypoint %q, want [/%s]", cfg.Config.Entrypoint, d)
