@@ -3,13 +3,19 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres/schemadb"
+	"github.com/eventrelay/eventrelay/migrations"
 )
 
 // PublisherTables are the tables the publisher needs, all created by
@@ -21,7 +27,10 @@ var PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events", "
 // entry of the search_path Open set) holds tables. A missing table is a
 // schema_missing error (transient) that says to run relayctl migrate up;
 // a table the role holds no privilege on is permission_denied; a failing
-// query is classified as usual.
+// query is classified as usual. When tables include eventrelay's version
+// table, the schema must also be at the newest eventrelay migration this
+// binary embeds (or newer: a binary rolled back runs on a newer schema);
+// an older one is schema_missing naming both versions.
 func CheckSchema(ctx context.Context, pool *pgxpool.Pool, tables []string) error {
 	schema := PoolSchema(pool)
 	present, err := schemadb.New(pool).PresentRelations(ctx, schemadb.PresentRelationsParams{SchemaName: schema, Names: tables})
@@ -40,10 +49,11 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool, tables []string) error
 			schema, strings.Join(missing, ", "))
 	}
 	// The tables exist; the role must also be allowed to use them (the
-	// migrations' version tables are only the migration user's).
+	// migrations' version tables are only the migration user's, except
+	// eventrelay's, which the daemons read to compare versions).
 	var data []string
 	for _, t := range tables {
-		if !strings.HasSuffix(t, "goose_db_version") {
+		if !strings.HasSuffix(t, "goose_db_version") || t == migrations.Eventrelay.VersionTable {
 			data = append(data, t)
 		}
 	}
@@ -56,7 +66,56 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool, tables []string) error
 			"schema %q is migrated but this role holds no privilege on %s (or no USAGE on the schema): grant them (docs/deploy-gke.md, database roles and grants)",
 			schema, strings.Join(unusable, ", "))
 	}
+	if slices.Contains(tables, migrations.Eventrelay.VersionTable) {
+		return checkVersion(ctx, pool, schema)
+	}
 	return nil
+}
+
+// checkVersion compares the newest eventrelay migration applied to schema
+// with the newest this binary embeds.
+func checkVersion(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	want, err := eventrelayVersion()
+	if err != nil {
+		return err
+	}
+	table := pgx.Identifier{migrations.Eventrelay.VersionTable}
+	if schema != "" {
+		table = pgx.Identifier{schema, migrations.Eventrelay.VersionTable}
+	}
+	var have int64
+	if err := pool.QueryRow(ctx, "SELECT coalesce(max(version_id), 0) FROM "+table.Sanitize()+" WHERE is_applied").Scan(&have); err != nil {
+		return fmt.Errorf("reading the eventrelay migration version of schema %s: %w", schema, Classify(err))
+	}
+	if have < want {
+		return errclass.Newf(errclass.SchemaMissing,
+			"schema_outdated: schema %q is at eventrelay migration %d, this binary needs %d: run relayctl migrate up (with the same DATABASE_URL and DATABASE_SCHEMA)",
+			schema, have, want)
+	}
+	return nil
+}
+
+// eventrelayVersion is the newest migration of eventrelay's set embedded
+// in this binary.
+var eventrelayVersion = sync.OnceValues(func() (int64, error) { return newestVersion(migrations.Eventrelay) })
+
+// newestVersion is the version of the newest migration of set (the number
+// its files' names start with).
+func newestVersion(set migrations.Set) (int64, error) {
+	files, err := fs.Glob(set.FS, "*.sql")
+	if err != nil {
+		return 0, fmt.Errorf("migration set %s: %w", set.Name, err)
+	}
+	var newest int64
+	for _, f := range files {
+		num, _, _ := strings.Cut(path.Base(f), "_")
+		v, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("migration set %s: %s does not start with a version number", set.Name, f)
+		}
+		newest = max(newest, v)
+	}
+	return newest, nil
 }
 
 // PoolSchema is the schema a pool works in: the first entry of its

@@ -10,6 +10,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -55,5 +56,40 @@ func TestCheckSchemaTellsPrivilegesFromMissingTables(t *testing.T) {
 	err = postgres.CheckSchema(ctx, pool, append([]string{"no_such_table"}, postgres.PublisherTables...))
 	if errclass.Of(err) != errclass.SchemaMissing {
 		t.Fatalf("a missing table: %v, want schema_missing", err)
+	}
+}
+
+// CheckSchema fails while the schema is older than the newest eventrelay
+// migration the binary embeds, naming both versions, and passes once
+// migrated up or newer.
+func TestCheckSchemaComparesTheMigrationVersion(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ctx := context.Background()
+	if err := postgres.CheckSchema(ctx, db.Pool, postgres.PublisherTables); err != nil {
+		t.Fatalf("migrated: %v", err)
+	}
+	// Version 7 has every table the publisher lists: only the version
+	// tells it from the newest.
+	if _, err := migrations.Down(ctx, db.Pool, db.Schema, migrations.Eventrelay, 7); err != nil {
+		t.Fatal(err)
+	}
+	err := postgres.CheckSchema(ctx, db.Pool, postgres.PublisherTables)
+	if errclass.Of(err) != errclass.SchemaMissing || !strings.Contains(err.Error(), "schema_outdated") ||
+		!strings.Contains(err.Error(), "at eventrelay migration 7, this binary needs") {
+		t.Fatalf("at version 7: %v (reason %s), want schema_missing naming the versions", err, errclass.Of(err))
+	}
+	if _, err := migrations.Up(ctx, db.Pool, db.Schema, migrations.Eventrelay); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.CheckSchema(ctx, db.Pool, postgres.PublisherTables); err != nil {
+		t.Fatalf("migrated up again: %v", err)
+	}
+	// A newer schema is fine: the binary was rolled back.
+	if _, err := db.Pool.Exec(ctx, "INSERT INTO "+db.Schema+".eventrelay_goose_db_version (version_id, is_applied) VALUES (99999, true)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.CheckSchema(ctx, db.Pool, postgres.PublisherTables); err != nil {
+		t.Fatalf("a newer schema: %v", err)
 	}
 }

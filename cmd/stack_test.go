@@ -1,4 +1,4 @@
-package check
+package cmd_test
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,11 @@ const deployGKEDoc = "docs/deploy-gke.md"
 // migration user after. The test runs exactly what the document says.
 func grantBlocks(t *testing.T) (before, after string) {
 	t.Helper()
-	doc := string(readRepo(t, deployGKEDoc))
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), deployGKEDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
 	i := strings.Index(doc, "## 5. Database roles and grants")
 	j := strings.Index(doc, "## 6.")
 	if i < 0 || j < i {
@@ -118,6 +123,36 @@ func TestGrantsRunTheDaemons(t *testing.T) {
 	if supers != 0 || owned != 0 {
 		t.Errorf("daemon roles: %d privileged, %d tables owned; want 0 and 0", supers, owned)
 	}
+
+	// Every session on the database after the migration is a daemon's or
+	// the operator's, none a superuser's or the owner's: each daemon is
+	// connected as its own role.
+	rows, err := oc.Query(ctx, `SELECT a.usename, r.rolsuper, count(*) FROM pg_stat_activity a JOIN pg_roles r ON r.rolname = a.usename
+		WHERE a.datname = current_database() GROUP BY a.usename, r.rolsuper`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := map[string]bool{}
+	for rows.Next() {
+		var user string
+		var super bool
+		var n int
+		if err := rows.Scan(&user, &super, &n); err != nil {
+			t.Fatal(err)
+		}
+		sessions[user] = true
+		if super || !slices.Contains(names, user) && user != oc.Config().User {
+			t.Errorf("%d session(s) as %s (superuser %v) after the migration; want only the daemons' roles and the operator", n, user, super)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if !sessions[n] {
+			t.Errorf("no session as %s: the daemon does not connect as its own role", n)
+		}
+	}
 }
 
 // stack is a fresh database with the documented roles and grants, the
@@ -141,7 +176,7 @@ func newStack(ctx context.Context, t *testing.T) *stack {
 		admin = os.Getenv("DATABASE_URL")
 	}
 	if admin == "" {
-		t.Fatal("needs a Postgres: DATABASE_URL (make deploy-check starts the private one with scripts/pg.sh)")
+		t.Fatal("needs a Postgres: DATABASE_URL (make test starts the private one with scripts/pg.sh)")
 	}
 
 	suffix := randomHex(t)
@@ -195,7 +230,7 @@ func newStack(ctx context.Context, t *testing.T) *stack {
 	psEnv := []string{"PUBSUB_EMULATOR_HOST=" + srv.Addr, "PUBSUB_PROJECT_ID=" + project}
 	opURL := urlOf("operator-" + suffix)
 	run(ctx, t, bin, "relayctl", append([]string{"DATABASE_URL=" + opURL}, psEnv...),
-		"pubsub", "ensure", "-f", filepath.Join(Repo(), "configs", "pubsub.yaml"), "-by", "test", "-why", "grants")
+		"pubsub", "ensure", "-f", filepath.Join(repoRoot(t), "configs", "pubsub.yaml"), "-by", "test", "-why", "grants")
 
 	return &stack{ctx: ctx, t: t, bin: bin, role: role, urlOf: urlOf, opURL: opURL, psEnv: psEnv,
 		catHTTP: freePort(t), catGRPC: freePort(t), pubPort: freePort(t), projPort: freePort(t)}
@@ -302,6 +337,16 @@ func TestRolloutSwitches(t *testing.T) {
 	})
 }
 
+// repoRoot is the repository root (the tests of cmd run in cmd/).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func randomHex(t *testing.T) string {
 	b := make([]byte, 4)
 	if _, err := rand.Read(b); err != nil {
@@ -375,7 +420,7 @@ func buildDaemons(ctx context.Context, t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "./cmd/catalog", "./cmd/publisher", "./cmd/projector", "./cmd/relayctl")
-	cmd.Dir = Repo()
+	cmd.Dir = repoRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
