@@ -32,6 +32,8 @@ type groupKey struct{ topic, orderingKey string }
 func (r *Relay) process(b claim.Batch) {
 	r.m.Inflight.Add(float64(len(b.Events)))
 	defer r.m.Inflight.Sub(float64(len(b.Events)))
+	r.stall.inflight.Add(int64(len(b.Events)))
+	defer r.stall.inflight.Add(-int64(len(b.Events)))
 
 	stopLease := r.keepLease(b)
 	out := r.publish(r.work, b)
@@ -198,6 +200,9 @@ func (r *Relay) mark(b claim.Batch, out claim.Outcomes) {
 		return
 	}
 	r.m.Processed.Add(float64(len(applied.Published)))
+	if len(applied.Published) > 0 {
+		r.stall.published(time.Now())
+	}
 	for _, p := range applied.Published {
 		r.m.Latency.Observe(p.Latency.Seconds())
 	}

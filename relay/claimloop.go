@@ -38,6 +38,7 @@ func (r *Relay) run(ctx context.Context) error {
 	stopAbandon := context.AfterFunc(ctx, r.abandon)
 	defer stopAbandon()
 
+	r.stall.published(time.Now()) // the stall window starts now
 	// Acquire this replica's partitions before the first claim.
 	r.own.Join(ctx)
 	bg, stopBG := context.WithCancel(ctx)

@@ -44,6 +44,10 @@
 //     outbox_publish_blocked) and never fail a row; the first successful
 //     publish ends the pause. Failed rows are replayed with relayctl
 //     replay.
+//   - A replica that owns partitions and published nothing for StallAfter
+//     while the oldest pending row is older than that reports a stall
+//     (readiness check "stall", gauge outbox_stalled) until it publishes
+//     again.
 //
 // # Schema
 //

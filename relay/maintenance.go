@@ -126,6 +126,8 @@ func (r *Relay) statsLoop(ctx context.Context) {
 		r.m.Stuck.Set(float64(s.Stuck))
 		r.m.FailedRows.Set(float64(s.Failed))
 		r.m.StatsRefreshed.SetToCurrentTime()
+		r.stall.oldestPending(s.OldestPendingAge, time.Now())
+		r.watchStall()
 	})
 }
 

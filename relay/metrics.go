@@ -39,6 +39,7 @@ type metrics struct {
 	PartitionsOwned  prometheus.Gauge
 	PartitionMoves   *prometheus.CounterVec
 	PublishBlocked   *prometheus.GaugeVec
+	Stalled          prometheus.Gauge
 }
 
 // storeOps are the op labels of outbox_store_errors_total; "complete" is
@@ -152,6 +153,8 @@ func newCollectors() *metrics {
 		PublishBlocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "outbox_publish_blocked",
 			Help: "1 while this replica pauses publishing to a topic for an environmental cause (topic_not_found, permission_denied); its rows wait pending, none fails. Cleared by the first successful publish to the topic."},
 			[]string{"topic", "reason"}),
+		Stalled: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_stalled",
+			Help: "1 while this replica owns partitions, the oldest pending outbox row is older than stall_after and the replica published nothing for stall_after (refreshed every stats interval); 0 otherwise."}),
 	}
 }
 
@@ -160,5 +163,5 @@ func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.StatsRefreshed, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
 		m.IndexBytes, m.Reindexed, m.ReindexFailed, m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed,
-		m.PartitionsOwned, m.PartitionMoves, m.PublishBlocked}
+		m.PartitionsOwned, m.PartitionMoves, m.PublishBlocked, m.Stalled}
 }

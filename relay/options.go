@@ -89,6 +89,14 @@ type Options struct {
 	// StatsInterval is how often the lag/age/stuck gauges are refreshed
 	// (default 10s).
 	StatsInterval time.Duration
+	// StallAfter is how long the outbox may hold pending rows older than
+	// it while this replica, owning partitions, publishes nothing, before
+	// it reports a stall: readiness check "stall" fails and outbox_stalled
+	// is 1 until the next publish (default 2m; checked every
+	// StatsInterval).
+	StallAfter time.Duration
+	// StallAfterOff turns stall detection off.
+	StallAfterOff bool
 	// GracePeriod bounds the drain on Stop (default 20s): in-flight
 	// batches finish within it, then unfinished rows are handed back.
 	GracePeriod time.Duration
@@ -127,7 +135,8 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Health, when set, receives the relay's loop ("outbox-relay") for
 	// /healthz and its readiness checks "postgres" (ping), "schema"
-	// (Schema holds the outbox table) and "pubsub" (ReadyTopic answers);
+	// (Schema holds the outbox table), "pubsub" (ReadyTopic answers),
+	// "publish_blocked" (no topic paused) and "stall" (see StallAfter);
 	// Stop marks it draining. Mount it with health.Handler. Checks and
 	// loops are keyed by name: a second relay on the same Health replaces
 	// the first one's. Default: a Health of the relay's own, served by
@@ -182,6 +191,7 @@ const (
 	defaultMaxBackoff         = 5 * time.Minute
 	defaultJitter             = "equal"
 	defaultStatsInterval      = 10 * time.Second
+	defaultStallAfter         = 2 * time.Minute
 	defaultGracePeriod        = 20 * time.Second
 	defaultRetention          = 72 * time.Hour
 	defaultRetentionInterval  = time.Minute
@@ -246,6 +256,7 @@ func (o Options) withDefaults() Options {
 	orDefault(&o.MaxBackoff, defaultMaxBackoff)
 	orDefault(&o.Jitter, defaultJitter)
 	orDefault(&o.StatsInterval, defaultStatsInterval)
+	orDefault(&o.StallAfter, defaultStallAfter)
 	orDefault(&o.GracePeriod, defaultGracePeriod)
 	orDefault(&o.Retention, defaultRetention)
 	orDefault(&o.RetentionInterval, defaultRetentionInterval)
@@ -319,6 +330,7 @@ func (o Options) check() error {
 		{"BaseBackoff", o.BaseBackoff},
 		{"MaxBackoff", o.MaxBackoff},
 		{"StatsInterval", o.StatsInterval},
+		{"StallAfter", o.StallAfter},
 		{"GracePeriod", o.GracePeriod},
 		{"Retention", o.Retention},
 		{"RetentionInterval", o.RetentionInterval},

@@ -51,6 +51,7 @@ type Relay struct {
 	backoff backoff.Policy
 	own     *partitions.Ownership // the partitions this replica claims from
 	blocks  *topicBlocks          // topics paused for an environmental cause
+	stall   stallWatch            // no publish while old rows wait
 
 	stopPublisher func()
 	publisherOnce sync.Once // the publisher stops once, after the engine ran or was stopped
@@ -133,6 +134,9 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 		done:          make(chan struct{}),
 	}
 	r.own.Announce = r.announcePartitions
+	if !o.StallAfterOff {
+		h.AddCheck("stall", r.stallCheck)
+	}
 	// The loop ticks at least every poll interval, and a claim is bounded
 	// by the lease; allow generous slack before /healthz fails.
 	h.RegisterLoop(loopName, 3*o.PollInterval+2*o.Lease)

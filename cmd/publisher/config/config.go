@@ -106,6 +106,10 @@ type Outbox struct {
 	Jitter string `yaml:"jitter" env:"OUTBOX_BACKOFF_JITTER"`
 	// StatsInterval is how often the lag/age/stuck gauges are refreshed.
 	StatsInterval conf.Duration `yaml:"stats_interval" env:"OUTBOX_STATS_INTERVAL_SECONDS"`
+	// StallAfter: a replica owning partitions that published nothing this
+	// long while the oldest pending row is older reports a stall (0 turns
+	// it off: relay.Options.StallAfterOff).
+	StallAfter conf.Duration `yaml:"stall_after" env:"OUTBOX_STALL_AFTER_SECONDS" zero:"allowed"`
 	// GracePeriod bounds the drain on SIGTERM.
 	GracePeriod conf.Duration `yaml:"grace_period" env:"OUTBOX_GRACE_PERIOD_SECONDS"`
 	// Retention keeps published rows this long (0 disables deletion:
@@ -206,6 +210,7 @@ func Default() Config {
 			MaxBackoff:         conf.Duration(5 * time.Minute),
 			Jitter:             "equal",
 			StatsInterval:      conf.Duration(10 * time.Second),
+			StallAfter:         conf.Duration(2 * time.Minute),
 			GracePeriod:        conf.Duration(20 * time.Second),
 			Retention:          conf.Duration(72 * time.Hour),
 			RetentionInterval:  conf.Duration(time.Minute),
@@ -257,6 +262,7 @@ func (c *Config) Validate() error {
 	}{
 		{"outbox.fetch_cooldown (OUTBOX_FETCH_COOLDOWN_SECONDS)", "a claim on every wake-up", c.Outbox.FetchCooldown < 0},
 		{"outbox.partition_heartbeat (OUTBOX_PARTITION_HEARTBEAT_SECONDS)", "a quarter of outbox.lease", c.Outbox.PartitionHeartbeat < 0},
+		{"outbox.stall_after (OUTBOX_STALL_AFTER_SECONDS)", "no stall detection", c.Outbox.StallAfter < 0},
 		{"outbox.retention (OUTBOX_RETENTION_SECONDS)", "never delete", c.Outbox.Retention < 0},
 		{"outbox.reindex_bloat_factor (OUTBOX_REINDEX_BLOAT_FACTOR)", "never rebuild", c.Outbox.ReindexBloatFactor < 0},
 		{"outbox.reindex_min_bytes (OUTBOX_REINDEX_MIN_BYTES)", "no minimum", c.Outbox.ReindexMinBytes < 0},
@@ -308,6 +314,8 @@ func (c Config) Options() relay.Options {
 		MaxBackoff:         o.MaxBackoff.D(),
 		Jitter:             o.Jitter,
 		StatsInterval:      o.StatsInterval.D(),
+		StallAfter:         o.StallAfter.D(),
+		StallAfterOff:      o.StallAfter == 0,
 		GracePeriod:        o.GracePeriod.D(),
 		Retention:          o.Retention.D(),
 		RetentionOff:       o.Retention == 0,
@@ -346,6 +354,7 @@ var keys = map[string]string{
 	"MaxBackoff":                  "outbox.max_backoff (OUTBOX_MAX_BACKOFF_SECONDS)",
 	"Jitter":                      "outbox.jitter (OUTBOX_BACKOFF_JITTER)",
 	"StatsInterval":               "outbox.stats_interval (OUTBOX_STATS_INTERVAL_SECONDS)",
+	"StallAfter":                  "outbox.stall_after (OUTBOX_STALL_AFTER_SECONDS)",
 	"GracePeriod":                 "outbox.grace_period (OUTBOX_GRACE_PERIOD_SECONDS)",
 	"Retention":                   "outbox.retention (OUTBOX_RETENTION_SECONDS)",
 	"RetentionInterval":           "outbox.retention_interval (OUTBOX_RETENTION_INTERVAL_SECONDS)",

@@ -81,6 +81,8 @@ var settings = []setting{
 	{"outbox.max_backoff", "OUTBOX_MAX_BACKOFF_SECONDS", "60", "1m", func(_ Config, o relay.Options) bool { return o.MaxBackoff == time.Minute }},
 	{"outbox.jitter", "OUTBOX_BACKOFF_JITTER", "full", "", func(_ Config, o relay.Options) bool { return o.Jitter == "full" }},
 	{"outbox.stats_interval", "OUTBOX_STATS_INTERVAL_SECONDS", "5", "5s", func(_ Config, o relay.Options) bool { return o.StatsInterval == 5*time.Second }},
+	{"outbox.stall_after", "OUTBOX_STALL_AFTER_SECONDS", "90", "90s", func(_ Config, o relay.Options) bool { return o.StallAfter == 90*time.Second && !o.StallAfterOff }},
+	{"outbox.stall_after", "OUTBOX_STALL_AFTER_SECONDS", "0", "", func(_ Config, o relay.Options) bool { return o.StallAfterOff }},
 	{"outbox.grace_period", "OUTBOX_GRACE_PERIOD_SECONDS", "8", "8s", func(_ Config, o relay.Options) bool { return o.GracePeriod == 8*time.Second }},
 	{"outbox.retention", "OUTBOX_RETENTION_SECONDS", "3600", "1h", func(_ Config, o relay.Options) bool { return o.Retention == time.Hour && !o.RetentionOff }},
 	{"outbox.retention", "OUTBOX_RETENTION_SECONDS", "0", "", func(_ Config, o relay.Options) bool { return o.RetentionOff }},
@@ -213,7 +215,7 @@ func TestShippedConfigLoads(t *testing.T) {
 	}
 	o := c.Options()
 	if o.Concurrency != 8 || o.Lease != 45*time.Second || c.Database.MaxConns != 12 || o.PartitionHeartbeat != 0 ||
-		o.Publish.ReadyTopic == "" || o.Schema == "" || o.RetentionOff || o.ReindexOff || o.FetchCooldownOff {
+		o.Publish.ReadyTopic == "" || o.Schema == "" || o.RetentionOff || o.ReindexOff || o.FetchCooldownOff || o.StallAfterOff || o.StallAfter != 2*time.Minute {
 		t.Fatalf("loaded %+v", c)
 	}
 	if err := o.Validate(); err != nil {
@@ -251,6 +253,7 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{map[string]string{"OUTBOX_PUBLISH_COUNT_THRESHOLD": "5000"}, []string{"publish.count_threshold", "OUTBOX_PUBLISH_COUNT_THRESHOLD"}},
 		{map[string]string{"OUTBOX_PUBLISH_DELAY_THRESHOLD": "-1"}, []string{"publish.delay_threshold", "OUTBOX_PUBLISH_DELAY_THRESHOLD"}},
 		{map[string]string{"OUTBOX_RETENTION_SECONDS": "-3"}, []string{"outbox.retention", "OUTBOX_RETENTION_SECONDS"}},
+		{map[string]string{"OUTBOX_STALL_AFTER_SECONDS": "-1"}, []string{"outbox.stall_after", "OUTBOX_STALL_AFTER_SECONDS"}},
 		{map[string]string{"OUTBOX_REINDEX_BLOAT_FACTOR": "1.5"}, []string{"outbox.reindex_bloat_factor", "OUTBOX_REINDEX_BLOAT_FACTOR", ">= 2"}},
 		{map[string]string{"OUTBOX_REINDEX_BLOAT_FACTOR": "-4"}, []string{"outbox.reindex_bloat_factor", "OUTBOX_REINDEX_BLOAT_FACTOR"}},
 		{map[string]string{"OUTBOX_REINDEX_MIN_BYTES": "-1"}, []string{"outbox.reindex_min_bytes", "OUTBOX_REINDEX_MIN_BYTES"}},
