@@ -8,7 +8,7 @@ import (
 )
 
 func TestTokenRoundTripAndMalformed(t *testing.T) {
-	in := consistency.Token{AggregateType: "video", AggregateID: "a|b", Version: 7}
+	in := consistency.Token{AggregateType: "item", AggregateID: "a|b", Version: 7}
 	out, err := consistency.Parse(in.String())
 	if err != nil || out != in {
 		t.Fatalf("Parse(String()) = %+v, %v; want %+v", out, err, in)
@@ -17,8 +17,8 @@ func TestTokenRoundTripAndMalformed(t *testing.T) {
 	if err != nil || len(all) != 2 {
 		t.Fatalf("ParseAll = %v, %v; want two tokens", all, err)
 	}
-	for _, bad := range []string{"", "!!", "djF8MXx2aWRlbw", consistency.Token{AggregateType: "v", AggregateID: "x"}.String(),
-		"djJ8MXx2aWRlb3x4" /* v2|1|video|x */} {
+	for _, bad := range []string{"", "!!", "djF8MXxpdGVt", consistency.Token{AggregateType: "v", AggregateID: "x"}.String(),
+		"djJ8MXxpdGVtfHg" /* v2|1|item|x */} {
 		if _, err := consistency.Parse(bad); !errors.Is(err, consistency.ErrMalformed) {
 			t.Errorf("Parse(%q) = %v; want ErrMalformed", bad, err)
 		}

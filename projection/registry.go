@@ -32,7 +32,7 @@ type Decoder func(body []byte) (Envelope, error)
 
 // EventType describes one event type a projection consumes.
 type EventType struct {
-	// Name is the event_type attribute value, e.g. "catalog.video.created".
+	// Name is the event_type attribute value, e.g. "orders.order.paid".
 	Name string
 	// SchemaVersions lists the payload schema versions the handler
 	// understands; others are dead-lettered as schema_unsupported.

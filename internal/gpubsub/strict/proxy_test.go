@@ -32,7 +32,7 @@ func TestMixedOrderingKeysAreRefusedAsByCloudPubSub(t *testing.T) {
 	srv.Topic(t, "t")
 	_, err := srv.Client.TopicAdminClient.Publish(context.Background(), &pb.PublishRequest{
 		Topic:    gpubsub.TopicName(gpubsubtest.Project, "t"),
-		Messages: []*pb.PubsubMessage{msg("video-1", "a"), msg("video-2", "b")},
+		Messages: []*pb.PubsubMessage{msg("item-1", "a"), msg("item-2", "b")},
 	})
 	st, _ := status.FromError(err)
 	if st.Code() != codes.FailedPrecondition || st.Message() != strict.MixedOrderingKeysMessage {

@@ -14,8 +14,8 @@ import (
 func TestAttributes(t *testing.T) {
 	cause := errors.New(strings.Repeat("é", maxAttrValue)) // 2 bytes each
 	a := Attributes(Original{ID: "m-1", Attributes: map[string]string{"event_id": "e-1"}, DeliveryAttempt: 3},
-		"videos", projection.PayloadInvalid, cause)
-	if a["event_id"] != "e-1" || a[AttrErrorReason] != "payload_invalid" || a[AttrProjection] != "videos" ||
+		"items", projection.PayloadInvalid, cause)
+	if a["event_id"] != "e-1" || a[AttrErrorReason] != "payload_invalid" || a[AttrProjection] != "items" ||
 		a[AttrDeliveryAttempt] != "3" || a[AttrOriginalMessageID] != "m-1" || a[AttrDeadLetteredAt] == "" {
 		t.Errorf("attributes %v", a)
 	}
