@@ -20,6 +20,6 @@
 // for one NOTIFY names only the read model; waiters on it look up again.
 // Wait is bounded (WaiterOptions.DefaultWait, capped at MaxWait) and
 // returns ErrTimeout when the read model has not caught up: the caller
-// decides whether to fail (the catalog answers 503 with reason
+// decides whether to fail (e.g. 503 with a retryable reason such as
 // READ_MODEL_BEHIND, retryable) or to answer stale with a marker.
 package consistency

@@ -25,7 +25,7 @@ type Event struct {
 	EventType        string
 	// SchemaVersion of the payload for EventType (default 1).
 	SchemaVersion int32
-	// Payload is the domain message, e.g. a *catalogv1.VideoUpdated. The
+	// Payload is the domain message, e.g. a *ordersv1.OrderPaid. The
 	// Writer's Encoder wraps it in the envelope.
 	Payload proto.Message
 
@@ -67,8 +67,8 @@ type Producer struct {
 	Version  string
 }
 
-// Encoder serializes the envelope of one event (for the reference domain:
-// catalogv1.Event with the payload in its oneof).
+// Encoder serializes the envelope of one event (envelope.Codec.Encode gives
+// one from the declaration of a service's event messages).
 type Encoder func(meta Metadata, payload proto.Message) ([]byte, error)
 
 // Written reports a stored event.

@@ -3,7 +3,7 @@
 // projection.Registry of event types and handlers, and a dead-letter
 // topic — and runs them in its own process, as a Kratos transport.Server
 // (Start/Stop) or with Run(ctx). The shipped cmd/projector is one user of
-// it, for the catalog.
+// it, for the reference service.
 //
 //	p, err := projector.New(pool, client, projector.Options{Registerer: reg, Health: h})
 //	err = p.Register(projector.Projection{Name: "orders", Subscription: "orders.projection",
