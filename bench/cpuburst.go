@@ -72,17 +72,32 @@ func parseCPUBurst(spec string) (length, every time.Duration, err error) {
 // thread with it instead of handing an idle-priority thread back to the
 // scheduler.
 func burnCPU(ctx context.Context, length, every time.Duration) error {
+	if err := lowerToIdle(); err != nil {
+		return err
+	}
+	spin(ctx, length, every)
+	return nil
+}
+
+// lowerToIdle locks the calling goroutine to its OS thread and moves that
+// thread to SCHED_IDLE.
+func lowerToIdle() error {
 	runtime.LockOSThread()
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
 	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
 		return fmt.Errorf("setting SCHED_IDLE: %w", err)
 	}
+	return nil
+}
+
+// spin busy-loops for length once every period until ctx ends.
+func spin(ctx context.Context, length, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-t.C:
 		}
 		for start := time.Now(); time.Since(start) < length; {
