@@ -123,8 +123,9 @@ func TestOrderedSubscriptionReceivesVersionsInOrder(t *testing.T) {
 }
 
 // TestWakeUpByNotifyAndByPolling: with LISTEN on and a 1-minute poll, a
-// committed row is published within a second (NOTIFY); with LISTEN off, the
-// poll finds it.
+// committed row is published long before the poll could find it (NOTIFY);
+// with LISTEN off, the 200 ms poll finds it. The 20 s bound only separates
+// the two (a loaded machine can take seconds); speed is the bench's job.
 func TestWakeUpByNotifyAndByPolling(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -145,7 +146,7 @@ func TestWakeUpByNotifyAndByPolling(t *testing.T) {
 			for i := 1; i <= 3; i++ {
 				start := time.Now()
 				fx.Insert(t, db.Pool, fx.Writer(t, tc.listen), fx.Item(fx.ID(1), int64(i), 0))
-				fx.WaitFor(t, 2*time.Second, "publish after commit", func() bool { return len(ps.Messages()) == i })
+				fx.WaitFor(t, 20*time.Second, "publish after commit", func() bool { return len(ps.Messages()) == i })
 				t.Logf("commit -> published in %s", time.Since(start))
 			}
 		})
