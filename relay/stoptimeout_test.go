@@ -1,0 +1,69 @@
+package relay_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/eventrelay/eventrelay/relay"
+)
+
+// TestStopWarnsOfAShortStopTimeout: a Stop context whose deadline is
+// shorter than GracePeriod + Lease (Kratos' default 10s against the
+// relay's 50s) is logged as a warning naming both values and the option
+// to change; a long enough one is not.
+func TestStopWarnsOfAShortStopTimeout(t *testing.T) {
+	t.Parallel()
+	srv := pstest.NewServer()
+	t.Cleanup(func() { _ = srv.Close() })
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := pubsub.NewClient(context.Background(), "p", option.WithGRPCConn(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	pc, err := relay.PoolConfig("postgres://nobody@127.0.0.1:1/none", "items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc) // never connects: the relay is not started
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	stop := func(timeout time.Duration) string {
+		var logs bytes.Buffer
+		r, err := relay.New(pool, client, relay.Options{Schema: "items", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := r.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return logs.String()
+	}
+	logs := stop(10 * time.Second)
+	for _, want := range []string{"level=WARN", "stop_timeout=10s", "drain=50s", "kratos.StopTimeout"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("Stop with Kratos' default 10s logged %q, want it to contain %q", logs, want)
+		}
+	}
+	if logs := stop(time.Minute); strings.Contains(logs, "stop timeout") {
+		t.Errorf("Stop with a 1m timeout warned: %q", logs)
+	}
+}
