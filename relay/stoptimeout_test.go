@@ -8,13 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/pubsub/v2"
-	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/relay"
 )
 
@@ -24,17 +20,7 @@ import (
 // to change; a long enough one is not.
 func TestStopWarnsOfAShortStopTimeout(t *testing.T) {
 	t.Parallel()
-	srv := pstest.NewServer()
-	t.Cleanup(func() { _ = srv.Close() })
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := pubsub.NewClient(context.Background(), "p", option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	client := gpubsubtest.New(t).Client
 	pc, err := relay.PoolConfig("postgres://nobody@127.0.0.1:1/none", "items")
 	if err != nil {
 		t.Fatal(err)
