@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
@@ -39,6 +40,10 @@ type Options struct {
 	// Register registers the service's projections on the projector
 	// (projector.Register); nil: the app runs no projector.
 	Register func(*projector.Projector) error
+	// Waiter, when set, gives the service read-your-writes: Engines.Waiter
+	// (consistency.NewWaiter) runs in the app; register each read model's
+	// lookup on it (Waiter.Register) in Servers.
+	Waiter *consistency.WaiterOptions
 	// Servers builds the service's own servers (HTTP, gRPC) from the
 	// engines: its pool, health, metrics and producer. They start before
 	// the engines.
@@ -73,6 +78,9 @@ type Engines struct {
 	// Config.EmbedRelay.
 	Projector *projector.Projector
 	Relay     *relay.Relay
+	// Waiter makes reads wait for consistency tokens (Options.Waiter; nil
+	// without).
+	Waiter *consistency.Waiter
 	// Servers are the service's own servers (Options.Servers).
 	Servers []transport.Server
 	// App runs the servers, the projector and the relay: Run until SIGINT
@@ -122,6 +130,14 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 		e.Relay, engines = r, append(engines, r)
 		drain = max(drain, ro.StopTimeout())
 	}
+	if o.Waiter != nil {
+		wo := *o.Waiter
+		if wo.Logger == nil {
+			wo.Logger = e.Logger
+		}
+		e.Waiter = consistency.NewWaiter(pool, wo)
+		engines = append(engines, newWaiterServer(e.Waiter))
+	}
 	if o.Servers != nil {
 		own, err := o.Servers(e)
 		if err != nil {
@@ -144,4 +160,28 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 	}
 	e.App = kratos.New(append(opts, o.AppOptions...)...)
 	return e, nil
+}
+
+// waiterServer runs a consistency.Waiter as a Kratos server.
+type waiterServer struct {
+	w      *consistency.Waiter
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newWaiterServer(w *consistency.Waiter) *waiterServer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &waiterServer{w: w, ctx: ctx, cancel: cancel}
+}
+
+// Start listens for the projector's announcements until Stop.
+func (s *waiterServer) Start(context.Context) error {
+	s.w.Run(s.ctx)
+	return nil
+}
+
+// Stop ends the LISTEN connection.
+func (s *waiterServer) Stop(context.Context) error {
+	s.cancel()
+	return nil
 }

@@ -21,5 +21,5 @@ func NewService(t testing.TB, pool *pgxpool.Pool) *service.OrderService {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(pool, w))), slog.New(slog.DiscardHandler))
+	return service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(pool, w))), nil, slog.New(slog.DiscardHandler))
 }

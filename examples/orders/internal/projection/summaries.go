@@ -5,22 +5,30 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordersdb"
 )
 
-// Consumer is the inbox consumer name of the order_summaries read model.
-const Consumer = "order-summaries"
+// Projection names of the order_summaries read model: its name (and inbox
+// consumer), its subscription and its dead-letter topic (configs/pubsub.yaml).
+const (
+	Name            = "order-summaries"
+	Subscription    = "orders.order-summaries"
+	DeadLetterTopic = "orders.order.events.dlq-summaries"
+)
 
-// Registry routes every order event type to the order_summaries read
-// model.
+// Registry routes every order event type to its typed handler.
 func Registry() (*projection.Registry[projection.TxHandler], error) {
 	reg := projection.NewRegistry[projection.TxHandler]()
 	return reg, errors.Join(
@@ -28,6 +36,16 @@ func Registry() (*projection.Registry[projection.TxHandler], error) {
 		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderPaid]),
 		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderCancelled]),
 	)
+}
+
+// Register registers the order_summaries projection on p.
+func Register(p *projector.Projector) error {
+	reg, err := Registry()
+	if err != nil {
+		return err
+	}
+	return p.Register(projector.Projection{Name: Name, Subscription: Subscription, DeadLetterTopic: DeadLetterTopic,
+		Tx: reg, Tables: []string{"order_summaries"}})
 }
 
 // stateful is an order event: each carries the order at the event's version.
@@ -57,4 +75,20 @@ func summarize[P stateful](ctx context.Context, tx pgx.Tx, ev *projection.Event,
 		return projection.Stale, nil
 	}
 	return projection.Applied, nil
+}
+
+// Lookup is the version of an order that order_summaries holds (0: none):
+// what a read given consistency tokens waits on.
+func Lookup(pool *pgxpool.Pool) consistency.Lookup {
+	return func(ctx context.Context, _, orderID string) (int64, error) {
+		id, err := uuid.Parse(orderID)
+		if err != nil {
+			return 0, fmt.Errorf("order id %q: %w", orderID, err)
+		}
+		row, err := ordersdb.New(pool).GetOrderSummary(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, nil
+		}
+		return row.Version, err
+	}
 }
