@@ -55,7 +55,7 @@ func TestOrdersEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p.WaitStats(t, orderproj.Name, "11 events projected (6 placed, 3 paid, 2 cancelled)", time.Minute,
+	p.WaitStats(t, orderproj.Summaries.Name, "11 events projected (6 placed, 3 paid, 2 cancelled)", time.Minute,
 		func(s projector.Stats) bool { return s.Applied+s.Stale == 11 })
 	if code, out := ordertest.Relayctl(t, "verify", "--schema", ordertest.Schema, "--database-url", db.URL); code != relayctl.ExitOK {
 		t.Fatalf("orders-relayctl verify: exit %d\n%s", code, out)
@@ -66,10 +66,10 @@ func TestOrdersEndToEnd(t *testing.T) {
 	bad := &pubsub.Message{Data: []byte("not an envelope"), OrderingKey: first.OrderingKey, Attributes: maps.Clone(first.Message().Attributes)}
 	bad.Attributes[wire.AttrEventID] = uuid.NewString()
 	ps.Publish(t, events.Topic, bad)
-	dead := ps.WaitDeadLetters(t, orderproj.DeadLetterTopic, 1, time.Minute)[0]
+	dead := ps.WaitDeadLetters(t, orderproj.Summaries.DeadLetterTopic, 1, time.Minute)[0]
 	if dead.Reason != projection.PayloadInvalid || string(dead.Data) != "not an envelope" {
 		t.Errorf("dead letter %q with reason %q, want the bad body as payload_invalid", dead.Data, dead.Reason)
 	}
-	st := p.WaitStats(t, orderproj.Name, "the redelivery absorbed", time.Minute, func(s projector.Stats) bool { return s.Duplicate == 1 })
+	st := p.WaitStats(t, orderproj.Summaries.Name, "the redelivery absorbed", time.Minute, func(s projector.Stats) bool { return s.Duplicate == 1 })
 	t.Logf("projection %+v; strict Pub/Sub double: %d requests refused", st, ps.Refused())
 }

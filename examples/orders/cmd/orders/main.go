@@ -36,7 +36,7 @@ var orders = embedded.Options{
 	Register: orderproj.Register,
 	Waiter:   &consistency.WaiterOptions{},
 	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
-		e.Waiter.Register(orderproj.Name, orderproj.Lookup(e.Pool))
+		e.Waiter.Register(orderproj.Summaries.Name, consistency.TableLookup(e.Pool, "order_summaries", "order_id", "version"))
 		w, err := outbox.NewWriter(data.WriterConfig(e.Producer))
 		if err != nil {
 			return nil, err

@@ -2,7 +2,5 @@
 // order_summaries table, kept by a version-guarded upsert from the
 // state-carrying order events. Register registers it on eventrelay's
 // projector, one typed handler per order event type (envelope.Handle), run
-// in the transaction that also records the event in the inbox; Lookup is
-// the version it holds of an order, for reads that wait for a consistency
-// token.
+// in the transaction that also records the event in the inbox.
 package projection

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
@@ -20,13 +17,11 @@ import (
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordersdb"
 )
 
-// Projection names of the order_summaries read model: its name (and inbox
-// consumer), its subscription and its dead-letter topic (configs/pubsub.yaml).
-const (
-	Name            = "order-summaries"
-	Subscription    = "orders.order-summaries"
-	DeadLetterTopic = "orders.order.events.dlq-summaries"
-)
+// Summaries is the order_summaries projection (Register adds its
+// handlers); configs/pubsub.yaml holds its subscription and dead-letter
+// topic.
+var Summaries = projector.Projection{Name: "order-summaries", Subscription: "orders.order-summaries",
+	DeadLetterTopic: "orders.order.events.dlq-summaries", Tables: []string{"order_summaries"}}
 
 // Registry routes every order event type to its typed handler.
 func Registry() (*projection.Registry[projection.TxHandler], error) {
@@ -38,14 +33,13 @@ func Registry() (*projection.Registry[projection.TxHandler], error) {
 	)
 }
 
-// Register registers the order_summaries projection on p.
-func Register(p *projector.Projector) error {
-	reg, err := Registry()
-	if err != nil {
+// Register registers Summaries on p.
+func Register(p *projector.Projector) (err error) {
+	pr := Summaries
+	if pr.Tx, err = Registry(); err != nil {
 		return err
 	}
-	return p.Register(projector.Projection{Name: Name, Subscription: Subscription, DeadLetterTopic: DeadLetterTopic,
-		Tx: reg, Tables: []string{"order_summaries"}})
+	return p.Register(pr)
 }
 
 // stateful is an order event: each carries the order at the event's version.
@@ -75,20 +69,4 @@ func summarize[P stateful](ctx context.Context, tx pgx.Tx, ev *projection.Event,
 		return projection.Stale, nil
 	}
 	return projection.Applied, nil
-}
-
-// Lookup is the version of an order that order_summaries holds (0: none):
-// what a read given consistency tokens waits on.
-func Lookup(pool *pgxpool.Pool) consistency.Lookup {
-	return func(ctx context.Context, _, orderID string) (int64, error) {
-		id, err := uuid.Parse(orderID)
-		if err != nil {
-			return 0, fmt.Errorf("order id %q: %w", orderID, err)
-		}
-		row, err := ordersdb.New(pool).GetOrderSummary(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return 0, nil
-		}
-		return row.Version, err
-	}
 }

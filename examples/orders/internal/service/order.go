@@ -77,7 +77,7 @@ func (s *OrderService) GetCustomerSummary(ctx context.Context, req *ordersv1.Get
 		return nil, biz.InvalidArgument(consistency.TokenHeader, "%v", err)
 	}
 	if s.waiter != nil {
-		err := s.waiter.Wait(ctx, orderproj.Name, tokens, 0)
+		err := s.waiter.Wait(ctx, orderproj.Summaries.Name, tokens, 0)
 		if errors.Is(err, consistency.ErrTimeout) {
 			return nil, biz.ReadModelBehind("order_summaries")
 		} else if err != nil {
