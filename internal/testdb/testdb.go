@@ -22,31 +22,19 @@ import (
 	"github.com/eventrelay/eventrelay/migrations"
 )
 
-// Options are relaytest.Options.
+// Options are relaytest.Options: Schema (required), Migrations (default
+// migrations.Eventrelay alone) and MaxConns (default 20).
 type Options struct {
-	// Schema receives the migrations; the pool's search_path is set to
-	// it. Required (there is no default schema: a test works in the one
-	// its service uses, or in any name of its own, e.g. "orders").
-	Schema string
-	// Migrations are applied in order (migrations.Up). Default
-	// []migrations.Set{migrations.Eventrelay}; a service passes
-	// Eventrelay followed by its own sets.
+	Schema     string
 	Migrations []migrations.Set
-	// MaxConns bounds DB.Pool (default 20).
-	MaxConns int32
+	MaxConns   int32
 }
 
-// DB is relaytest.DB.
+// DB is relaytest.DB: the pool (search_path Schema), the database's URL
+// and name.
 type DB struct {
-	// Pool has search_path set to Schema.
-	Pool *pgxpool.Pool
-	// URL connects to this database (without search_path: open pools on
-	// it with the schema, or qualify names with Schema).
-	URL string
-	// Name is the database name.
-	Name string
-	// Schema holds the migrated tables.
-	Schema string
+	Pool              *pgxpool.Pool
+	URL, Name, Schema string
 }
 
 var (
