@@ -27,9 +27,9 @@
 //			Name:     "orders",
 //			Relay:    relay.Options{Publish: relay.PublishOptions{ReadyTopic: "orders.order.events"}},
 //			Register: summaries.Register,
+//			Writer:   &outbox.Config{Encoder: codec.Encode, DefaultTopic: "orders.order.events", Notify: true},
 //			Servers: func(e *embedded.Engines) ([]transport.Server, error) {
-//				w, err := outbox.NewWriter(outbox.Config{Encoder: codec.Encode, Producer: e.Producer})
-//				...
+//				... // the service's HTTP and gRPC servers on e.Pool, e.Writer, e.Health, e.Metrics
 //				return []transport.Server{httpServer, grpcServer}, nil
 //			},
 //		}))

@@ -40,12 +40,15 @@ type Options struct {
 	// Register registers the service's projections on the projector
 	// (projector.Register); nil: the app runs no projector.
 	Register func(*projector.Projector) error
+	// Writer, when set, is the service's outbox writer (Engines.Writer);
+	// an empty Producer is the engines' (Name, Config.Instance).
+	Writer *outbox.Config
 	// Waiter, when set, gives the service read-your-writes: Engines.Waiter
 	// (consistency.NewWaiter) runs in the app; register each read model's
 	// lookup on it (Waiter.Register) in Servers.
 	Waiter *consistency.WaiterOptions
 	// Servers builds the service's own servers (HTTP, gRPC) from the
-	// engines: its pool, health, metrics and producer. They start before
+	// engines: its pool, writer, waiter, health and metrics. They start before
 	// the engines.
 	Servers func(*Engines) ([]transport.Server, error)
 	// Migrations, when set, are applied to Config.Schema by Main before
@@ -74,6 +77,8 @@ type Engines struct {
 	Metrics *prometheus.Registry
 	// Producer is the outbox writer's producer (Name, Config.Instance).
 	Producer outbox.Producer
+	// Writer is the outbox writer of Options.Writer (nil without).
+	Writer *outbox.Writer
 	// Projector is nil without Options.Register, Relay without
 	// Config.EmbedRelay.
 	Projector *projector.Projector
@@ -129,6 +134,17 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 		}
 		e.Relay, engines = r, append(engines, r)
 		drain = max(drain, ro.StopTimeout())
+	}
+	if o.Writer != nil {
+		wc := *o.Writer
+		if wc.Producer == (outbox.Producer{}) {
+			wc.Producer = e.Producer
+		}
+		w, err := outbox.NewWriter(wc)
+		if err != nil {
+			return nil, fmt.Errorf("outbox writer: %w", err)
+		}
+		e.Writer = w
 	}
 	if o.Waiter != nil {
 		wo := *o.Waiter

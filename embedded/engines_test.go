@@ -12,6 +12,8 @@ import (
 
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/testevent"
+	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relay"
 )
@@ -51,12 +53,18 @@ func TestNewStopTimeoutAndErrors(t *testing.T) {
 			t.Errorf("%+v: stop timeout %v, want %v", tc.o.Config, got, tc.want)
 		}
 	}
+	e, err := embedded.New(pool, client, embedded.Options{Name: "shop", Config: embedded.Config{Instance: "shop-0"},
+		Writer: &outbox.Config{Encoder: testevent.Encode, DefaultTopic: "shop.events"}})
+	if err != nil || e.Writer == nil || e.Producer != (outbox.Producer{Service: "shop", Instance: "shop-0"}) {
+		t.Errorf("New with a writer: %v, writer %v, producer %+v", err, e.Writer, e.Producer)
+	}
 	boom := errors.New("boom")
 	for name, o := range map[string]embedded.Options{
 		"registering shop's projections": {Name: "shop", Register: func(*projector.Projector) error { return boom }},
 		"shop's servers":                 {Name: "shop", Servers: func(*embedded.Engines) ([]transport.Server, error) { return nil, boom }},
 		"Options.Name is required":       {},
 		"embedded relay":                 {Name: "shop", Config: embedded.Config{EmbedRelay: true, Schema: "billing"}},
+		"outbox writer":                  {Name: "shop", Writer: &outbox.Config{DefaultTopic: "shop.events"}}, // no Encoder
 	} {
 		if _, err := embedded.New(pool, client, o); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("New: %v, want an error naming %q", err, name)

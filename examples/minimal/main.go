@@ -72,12 +72,13 @@ func project(ctx context.Context, tx pgx.Tx, ev *projection.Event, total *wrappe
 }
 
 // service declares the counters service for embedded.Main: its projection,
-// its HTTP API and its migrations (schema counters, the default: its name);
+// its outbox writer, its HTTP API and its migrations (schema counters, the default: its name);
 // the relay runs in the app.
 var service = embedded.Options{
 	Name:       "counters",
 	Config:     embedded.Config{HTTPAddr: ":8080", EmbedRelay: true},
 	Migrations: []migrations.Set{migrations.Eventrelay, counterSet},
+	Writer:     &outbox.Config{Encoder: codec.Encode, DefaultTopic: topic, Notify: true},
 	Register: func(p *projector.Projector) error {
 		reg := projection.NewRegistry[projection.TxHandler]()
 		if err := envelope.Handle(reg, codec, project); err != nil {
@@ -86,15 +87,11 @@ var service = embedded.Options{
 		return p.Register(projector.Projection{Name: "counter-views", Subscription: subscription, DeadLetterTopic: topic + ".dlq", Tx: reg})
 	},
 	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
-		w, err := outbox.NewWriter(outbox.Config{Encoder: codec.Encode, DefaultTopic: topic, Notify: true, Producer: e.Producer})
-		if err != nil {
-			return nil, err
-		}
 		hs := khttp.NewServer(khttp.Address(e.Config.HTTPAddr))
 		hs.HandlePrefix("/counters/", http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 			id := strings.TrimPrefix(req.URL.Path, "/counters/")
 			if req.Method == http.MethodPost {
-				if err := increment(req.Context(), e.Pool, w, id); err != nil {
+				if err := increment(req.Context(), e.Pool, e.Writer, id); err != nil {
 					http.Error(rw, err.Error(), http.StatusInternalServerError)
 				}
 				return

@@ -14,7 +14,6 @@ import (
 
 	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/embedded"
-	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relay"
 
 	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
@@ -28,20 +27,17 @@ import (
 func main() { os.Exit(embedded.Main(os.Args[1:], orders)) }
 
 // orders is the service on eventrelay's engines: its projection, its
-// read-your-writes waiter and its HTTP and gRPC servers.
+// outbox writer, its read-your-writes waiter and its HTTP and gRPC servers.
 var orders = embedded.Options{
 	Name:     "orders",
 	Config:   embedded.Config{HTTPAddr: ":8100", GRPCAddr: ":9100"},
 	Relay:    relay.Options{Publish: relay.PublishOptions{ReadyTopic: events.Topic}},
 	Register: orderproj.Register,
+	Writer:   &data.WriterConfig,
 	Waiter:   &consistency.WaiterOptions{},
 	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
 		e.Waiter.Register(orderproj.Summaries.Name, consistency.TableLookup(e.Pool, "order_summaries", "order_id", "version"))
-		w, err := outbox.NewWriter(data.WriterConfig(e.Producer))
-		if err != nil {
-			return nil, err
-		}
-		svc := service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(e.Pool, w))), e.Waiter, e.Logger)
+		svc := service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(e.Pool, e.Writer))), e.Waiter, e.Logger)
 		return []transport.Server{server.NewHTTPServer(e.Config.HTTPAddr, e.Config.RequestTimeout, svc, e.Health, e.Metrics),
 			server.NewGRPCServer(e.Config.GRPCAddr, e.Config.RequestTimeout, svc)}, nil
 	},
