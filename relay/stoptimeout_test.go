@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // TestStopWarnsOfAShortStopTimeout: a Stop context whose deadline is
@@ -21,15 +20,7 @@ import (
 func TestStopWarnsOfAShortStopTimeout(t *testing.T) {
 	t.Parallel()
 	client := gpubsubtest.New(t).Client
-	pc, err := relay.PoolConfig("postgres://nobody@127.0.0.1:1/none", "items")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), pc) // never connects: the relay is not started
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := relaytest.NewDB(t, relaytest.Options{Schema: "items"}).Pool
 	stop := func(timeout time.Duration) string {
 		var logs bytes.Buffer
 		r, err := relay.New(pool, client, relay.Options{Schema: "items", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
