@@ -22,4 +22,10 @@
 // returns ErrTimeout when the read model has not caught up: the caller
 // decides whether to fail (e.g. 503 with a retryable reason such as
 // READ_MODEL_BEHIND, retryable) or to answer stale with a marker.
+//
+// In a Kratos service: a write calls Reply (the token in the
+// x-consistency-token response header or gRPC header metadata, TokenHeader),
+// a read passes Requested's tokens to Wait, and TableLookup reads the
+// version column of the read model's own table. package embedded runs the
+// Waiter in the app (Options.Waiter).
 package consistency

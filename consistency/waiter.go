@@ -35,6 +35,26 @@ func InboxLookup(pool *pgxpool.Pool, consumer string) Lookup {
 	}
 }
 
+// TableLookup answers from the read model's own table: the version column
+// of the row whose key column equals the aggregate id (0 when there is
+// none), as "SELECT version FROM table WHERE key = $1" on an index of the
+// key. The table and columns are identifiers (quoted here), resolved by
+// pool's search_path; the aggregate id is sent as text and converted to
+// the key column's type by Postgres (a uuid key refuses an id that is not
+// one, and the wait fails with that error).
+func TableLookup(pool *pgxpool.Pool, table, key, version string) Lookup {
+	sql := "SELECT " + pgx.Identifier{version}.Sanitize() + " FROM " + pgx.Identifier{table}.Sanitize() +
+		" WHERE " + pgx.Identifier{key}.Sanitize() + " = $1"
+	return func(ctx context.Context, _, aggregateID string) (int64, error) {
+		var v int64
+		err := pool.QueryRow(ctx, sql, aggregateID).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, nil
+		}
+		return v, err
+	}
+}
+
 // WaiterOptions configures a Waiter.
 type WaiterOptions struct {
 	// DefaultWait bounds a Wait given no duration (default 2s).

@@ -107,3 +107,27 @@ func TestWaitWakesOnAnnouncementWithoutPolling(t *testing.T) {
 		t.Fatalf("%d look-ups; want 2 (the start and the re-check)", n)
 	}
 }
+
+// TestTableLookup: the version column of the row with the key (a uuid
+// key given as text), 0 without a row, and an id the key's type refuses
+// is an error.
+func TestTableLookup(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "kv"})
+	ctx := context.Background()
+	id := "0191b2c4-5a6e-7f00-8000-000000000001"
+	if _, err := db.Pool.Exec(ctx, `CREATE TABLE item_views (item_id uuid PRIMARY KEY, version bigint NOT NULL);
+		INSERT INTO item_views VALUES ('`+id+`', 7)`); err != nil {
+		t.Fatal(err)
+	}
+	lookup := consistency.TableLookup(db.Pool, "item_views", "item_id", "version")
+	if v, err := lookup(ctx, "items.item", id); v != 7 || err != nil {
+		t.Errorf("lookup of a row: %d, %v; want 7", v, err)
+	}
+	if v, err := lookup(ctx, "items.item", "0191b2c4-5a6e-7f00-8000-000000000002"); v != 0 || err != nil {
+		t.Errorf("lookup without a row: %d, %v; want 0", v, err)
+	}
+	if _, err := lookup(ctx, "items.item", "not-a-uuid"); err == nil {
+		t.Error("lookup of an id the key's type refuses: no error")
+	}
+}

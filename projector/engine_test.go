@@ -20,8 +20,8 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
+	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/projection"
-	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // acker records how a message was settled.
@@ -70,14 +70,14 @@ func (p *poisoned) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event
 }
 
 type fixture struct {
-	db  *relaytest.DB
+	db  *testdb.DB
 	ps  *gpubsubtest.Server
 	reg *prometheus.Registry
 }
 
 func newTestEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, mods ...func(*engineOptions)) (*engine, *fixture) {
 	t.Helper()
-	f := &fixture{db: relaytest.NewDB(t, relaytest.Options{Schema: "items"}), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
+	f := &fixture{db: testdb.New(t, testdb.Options{Schema: "items"}), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
 	if _, err := f.db.Pool.Exec(t.Context(), itemView); err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/projection"
-	"github.com/eventrelay/eventrelay/relaytest"
 	"github.com/eventrelay/eventrelay/wire"
 )
 
@@ -40,7 +40,7 @@ func rawMessage(typ, aggregate string, version int64) *message {
 // the first closure.
 func TestClosuresOfOneLiteralAreDistinctHandlers(t *testing.T) {
 	t.Parallel()
-	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
+	db, ps := testdb.New(t, testdb.Options{Schema: "items"}), gpubsubtest.New(t)
 	ps.Topic(t, "dlq")
 	m, err := newMetrics(prometheus.NewRegistry())
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/internal/testdb"
 )
 
 // deletes records the rows affected by each DeleteExpiredInboxEvents and
@@ -93,7 +93,7 @@ func inboxCounts(t *testing.T, pool *pgxpool.Pool) map[string]int {
 // inbox_events_processed_idx, never the whole table.
 func TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	db := testdb.New(t, testdb.Options{Schema: "items"})
 	insertInbox(t, db.Pool, "a", 5, 2*time.Hour, true)
 	insertInbox(t, db.Pool, "a", 2, time.Minute, true)
 	insertInbox(t, db.Pool, "a", 1, 2*time.Hour, false)
@@ -155,7 +155,7 @@ func TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches(t *testing.T) {
 // the next interval rather than ending the loop.
 func TestInboxRetentionCountsFailedRounds(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	db := testdb.New(t, testdb.Options{Schema: "items"})
 	if _, err := db.Pool.Exec(t.Context(), `DROP TABLE inbox_events`); err != nil {
 		t.Fatal(err)
 	}

@@ -43,18 +43,19 @@ func Example() {
 
 	h := health.NewHealth(2 * time.Second)
 	reg := health.NewRegistry()
-	r, err := relay.New(pool, client, relay.Options{
+	opts := relay.Options{
 		Schema:     "orders",
 		Registerer: reg,
 		Health:     h,
 		Publish:    relay.PublishOptions{ReadyTopic: "orders.order.events"},
-	})
+	}
+	r, err := relay.New(pool, client, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
 	app := kratos.New(
 		kratos.Name("orders"),
-		kratos.StopTimeout(20*time.Second+30*time.Second), // GracePeriod + Lease (the defaults)
+		kratos.StopTimeout(opts.StopTimeout()), // GracePeriod + Lease: 50s, not Kratos' 10s
 		kratos.Server(r, health.NewServer(":8081", h, reg)),
 	)
 	if err := app.Run(); err != nil {
@@ -96,4 +97,14 @@ func ExampleNew() {
 	// Output:
 	// relay: Options.Schema is "orders" but the pool's search_path "billing, public" works in "billing": build the pool with relay.PoolConfig(url, "orders")
 	// relay: Options.Lease must be >= 500ms, got 100ms
+}
+
+// StopTimeout is the Kratos stop timeout an app embedding the relay needs:
+// GracePeriod plus Lease.
+func ExampleOptions_StopTimeout() {
+	fmt.Println(relay.Options{}.StopTimeout())
+	fmt.Println(relay.Options{GracePeriod: 5 * time.Second, Lease: 10 * time.Second}.StopTimeout())
+	// Output:
+	// 50s
+	// 15s
 }

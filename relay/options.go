@@ -240,6 +240,16 @@ func optionErrorf(field, format string, args ...any) *OptionError {
 // refuse its configuration before it connects anywhere.
 func (o Options) Validate() error { return o.withDefaults().check() }
 
+// StopTimeout is the shortest stop timeout of a Kratos app (kratos.StopTimeout)
+// that embeds this relay: GracePeriod plus Lease, with their defaults (50s).
+// Kratos' own default is 10s; a shorter timeout cuts the drain short (Stop
+// logs a warning naming both values), so rows in flight are handed back and
+// may be published twice.
+func (o Options) StopTimeout() time.Duration {
+	d := o.withDefaults()
+	return d.GracePeriod + d.Lease
+}
+
 // withDefaults returns o with its zero fields set to their defaults
 // (NotifyChannel needs Schema: New sets it once Schema is known).
 func (o Options) withDefaults() Options {

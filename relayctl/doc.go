@@ -10,14 +10,12 @@
 // A service's main is a few lines:
 //
 //	func main() {
-//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-//		code := relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, relayctl.Hooks{
+//		os.Exit(relayctl.Run(relayctl.Hooks{ // Main with os.Args, stdout, stderr, SIGINT/SIGTERM
 //			Schema:    "orders",                // default of --schema
 //			Rebuilder: ordersadmin.Rebuilder{}, // orders rows -> restatement events
-//			Verifier:  ordersadmin.Verifier{},  // orders vs order_summaries
-//		})
-//		stop()
-//		os.Exit(code)
+//			Verifier:  ordersadmin.Verifier,    // orders vs order_summaries (hook.TableVerifier)
+//			Decoder:   hook.DecoderFunc(ordersevents.Codec.DecodeEnvelope), // dlq show
+//		}))
 //	}
 //
 // A hook left nil makes its command answer, with exit code 2, that this

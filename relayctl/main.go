@@ -3,6 +3,9 @@ package relayctl
 import (
 	"context"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
 	irelayctl "github.com/eventrelay/eventrelay/internal/relayctl"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
@@ -26,4 +29,15 @@ const (
 // never calls os.Exit; ctx cancels the command (wire it to SIGINT/SIGTERM).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, hooks Hooks) int {
 	return irelayctl.Run(ctx, args, stdout, stderr, hooks)
+}
+
+// Run is Main for a service's relayctl binary: the process's command line
+// and standard output and error, the command cancelled by SIGINT or
+// SIGTERM. It returns the exit code:
+//
+//	func main() { os.Exit(relayctl.Run(ordersadmin.Hooks())) }
+func Run(hooks Hooks) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Main(ctx, os.Args[1:], os.Stdout, os.Stderr, hooks)
 }

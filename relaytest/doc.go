@@ -10,7 +10,12 @@
 //   - NewPubSub: a pstest server behind eventrelay's strict Pub/Sub double,
 //     which refuses what Cloud Pub/Sub refuses, with a round trip, the
 //     refused-request count and the topics and subscriptions of a
-//     service's configs/pubsub.yaml.
+//     service's configs/pubsub.yaml; PubSub.Redeliver sends outbox rows'
+//     messages again, PubSub.DeadLetters reads a dead-letter topic;
+//   - StartPipeline: the service's app (embedded.Options, as its main
+//     declares it: relay, projector, its own servers) against the test
+//     database and the double until the test ends, with the projections'
+//     counters (Pipeline.Stats, WaitStats) read without scraping /metrics.
 //
 // The database:
 //

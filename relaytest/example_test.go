@@ -8,7 +8,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/migrations"
+	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -66,4 +68,22 @@ func ExampleRequireEmittedTx() {
 		_ = ps.Client // hand it to the relay and the projector under test
 	}
 	_ = testPlaceOrder
+}
+
+// An end-to-end test runs the service's app, as its main declares it for
+// embedded.Main, against a test database and the strict double: its
+// relay, projector and servers, stopped when the test ends. Compiled, not
+// run (TestPipeline runs the same calls).
+func ExampleStartPipeline() {
+	var service embedded.Options // the service's main declares it: Name, Relay, Register, Writer, Servers
+	testOrdersEndToEnd := func(t *testing.T) {
+		db := newOrdersDB(t)
+		ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "../../configs/pubsub.yaml", RTT: 2 * time.Millisecond})
+		p := relaytest.StartPipeline(t, relaytest.PipelineOptions{DB: db, PubSub: ps, Service: service})
+		_ = p.Endpoint(t, "grpc") // ... place orders through the service's API
+		p.WaitStats(t, "order-summaries", "3 events applied", time.Minute, func(s projector.Stats) bool { return s.Applied == 3 })
+		ps.Redeliver(t, relaytest.Rows(t, db.Pool)[0]) // absorbed: Stats(t, "order-summaries").Duplicate == 1
+		_ = ps.DeadLetters("orders.order.events.dlq-summaries")
+	}
+	_ = testOrdersEndToEnd
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
+	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
 )
 
 // PubSubOptions shape a test Pub/Sub.
@@ -155,4 +157,58 @@ func (ps *PubSub) Receive(t testing.TB, subscription string, n int, timeout time
 		t.Fatalf("relaytest: %d messages from %s within %v, want %d", len(got), subscription, timeout, n)
 	}
 	return got
+}
+
+// Redeliver publishes the messages of rows again to their topics, as
+// Pub/Sub redelivers after a lost ack or the relay after a crash: a
+// projection must absorb each as a duplicate.
+func (ps *PubSub) Redeliver(t testing.TB, rows ...Row) {
+	t.Helper()
+	for _, r := range rows {
+		ps.Publish(t, r.Topic, r.Message())
+	}
+}
+
+// DeadLetter is a message a projector published to a dead-letter topic.
+type DeadLetter struct {
+	// Data and Attributes are the original message's body and attributes
+	// plus the projector's dead-letter attributes.
+	Data       []byte
+	Attributes map[string]string
+	// Reason, Projection and Error are the attributes error_reason,
+	// projection and error.
+	Reason     projection.Reason
+	Projection string
+	Error      string
+}
+
+// DeadLetters are the messages published to topic so far (a
+// projection's DeadLetterTopic, an id in ProjectID), oldest first. It
+// reads the server, not a subscription: nothing needs to be created for
+// it before the messages are dead-lettered.
+func (ps *PubSub) DeadLetters(topic string) []DeadLetter {
+	name := "projects/" + ps.ProjectID + "/topics/" + topic
+	var out []DeadLetter
+	for _, m := range ps.Server.Messages() {
+		if m.Topic != name && m.Topic != topic {
+			continue
+		}
+		a := m.Attributes
+		out = append(out, DeadLetter{Data: m.Data, Attributes: a, Reason: projection.Reason(a[projector.AttrErrorReason]),
+			Projection: a[projector.AttrProjection], Error: a[projector.AttrError]})
+	}
+	return out
+}
+
+// WaitDeadLetters waits up to timeout until topic holds n dead letters
+// and returns them, or fails t.
+func (ps *PubSub) WaitDeadLetters(t testing.TB, topic string, n int, timeout time.Duration) []DeadLetter {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		if got := ps.DeadLetters(topic); len(got) >= n {
+			return got
+		} else if time.Since(start) > timeout {
+			t.Fatalf("relaytest: %d dead letters on %s after %v, want %d", len(got), topic, timeout, n)
+		}
+	}
 }

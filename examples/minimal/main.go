@@ -1,38 +1,35 @@
 // Command minimal is the smallest complete eventrelay service: POST
 // /counters/{id} adds 1 to a counter and appends its event in the same
 // transaction; the embedded relay publishes it and the embedded projector
-// applies it to the read model GET /counters/{id} reads. Environment:
-// DATABASE_URL, PUBSUB_PROJECT_ID (PUBSUB_EMULATOR_HOST), HTTP_ADDR (:8080);
-// Pub/Sub resources: relayctl pubsub ensure -f examples/minimal/pubsub.yaml.
+// applies it to the read model GET /counters/{id} reads. Environment
+// (counters --help): DATABASE_URL, PUBSUB_PROJECT_ID (PUBSUB_EMULATOR_HOST),
+// HTTP_ADDR (:8080); Pub/Sub resources: relayctl pubsub ensure -f
+// examples/minimal/pubsub.yaml.
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"testing/fstest"
 
-	"cloud.google.com/go/pubsub/v2"
-	"github.com/go-kratos/kratos/v2"
+	"github.com/go-kratos/kratos/v2/transport"
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
-	"github.com/eventrelay/eventrelay/relay"
 )
 
 const (
-	schema       = "counters"
 	topic        = "counters.events"
 	subscription = "counters.views"
 	incremented  = "counters.counter.incremented"
@@ -74,76 +71,40 @@ func project(ctx context.Context, tx pgx.Tx, ev *projection.Event, total *wrappe
 	return projection.Applied, nil
 }
 
-// newApp wires the HTTP API, the relay and the projector into one Kratos app.
-func newApp(pool *pgxpool.Pool, client *pubsub.Client, addr string, log *slog.Logger) (*kratos.App, *khttp.Server, error) {
-	w, err := outbox.NewWriter(outbox.Config{Encoder: codec.Encode, DefaultTopic: topic, Notify: true, Producer: outbox.Producer{Service: "counters"}})
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := relay.New(pool, client, relay.Options{Schema: schema, Logger: log})
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := projector.New(pool, client, projector.Options{Schema: schema, Logger: log})
-	if err != nil {
-		return nil, nil, err
-	}
-	reg := projection.NewRegistry[projection.TxHandler]()
-	if err := envelope.Handle(reg, codec, project); err != nil {
-		return nil, nil, err
-	}
-	if err := p.Register(projector.Projection{Name: "counter-views", Subscription: subscription, Consumer: "counter-views",
-		DeadLetterTopic: topic + ".dlq", Tx: reg}); err != nil {
-		return nil, nil, err
-	}
-	hs := khttp.NewServer(khttp.Address(addr))
-	hs.HandlePrefix("/counters/", http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-		id := strings.TrimPrefix(req.URL.Path, "/counters/")
-		if req.Method == http.MethodPost {
-			if err := increment(req.Context(), pool, w, id); err != nil {
-				http.Error(rw, err.Error(), http.StatusInternalServerError)
+// service declares the counters service for embedded.Main: its projection,
+// its outbox writer, its HTTP API and its migrations (schema counters, the default: its name);
+// the relay runs in the app.
+var service = embedded.Options{
+	Name:       "counters",
+	Config:     embedded.Config{HTTPAddr: ":8080", EmbedRelay: true},
+	Migrations: []migrations.Set{migrations.Eventrelay, counterSet},
+	Writer:     &outbox.Config{Encoder: codec.Encode, DefaultTopic: topic, Notify: true},
+	Register: func(p *projector.Projector) error {
+		reg := projection.NewRegistry[projection.TxHandler]()
+		if err := envelope.Handle(reg, codec, project); err != nil {
+			return err
+		}
+		return p.Register(projector.Projection{Name: "counter-views", Subscription: subscription, DeadLetterTopic: topic + ".dlq", Tx: reg})
+	},
+	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
+		hs := khttp.NewServer(khttp.Address(e.Config.HTTPAddr))
+		hs.HandlePrefix("/counters/", http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+			id := strings.TrimPrefix(req.URL.Path, "/counters/")
+			if req.Method == http.MethodPost {
+				if err := increment(req.Context(), e.Pool, e.Writer, id); err != nil {
+					http.Error(rw, err.Error(), http.StatusInternalServerError)
+				}
+				return
 			}
-			return
-		}
-		var total int64
-		if err := pool.QueryRow(req.Context(), "SELECT total FROM counter_views WHERE id = $1", id).Scan(&total); err != nil {
-			http.Error(rw, err.Error(), http.StatusNotFound)
-			return
-		}
-		fmt.Fprintln(rw, total)
-	}))
-	return kratos.New(kratos.Name("counters"), kratos.Server(hs, r, p)), hs, nil
+			var total int64
+			if err := e.Pool.QueryRow(req.Context(), "SELECT total FROM counter_views WHERE id = $1", id).Scan(&total); err != nil {
+				http.Error(rw, err.Error(), http.StatusNotFound)
+				return
+			}
+			fmt.Fprintln(rw, total)
+		}))
+		return []transport.Server{hs}, nil
+	},
 }
 
-func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(context.Background(), log); err != nil {
-		log.Error("counters stopped", "error", err)
-		os.Exit(1)
-	}
-}
-
-func run(ctx context.Context, log *slog.Logger) error {
-	pc, err := relay.PoolConfig(os.Getenv("DATABASE_URL"), schema) // search_path: counters
-	if err != nil {
-		return err
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if _, err := migrations.Up(ctx, pool, schema, migrations.Eventrelay, counterSet); err != nil {
-		return err
-	}
-	client, err := pubsub.NewClient(ctx, os.Getenv("PUBSUB_PROJECT_ID"))
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	app, _, err := newApp(pool, client, cmp.Or(os.Getenv("HTTP_ADDR"), ":8080"), log)
-	if err != nil {
-		return err
-	}
-	return app.Run()
-}
+func main() { os.Exit(embedded.Main(os.Args[1:], service)) }

@@ -1,63 +1,44 @@
 // Command orders is the orders example service: a Kratos app serving
-// orders.v1.OrderService over gRPC and HTTP/JSON, with eventrelay's
-// projector embedded (it keeps the order_summaries read model) and
-// eventrelay's health surface on its HTTP server. Every write changes the
-// orders table and appends one OrderEvent to the outbox in the same
-// transaction; the shipped cmd/publisher daemon (DATABASE_SCHEMA=orders)
-// delivers them, or the app's embedded relay when ORDERS_EMBED_RELAY=true.
-//
-// Configuration is the environment (see Config). The schema must be
-// migrated first: `orders-relayctl migrate up`.
+// orders.v1.OrderService over gRPC and HTTP/JSON with eventrelay embedded
+// (embedded.Main): the projector keeps the order_summaries read model, and
+// the relay runs in the app with EMBED_RELAY=true (otherwise the shipped
+// cmd/publisher daemon delivers the outbox, DATABASE_SCHEMA=orders).
+// Configuration is the environment (orders --help); migrate the schema
+// first: orders-relayctl migrate up.
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"os"
 
-	"cloud.google.com/go/pubsub/v2"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/go-kratos/kratos/v2/transport"
 
+	"github.com/eventrelay/eventrelay/consistency"
+	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/relay"
+
+	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/data"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
+	orderproj "github.com/eventrelay/eventrelay/examples/orders/internal/projection"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/server"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/service"
 )
 
-func main() {
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil)).With("service", "orders")
-	if err := run(logger); err != nil {
-		logger.Error("orders stopped", "error", err.Error())
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(embedded.Main(os.Args[1:], orders)) }
 
-func run(logger *slog.Logger) error {
-	cfg, err := loadConfig(os.Getenv)
-	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	ctx := context.Background()
-	// search_path "orders, public": the orders tables, the outbox writer
-	// and the embedded relay and projector all work in the schema.
-	pc, err := relay.PoolConfig(cfg.DatabaseURL, cfg.Schema)
-	if err != nil {
-		return fmt.Errorf("DATABASE_URL, DATABASE_SCHEMA: %w", err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return fmt.Errorf("connecting to Postgres: %w", err)
-	}
-	defer pool.Close()
-	client, err := pubsub.NewClient(ctx, cfg.ProjectID) // honours PUBSUB_EMULATOR_HOST
-	if err != nil {
-		return fmt.Errorf("connecting to Pub/Sub: %w", err)
-	}
-	defer client.Close()
-
-	app, err := newApp(cfg, pool, client, logger)
-	if err != nil {
-		return err
-	}
-	logger.Info("orders starting", "http_addr", cfg.HTTPAddr, "grpc_addr", cfg.GRPCAddr,
-		"schema", cfg.Schema, "subscription", cfg.Subscription, "embedded_relay", cfg.EmbedRelay)
-	return app.Run()
+// orders is the service on eventrelay's engines: its projection, its
+// outbox writer, its read-your-writes waiter and its HTTP and gRPC servers.
+var orders = embedded.Options{
+	Name:     "orders",
+	Config:   embedded.Config{HTTPAddr: ":8100", GRPCAddr: ":9100"},
+	Relay:    relay.Options{Publish: relay.PublishOptions{ReadyTopic: events.Topic}},
+	Register: orderproj.Register,
+	Writer:   &data.WriterConfig,
+	Waiter:   &consistency.WaiterOptions{},
+	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
+		e.Waiter.Register(orderproj.Summaries.Name, consistency.TableLookup(e.Pool, "order_summaries", "order_id", "version"))
+		svc := service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(e.Pool, e.Writer))), e.Waiter, e.Logger)
+		return []transport.Server{server.NewHTTPServer(e.Config.HTTPAddr, e.Config.RequestTimeout, svc, e.Health, e.Metrics),
+			server.NewGRPCServer(e.Config.GRPCAddr, e.Config.RequestTimeout, svc)}, nil
+	},
 }

@@ -13,6 +13,7 @@ const (
 	ReasonOrderNotFound   = "ORDER_NOT_FOUND"
 	ReasonStateConflict   = "ORDER_STATE_CONFLICT"
 	ReasonInternal        = "INTERNAL"
+	ReasonReadModelBehind = "READ_MODEL_BEHIND"
 )
 
 // InvalidArgument is a 400 naming the field (metadata["field"]).
@@ -29,4 +30,10 @@ func OrderNotFound(id uuid.UUID) error {
 // StateConflict is a 409: the order's status does not allow the change.
 func StateConflict(format string, args ...any) error {
 	return errors.Conflict(ReasonStateConflict, fmt.Sprintf(format, args...))
+}
+
+// ReadModelBehind is a 503 (retryable): the read model has not applied the
+// writes the request's consistency tokens name within the wait.
+func ReadModelBehind(readModel string) error {
+	return errors.ServiceUnavailable(ReasonReadModelBehind, readModel+" has not caught up with the consistency tokens yet: retry")
 }

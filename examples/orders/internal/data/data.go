@@ -21,15 +21,8 @@ type Data struct {
 
 // WriterConfig is the outbox writer of the orders service: its envelope
 // encoder, its topic, NOTIFY on the schema's channel so relays wake at
-// commit.
-func WriterConfig(producer outbox.Producer) outbox.Config {
-	return outbox.Config{
-		Encoder:      events.Codec.Encode,
-		Producer:     producer,
-		DefaultTopic: events.Topic,
-		Notify:       true,
-	}
-}
+// commit (the producer is the app's).
+var WriterConfig = outbox.Config{Encoder: events.Codec.Encode, DefaultTopic: events.Topic, Notify: true}
 
 // NewData returns the data layer over pool, writing events with w.
 func NewData(pool *pgxpool.Pool, w *outbox.Writer) *Data {

@@ -6,6 +6,8 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/eventrelay/eventrelay/consistency"
+
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordersdb"
 )
@@ -78,4 +80,9 @@ func SummaryFromOrder(o *ordersv1.Order) (ordersdb.UpsertOrderSummaryParams, err
 		PlacedAt:        o.GetPlacedAt().AsTime(),
 		SourceUpdatedAt: o.GetUpdatedAt().AsTime(),
 	}, nil
+}
+
+// TokenOf is the consistency token of a write that left o at its version.
+func TokenOf(o *ordersv1.Order) consistency.Token {
+	return consistency.Token{AggregateType: AggregateType, AggregateID: o.GetId(), Version: o.GetVersion()}
 }

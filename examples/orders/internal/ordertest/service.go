@@ -17,9 +17,11 @@ import (
 // with the service's outbox writer configuration.
 func NewService(t testing.TB, pool *pgxpool.Pool) *service.OrderService {
 	t.Helper()
-	w, err := outbox.NewWriter(data.WriterConfig(outbox.Producer{Service: "orders", Instance: t.Name()}))
+	cfg := data.WriterConfig
+	cfg.Producer = outbox.Producer{Service: "orders", Instance: t.Name()}
+	w, err := outbox.NewWriter(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(pool, w))), slog.New(slog.DiscardHandler))
+	return service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(pool, w))), nil, slog.New(slog.DiscardHandler))
 }

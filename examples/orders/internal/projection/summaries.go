@@ -10,17 +10,20 @@ import (
 
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordersdb"
 )
 
-// Consumer is the inbox consumer name of the order_summaries read model.
-const Consumer = "order-summaries"
+// Summaries is the order_summaries projection (Register adds its
+// handlers); configs/pubsub.yaml holds its subscription and dead-letter
+// topic.
+var Summaries = projector.Projection{Name: "order-summaries", Subscription: "orders.order-summaries",
+	DeadLetterTopic: "orders.order.events.dlq-summaries", Tables: []string{"order_summaries"}}
 
-// Registry routes every order event type to the order_summaries read
-// model.
+// Registry routes every order event type to its typed handler.
 func Registry() (*projection.Registry[projection.TxHandler], error) {
 	reg := projection.NewRegistry[projection.TxHandler]()
 	return reg, errors.Join(
@@ -28,6 +31,15 @@ func Registry() (*projection.Registry[projection.TxHandler], error) {
 		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderPaid]),
 		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderCancelled]),
 	)
+}
+
+// Register registers Summaries on p.
+func Register(p *projector.Projector) (err error) {
+	pr := Summaries
+	if pr.Tx, err = Registry(); err != nil {
+		return err
+	}
+	return p.Register(pr)
 }
 
 // stateful is an order event: each carries the order at the event's version.

@@ -6,21 +6,29 @@ import (
 
 	"github.com/go-kratos/kratos/v2/errors"
 
+	"github.com/eventrelay/eventrelay/consistency"
+
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
+	orderproj "github.com/eventrelay/eventrelay/examples/orders/internal/projection"
 )
 
 // OrderService is the orders.v1.OrderService implementation.
 type OrderService struct {
 	ordersv1.UnimplementedOrderServiceServer
-	uc  *biz.OrderUsecase
-	log *slog.Logger
+	uc     *biz.OrderUsecase
+	waiter *consistency.Waiter
+	log    *slog.Logger
 }
 
 // NewOrderService returns the service over uc; failures that are not API
-// errors are logged to log and answered as INTERNAL without detail.
-func NewOrderService(uc *biz.OrderUsecase, log *slog.Logger) *OrderService {
-	return &OrderService{uc: uc, log: log}
+// errors are logged to log and answered as INTERNAL without detail. Every
+// write answers with its consistency token (header x-consistency-token);
+// GetCustomerSummary, given tokens in that header, waits with waiter until
+// order_summaries has applied them (nil: it reads at once).
+func NewOrderService(uc *biz.OrderUsecase, waiter *consistency.Waiter, log *slog.Logger) *OrderService {
+	return &OrderService{uc: uc, waiter: waiter, log: log}
 }
 
 // PlaceOrder implements ordersv1.OrderServiceServer.
@@ -29,6 +37,7 @@ func (s *OrderService) PlaceOrder(ctx context.Context, req *ordersv1.PlaceOrderR
 	if err != nil {
 		return nil, s.apiError(ctx, "PlaceOrder", err)
 	}
+	consistency.Reply(ctx, events.TokenOf(ch.Order))
 	return &ordersv1.PlaceOrderResponse{Order: ch.Order, EventId: ch.EventID.String()}, nil
 }
 
@@ -38,6 +47,7 @@ func (s *OrderService) PayOrder(ctx context.Context, req *ordersv1.PayOrderReque
 	if err != nil {
 		return nil, s.apiError(ctx, "PayOrder", err)
 	}
+	consistency.Reply(ctx, events.TokenOf(ch.Order))
 	return &ordersv1.PayOrderResponse{Order: ch.Order, EventId: ch.EventID.String()}, nil
 }
 
@@ -47,6 +57,7 @@ func (s *OrderService) CancelOrder(ctx context.Context, req *ordersv1.CancelOrde
 	if err != nil {
 		return nil, s.apiError(ctx, "CancelOrder", err)
 	}
+	consistency.Reply(ctx, events.TokenOf(ch.Order))
 	return &ordersv1.CancelOrderResponse{Order: ch.Order, EventId: ch.EventID.String()}, nil
 }
 
@@ -61,6 +72,18 @@ func (s *OrderService) GetOrder(ctx context.Context, req *ordersv1.GetOrderReque
 
 // GetCustomerSummary implements ordersv1.OrderServiceServer.
 func (s *OrderService) GetCustomerSummary(ctx context.Context, req *ordersv1.GetCustomerSummaryRequest) (*ordersv1.GetCustomerSummaryResponse, error) {
+	tokens, err := consistency.Requested(ctx)
+	if err != nil {
+		return nil, biz.InvalidArgument(consistency.TokenHeader, "%v", err)
+	}
+	if s.waiter != nil {
+		err := s.waiter.Wait(ctx, orderproj.Summaries.Name, tokens, 0)
+		if errors.Is(err, consistency.ErrTimeout) {
+			return nil, biz.ReadModelBehind("order_summaries")
+		} else if err != nil {
+			return nil, s.apiError(ctx, "GetCustomerSummary", err)
+		}
+	}
 	sum, err := s.uc.CustomerSummary(ctx, req)
 	if err != nil {
 		return nil, s.apiError(ctx, "GetCustomerSummary", err)

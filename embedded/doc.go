@@ -1,0 +1,42 @@
+// Package embedded runs eventrelay inside a service's own Kratos app: the
+// projector with the service's projections, optionally the relay, and the
+// health surface, next to the service's HTTP and gRPC servers, stopped
+// together with a stop timeout long enough for the relay's drain.
+//
+// What every service that embeds eventrelay repeats is here once:
+//
+//   - Config and LoadConfig: the environment every such service reads
+//     (DATABASE_URL, DATABASE_SCHEMA, PUBSUB_PROJECT_ID, HTTP_ADDR,
+//     GRPC_ADDR, REQUEST_TIMEOUT, SHUTDOWN_TIMEOUT, EMBED_RELAY, INSTANCE),
+//     with -h/--help printing it and an unknown flag refused;
+//   - New: one *health.Health and Prometheus registry shared by the
+//     engines and the service's servers, the projector with the
+//     projections Options.Register registers, the relay when
+//     Config.EmbedRelay, and the Kratos app: /readyz fails first on
+//     SIGTERM, then every server drains within Config.ShutdownTimeout
+//     (default: the relay's Options.StopTimeout, GracePeriod + Lease, not
+//     Kratos' 10s);
+//   - Main: LoadConfig, the Postgres pool (relay.PoolConfig: search_path
+//     starts with the schema) and the Pub/Sub client, New, and the app run
+//     until SIGINT or SIGTERM, as a process exit status.
+//
+// A service's main is then its own servers and projections:
+//
+//	func main() {
+//		os.Exit(embedded.Main(os.Args[1:], embedded.Options{
+//			Name:     "orders",
+//			Relay:    relay.Options{Publish: relay.PublishOptions{ReadyTopic: "orders.order.events"}},
+//			Register: summaries.Register,
+//			Writer:   &outbox.Config{Encoder: codec.Encode, DefaultTopic: "orders.order.events", Notify: true},
+//			Servers: func(e *embedded.Engines) ([]transport.Server, error) {
+//				... // the service's HTTP and gRPC servers on e.Pool, e.Writer, e.Health, e.Metrics
+//				return []transport.Server{httpServer, grpcServer}, nil
+//			},
+//		}))
+//	}
+//
+// The engines take plain option structs and read no environment: a service
+// that keeps its own configuration calls New with a Config it filled.
+// Tests start the same engines against a test database and the strict
+// Pub/Sub double with relaytest.StartPipeline.
+package embedded

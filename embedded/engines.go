@@ -1,0 +1,203 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"github.com/go-kratos/kratos/v2"
+	"github.com/go-kratos/kratos/v2/transport"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eventrelay/eventrelay/consistency"
+	"github.com/eventrelay/eventrelay/health"
+	"github.com/eventrelay/eventrelay/migrations"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relay"
+)
+
+// Options declare a service that embeds eventrelay.
+type Options struct {
+	// Name is the service: the Kratos app's name, the envelope's
+	// producer.service and the default schema. Required.
+	Name string
+	// Config is the service's configuration (LoadConfig); Main loads it,
+	// with the fields set here as the service's defaults.
+	Config Config
+	// Logger receives the engines' logs (default slog.Default(); Main: JSON
+	// on stdout).
+	Logger *slog.Logger
+	// Relay shapes the embedded relay (Config.EmbedRelay); its Schema,
+	// Logger, Health and Registerer are the engines'.
+	Relay relay.Options
+	// Projector shapes the projector; its Schema, Logger, Health and
+	// Registerer are the engines'.
+	Projector projector.Options
+	// Register registers the service's projections on the projector
+	// (projector.Register); nil: the app runs no projector.
+	Register func(*projector.Projector) error
+	// Writer, when set, is the service's outbox writer (Engines.Writer);
+	// an empty Producer is the engines' (Name, Config.Instance).
+	Writer *outbox.Config
+	// Waiter, when set, gives the service read-your-writes: Engines.Waiter
+	// (consistency.NewWaiter) runs in the app; register each read model's
+	// lookup on it (Waiter.Register) in Servers.
+	Waiter *consistency.WaiterOptions
+	// Servers builds the service's own servers (HTTP, gRPC) from the
+	// engines: its pool, writer, waiter, health and metrics. They start before
+	// the engines.
+	Servers func(*Engines) ([]transport.Server, error)
+	// Migrations, when set, are applied to Config.Schema by Main before
+	// the app starts (migrations.Up; e.g. migrations.Eventrelay and the
+	// service's set). Without them the schema is migrated beforehand
+	// (relayctl migrate up).
+	Migrations []migrations.Set
+	// AppOptions are more Kratos options (metadata, registrar, hooks),
+	// applied after New's.
+	AppOptions []kratos.Option
+}
+
+// Engines are eventrelay's engines built for one service, and the Kratos
+// app that runs them with the service's servers.
+type Engines struct {
+	Config Config
+	Logger *slog.Logger
+	Pool   *pgxpool.Pool
+	Client *pubsub.Client
+	// Health is shared by the engines and the service's servers: mount it
+	// with health.Handler (on the service's HTTP server) or
+	// health.NewServer. It checks Postgres ("postgres").
+	Health *health.Health
+	// Metrics holds the engines' metrics; register the service's own on
+	// it and serve it with health.Handler.
+	Metrics *prometheus.Registry
+	// Producer is the outbox writer's producer (Name, Config.Instance).
+	Producer outbox.Producer
+	// Writer is the outbox writer of Options.Writer (nil without).
+	Writer *outbox.Writer
+	// Projector is nil without Options.Register, Relay without
+	// Config.EmbedRelay.
+	Projector *projector.Projector
+	Relay     *relay.Relay
+	// Waiter makes reads wait for consistency tokens (Options.Waiter; nil
+	// without).
+	Waiter *consistency.Waiter
+	// Servers are the service's own servers (Options.Servers).
+	Servers []transport.Server
+	// App runs the servers, the projector and the relay: Run until SIGINT
+	// or SIGTERM; then /readyz fails and every server drains within
+	// Config.ShutdownTimeout.
+	App *kratos.App
+}
+
+// New builds the engines and the app of service o on pool (whose
+// search_path starts with o.Config.Schema: relay.PoolConfig) and client.
+// It contacts neither Postgres nor Pub/Sub. Errors name the part that
+// failed.
+func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error) {
+	if o.Name == "" {
+		return nil, fmt.Errorf("embedded: Options.Name is required")
+	}
+	c := o.Config
+	c.Schema = or(c.Schema, o.Name)
+	e := &Engines{Config: c, Logger: o.Logger, Pool: pool, Client: client, Health: health.NewHealth(2 * time.Second),
+		Metrics: health.NewRegistry(), Producer: outbox.Producer{Service: o.Name, Instance: c.Instance}}
+	if e.Logger == nil {
+		e.Logger = slog.Default()
+	}
+	e.Health.AddCheck("postgres", pool.Ping)
+	var engines []transport.Server
+	drain := 10 * time.Second // Kratos' default stop timeout
+	if o.Register != nil {
+		po := o.Projector
+		po.Schema, po.Logger, po.Registerer, po.Health = c.Schema, e.Logger, e.Metrics, e.Health
+		p, err := projector.New(pool, client, po)
+		if err != nil {
+			return nil, fmt.Errorf("embedded projector: %w", err)
+		}
+		if err := o.Register(p); err != nil {
+			return nil, fmt.Errorf("registering %s's projections: %w", o.Name, err)
+		}
+		e.Projector, engines = p, append(engines, p)
+		drain = po.WithDefaults().DrainTimeout
+	}
+	if c.EmbedRelay {
+		ro := o.Relay
+		ro.Schema, ro.Logger, ro.Registerer, ro.Health = c.Schema, e.Logger, e.Metrics, e.Health
+		r, err := relay.New(pool, client, ro)
+		if err != nil {
+			return nil, fmt.Errorf("embedded relay: %w", err)
+		}
+		e.Relay, engines = r, append(engines, r)
+		drain = max(drain, ro.StopTimeout())
+	}
+	if o.Writer != nil {
+		wc := *o.Writer
+		if wc.Producer == (outbox.Producer{}) {
+			wc.Producer = e.Producer
+		}
+		w, err := outbox.NewWriter(wc)
+		if err != nil {
+			return nil, fmt.Errorf("outbox writer: %w", err)
+		}
+		e.Writer = w
+	}
+	if o.Waiter != nil {
+		wo := *o.Waiter
+		if wo.Logger == nil {
+			wo.Logger = e.Logger
+		}
+		e.Waiter = consistency.NewWaiter(pool, wo)
+		engines = append(engines, newWaiterServer(e.Waiter))
+	}
+	if o.Servers != nil {
+		own, err := o.Servers(e)
+		if err != nil {
+			return nil, fmt.Errorf("%s's servers: %w", o.Name, err)
+		}
+		e.Servers = own
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = drain // an explicit shorter one stands: the relay warns at Stop
+	}
+	e.Config = c
+	opts := []kratos.Option{
+		kratos.Name(o.Name),
+		kratos.StopTimeout(c.ShutdownTimeout),
+		kratos.Server(append(e.Servers, engines...)...),
+		kratos.BeforeStop(func(context.Context) error {
+			e.Health.SetDraining()
+			return nil
+		}),
+	}
+	e.App = kratos.New(append(opts, o.AppOptions...)...)
+	return e, nil
+}
+
+// waiterServer runs a consistency.Waiter as a Kratos server.
+type waiterServer struct {
+	w      *consistency.Waiter
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newWaiterServer(w *consistency.Waiter) *waiterServer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &waiterServer{w: w, ctx: ctx, cancel: cancel}
+}
+
+// Start listens for the projector's announcements until Stop.
+func (s *waiterServer) Start(context.Context) error {
+	s.w.Run(s.ctx)
+	return nil
+}
+
+// Stop ends the LISTEN connection.
+func (s *waiterServer) Stop(context.Context) error {
+	s.cancel()
+	return nil
+}

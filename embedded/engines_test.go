@@ -1,0 +1,73 @@
+package embedded_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kratos/kratos/v2/transport"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/testevent"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relay"
+)
+
+// TestNewStopTimeoutAndErrors: the app's stop timeout defaults to the
+// longest drain of what it embeds (the relay's GracePeriod + Lease, else
+// the projector's DrainTimeout), an explicit one stands, and a failing
+// registration or server names the service.
+func TestNewStopTimeoutAndErrors(t *testing.T) {
+	t.Parallel()
+	client := gpubsubtest.New(t).Client
+	pc, err := relay.PoolConfig("postgres://nobody@127.0.0.1:1/none", "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc) // never connects
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	register := func(*projector.Projector) error { return nil }
+	for _, tc := range []struct {
+		o    embedded.Options
+		want time.Duration
+	}{
+		{embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true}, Register: register}, 50 * time.Second},
+		{embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true}, Relay: relay.Options{GracePeriod: 5 * time.Second, Lease: 10 * time.Second}}, 15 * time.Second},
+		{embedded.Options{Name: "shop", Register: register}, 30 * time.Second},
+		{embedded.Options{Name: "shop", Register: register, Projector: projector.Options{DrainTimeout: 45 * time.Second}}, 45 * time.Second},
+		{embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true, ShutdownTimeout: 20 * time.Second}}, 20 * time.Second},
+	} {
+		e, err := embedded.New(pool, client, tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Config.ShutdownTimeout; got != tc.want {
+			t.Errorf("%+v: stop timeout %v, want %v", tc.o.Config, got, tc.want)
+		}
+	}
+	e, err := embedded.New(pool, client, embedded.Options{Name: "shop", Config: embedded.Config{Instance: "shop-0"},
+		Writer: &outbox.Config{Encoder: testevent.Encode, DefaultTopic: "shop.events"}})
+	if err != nil || e.Writer == nil || e.Producer != (outbox.Producer{Service: "shop", Instance: "shop-0"}) {
+		t.Errorf("New with a writer: %v, writer %v, producer %+v", err, e.Writer, e.Producer)
+	}
+	boom := errors.New("boom")
+	for name, o := range map[string]embedded.Options{
+		"registering shop's projections": {Name: "shop", Register: func(*projector.Projector) error { return boom }},
+		"shop's servers":                 {Name: "shop", Servers: func(*embedded.Engines) ([]transport.Server, error) { return nil, boom }},
+		"Options.Name is required":       {},
+		"embedded relay":                 {Name: "shop", Config: embedded.Config{EmbedRelay: true, Schema: "billing"}},
+		"outbox writer":                  {Name: "shop", Writer: &outbox.Config{DefaultTopic: "shop.events"}}, // no Encoder
+	} {
+		if _, err := embedded.New(pool, client, o); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("New: %v, want an error naming %q", err, name)
+		}
+	}
+}

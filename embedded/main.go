@@ -1,0 +1,86 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"cloud.google.com/go/pubsub/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/migrations"
+	"github.com/eventrelay/eventrelay/relay"
+)
+
+// Exit statuses of Main.
+const (
+	ExitOK      = 0 // stopped cleanly, or -h/--help
+	ExitFailure = 1 // failed to connect, build or run
+	ExitUsage   = 2 // invalid command line or environment: nothing started
+)
+
+// Main runs service o as a process and returns its exit status: it loads
+// Config (LoadConfig over args and the environment, o.Config as the
+// service's defaults; usage on stderr), connects to Postgres with the
+// schema's search_path (relay.PoolConfig), applies o.Migrations, connects
+// to Pub/Sub, builds the
+// engines and the app (New) and runs the app until SIGINT or SIGTERM.
+// Without o.Logger it logs JSON to stdout.
+//
+//	func main() { os.Exit(embedded.Main(os.Args[1:], options)) }
+func Main(args []string, o Options) int {
+	return run(args, os.Getenv, os.Stderr, o)
+}
+
+func run(args []string, getenv func(string) string, stderr io.Writer, o Options) int {
+	cfg, err := LoadConfig(o.Name, args, getenv, stderr, o.Config)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v\n", o.Name, err)
+		return ExitUsage
+	}
+	o.Config = cfg
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewJSONHandler(os.Stdout, nil)).With("service", o.Name)
+	}
+	if err := serve(context.Background(), o); err != nil {
+		o.Logger.Error(o.Name+" stopped", "error", err.Error())
+		return ExitFailure
+	}
+	return ExitOK
+}
+
+func serve(ctx context.Context, o Options) error {
+	pc, err := relay.PoolConfig(o.Config.DatabaseURL, o.Config.Schema)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL, DATABASE_SCHEMA: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return fmt.Errorf("connecting to Postgres: %w", err)
+	}
+	defer pool.Close()
+	if len(o.Migrations) > 0 {
+		if _, err := migrations.Up(ctx, pool, o.Config.Schema, o.Migrations...); err != nil {
+			return fmt.Errorf("migrating schema %s: %w", o.Config.Schema, err)
+		}
+	}
+	client, err := pubsub.NewClient(ctx, o.Config.ProjectID) // honours PUBSUB_EMULATOR_HOST
+	if err != nil {
+		return fmt.Errorf("connecting to Pub/Sub: %w", err)
+	}
+	defer client.Close()
+	e, err := New(pool, client, o)
+	if err != nil {
+		return err
+	}
+	o.Logger.Info(o.Name+" starting", "http_addr", e.Config.HTTPAddr, "grpc_addr", e.Config.GRPCAddr, "schema", e.Config.Schema,
+		"embedded_relay", e.Config.EmbedRelay, "shutdown_timeout", e.Config.ShutdownTimeout.String())
+	return e.App.Run()
+}

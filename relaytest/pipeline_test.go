@@ -1,0 +1,88 @@
+package relaytest_test
+
+import (
+	"context"
+	"maps"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/envelope"
+	"github.com/eventrelay/eventrelay/migrations"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/wire"
+)
+
+var notesSet = migrations.Set{Name: "notes", VersionTable: "notes_goose_db_version", FS: fstest.MapFS{
+	"00001_notes.sql": {Data: []byte("-- +goose Up\nCREATE TABLE note_views (id text PRIMARY KEY, body text NOT NULL);\n-- +goose Down\nDROP TABLE note_views;\n")},
+}}
+
+// notesService projects notes.note.written into note_views.
+var notesService = embedded.Options{
+	Name: "notes",
+	Register: func(p *projector.Projector) error {
+		reg := projection.NewRegistry[projection.TxHandler]()
+		if err := envelope.Handle(reg, notes, func(ctx context.Context, tx pgx.Tx, ev *projection.Event, body *wrapperspb.StringValue) (projection.Outcome, error) {
+			_, err := tx.Exec(ctx, "INSERT INTO note_views VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body", ev.AggregateID, body.GetValue())
+			return projection.Applied, err
+		}); err != nil {
+			return err
+		}
+		return p.Register(projector.Projection{Name: "note-views", Subscription: "notes.views", DeadLetterTopic: "notes.dlq", Tx: reg})
+	},
+}
+
+// TestPipeline: StartPipeline runs the relay and the projector of a
+// service against the strict double until the test ends; its counters say
+// what was applied, a redelivery is absorbed as a duplicate, and a body the
+// projection refuses is read back from the dead-letter topic.
+func TestPipeline(t *testing.T) {
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "notes", Migrations: []migrations.Set{migrations.Eventrelay, notesSet}})
+	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "testdata/notes-pubsub.yaml", RTT: time.Millisecond})
+	p := relaytest.StartPipeline(t, relaytest.PipelineOptions{DB: db, PubSub: ps, Service: notesService})
+	if p.Relay == nil || p.Projector == nil {
+		t.Fatalf("pipeline without its relay (%v) or projector (%v)", p.Relay, p.Projector)
+	}
+	ctx, w := context.Background(), writer(t)
+	for i, body := range []string{"first", "second"} {
+		if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+			_, err := w.InsertTx(ctx, tx, outbox.Event{AggregateType: "notes.note", AggregateID: "n-1", AggregateVersion: int64(i + 1),
+				EventType: "notes.note.written", Payload: wrapperspb.String(body)})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.WaitStats(t, "note-views", "2 applied", 30*time.Second, func(s projector.Stats) bool { return s.Applied == 2 })
+	var body string
+	if err := db.Pool.QueryRow(ctx, "SELECT body FROM note_views WHERE id = 'n-1'").Scan(&body); err != nil || body != "second" {
+		t.Fatalf("note_views n-1 = %q (%v), want second", body, err)
+	}
+
+	rows := relaytest.Rows(t, db.Pool)
+	ps.Redeliver(t, rows[0])
+	p.WaitStats(t, "note-views", "the redelivery absorbed", 30*time.Second, func(s projector.Stats) bool { return s.Duplicate == 1 })
+
+	bad := &pubsub.Message{Data: []byte("not an envelope"), OrderingKey: "n-2", Attributes: maps.Clone(rows[0].Message().Attributes)}
+	bad.Attributes[wire.AttrEventID], bad.Attributes[wire.AttrAggregateID] = uuid.NewString(), "n-2"
+	ps.Publish(t, "notes", bad)
+	dead := ps.WaitDeadLetters(t, "notes.dlq", 1, 30*time.Second)
+	if d := dead[0]; d.Reason != projection.PayloadInvalid || d.Projection != "note-views" || string(d.Data) != "not an envelope" || d.Error == "" {
+		t.Errorf("dead letter %+v, want the bad body from note-views as payload_invalid with its error", d)
+	}
+	if st := p.Stats(t, "note-views"); st.Applied != 2 || st.DeadLettered != 1 {
+		t.Errorf("stats %+v, want 2 applied and 1 dead-lettered", st)
+	}
+	if n := ps.Refused(); n != 0 {
+		t.Errorf("strict double refused %d requests", n)
+	}
+}
