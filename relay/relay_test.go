@@ -167,7 +167,7 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 		}
 	}
 	write(t, pool, w, backlog...)
-	fx.WaitFor(t, 20*time.Second, "part of the backlog published", func() bool { return fx.CountStatus(t, pool, "published") > 5 })
+	fx.WaitFor(t, 60*time.Second, "part of the backlog published", func() bool { return fx.CountStatus(t, pool, "published") > 5 })
 	cancel()
 	select {
 	case err := <-done:
