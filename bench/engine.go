@@ -10,6 +10,8 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/eventrelay/eventrelay/envelope"
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
@@ -33,7 +35,7 @@ func engineApply(ctx context.Context, db *DB, evs []Event, batch projector.Batch
 		return 0, err
 	}
 	reg := projection.NewRegistry[projection.TxHandler]()
-	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
+	if err := envelope.RegisterAll[projection.TxHandler](reg, events.Codec, catproj.NewVideos()); err != nil {
 		return 0, err
 	}
 	p, err := projector.New(db.Pool, ps.Client, projector.Options{

@@ -22,7 +22,7 @@ import (
 )
 
 // Fixture generates realistic catalog events: state-carrying envelopes of
-// about 300 bytes (events.Encode), spread round-robin over a fixed set of
+// about 300 bytes (events.Codec.Encode), spread round-robin over a fixed set of
 // aggregates whose versions grow by one per event.
 type Fixture struct {
 	aggregates []uuid.UUID
@@ -104,7 +104,7 @@ func (f *Fixture) Next() (Event, error) {
 		meta.EventType = events.TypeVideoUpdated
 		payload = &catalogv1.VideoUpdated{Video: v, ChangedFields: &fieldmaskpb.FieldMask{Paths: []string{"title"}}}
 	}
-	body, err := events.Encode(meta, payload)
+	body, err := events.Codec.Encode(meta, payload)
 	if err != nil {
 		return Event{}, fmt.Errorf("encoding fixture event: %w", err)
 	}

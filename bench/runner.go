@@ -90,7 +90,7 @@ func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Repor
 	r.bins = &binaries{repo: cfg.RepoDir, dir: r.workDir("bin")}
 
 	body, attrs := messageSize()
-	r.report.note("Messages: %d-byte envelope (events.Encode of a state-carrying VideoUpdated) + %d bytes of attributes; ordering key = aggregate id.", body, attrs)
+	r.report.note("Messages: %d-byte envelope (events.Codec.Encode of a state-carrying VideoUpdated) + %d bytes of attributes; ordering key = aggregate id.", body, attrs)
 
 	// Build the daemons now: what is measured is the tree as it was when the
 	// run started, even if it changes during a long run.

@@ -95,7 +95,7 @@ type loadWriter struct {
 // every transaction also sends a NOTIFY on the channel the publisher of
 // Schema listens on.
 func newLoadWriter(c outbox.Config, notifyEvery bool) (*loadWriter, error) {
-	c.Encoder, c.DefaultTopic = events.Encode, events.Topic
+	c.Encoder, c.DefaultTopic = events.Codec.Encode, events.Topic
 	c.Producer = outbox.Producer{Service: "catalog", Instance: "relaybench", Version: "bench"}
 	w, err := outbox.NewWriter(c)
 	if err != nil {

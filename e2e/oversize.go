@@ -14,7 +14,7 @@ import (
 )
 
 // oversizeField is the field number of the padding: unknown to
-// catalog.v1.Event, so the envelope still decodes (proto keeps unknown
+// eventrelay.envelope.v1.Envelope, so the body still decodes (proto keeps unknown
 // fields) and the event is a duplicate the inbox absorbs.
 const oversizeField = 100000
 

@@ -95,7 +95,7 @@ func (s *Stack) PublishMalformed(ctx context.Context, n int) ([]string, error) {
 		id := uuid.NewString()
 		key := fmt.Sprintf("e2e-poison-%d", i)
 		r := pub.Publish(ctx, &pubsub.Message{
-			Data:        []byte("\xff\xfe this is not a catalog.v1.Event"),
+			Data:        []byte("\xff\xfe this is not an event envelope"),
 			OrderingKey: key,
 			Attributes: map[string]string{
 				PoisonAttr:       "malformed",

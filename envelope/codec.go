@@ -48,6 +48,8 @@ type Codec struct {
 	byName    map[string]Declaration
 	byMessage map[protoreflect.FullName]Declaration
 	byGo      map[reflect.Type]Declaration
+	// legacy, when set, reads the bodies that are not Envelopes.
+	legacy *LegacyFormat
 }
 
 // New returns the codec of decls. It fails on an empty name, a name declared
@@ -181,10 +183,15 @@ func (c *Codec) Unmarshal(body []byte) (*envelopev1.Envelope, proto.Message, err
 }
 
 // Decode is the projection.Decoder: the envelope's identity and the typed
-// payload (e.g. a *ordersv1.OrderPaid) as Envelope.Payload.
+// payload (e.g. a *ordersv1.OrderPaid) as Envelope.Payload. A codec
+// WithLegacy reads a body that is not an Envelope in the legacy format.
 func (c *Codec) Decode(body []byte) (projection.Envelope, error) {
 	env, p, err := c.Unmarshal(body)
 	if err != nil {
+		if c.legacy != nil && !isEnvelope(body) {
+			_, out, lerr := c.readLegacy(body, err)
+			return out, lerr
+		}
 		return projection.Envelope{}, err
 	}
 	out := projection.Envelope{
@@ -214,10 +221,15 @@ func (c *Codec) EventType(name string) (projection.EventType, error) {
 
 // DecodeEnvelope returns the checked Envelope of body (its payload still an
 // Any, which protojson prints with the payload's fields): with
-// hook.DecoderFunc it is the Decoder of `relayctl dlq show`.
+// hook.DecoderFunc it is the Decoder of `relayctl dlq show`. A codec
+// WithLegacy returns the legacy message of a body in the legacy format.
 func (c *Codec) DecodeEnvelope(body []byte, _ map[string]string) (proto.Message, error) {
 	env, _, err := c.Unmarshal(body)
 	if err != nil {
+		if c.legacy != nil && !isEnvelope(body) {
+			m, _, lerr := c.readLegacy(body, err)
+			return m, lerr
+		}
 		return nil, err
 	}
 	return env, nil

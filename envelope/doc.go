@@ -35,4 +35,15 @@
 // Envelope, misses its identity, carries an event type the codec does not
 // declare (event_type_unknown) or a payload of another message than the one
 // declared for its event type (payload_invalid).
+//
+// # A service's former envelope
+//
+// A service that published its own envelope before moving onto this codec
+// still has bodies of it in its outbox, subscriptions and dead-letter
+// topics. Codec.WithLegacy(Legacy(read)) decodes them: read returns the
+// identity and the payload of the former envelope message, and the codec
+// checks the result as it checks an Envelope. A body is given to read only
+// when it is not an Envelope (it does not parse as one or carries no
+// payload); a body that is neither is payload_invalid, its error naming
+// both formats. Encode never writes the former envelope.
 package envelope

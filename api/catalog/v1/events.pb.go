@@ -23,11 +23,12 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Event is the envelope published to Pub/Sub for every catalog change. The
-// message body is the serialized Event; the Pub/Sub attributes repeat
-// event_id, event_type, aggregate_type, aggregate_id, version,
-// schema_version, occurred_at (and traceparent) so triage never needs to
-// decode the body. The ordering key is aggregate_id.
+// Event is the envelope the catalog published before it moved onto
+// eventrelay.envelope.v1.Envelope (package envelope). The catalog no longer
+// writes it; its codec still reads it (envelope.Codec.WithLegacy), for the
+// bodies written before the switch that are still in outboxes,
+// subscriptions and dead-letter topics. The payload messages below are the
+// ones the new envelope carries.
 //
 // Events are state-carrying: the payload holds the full projected state at
 // aggregate_version, so consumers apply "if newer" and stay correct under

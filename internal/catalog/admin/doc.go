@@ -3,11 +3,13 @@
 // (rebuild), rebuilding the Elasticsearch index from video_projection
 // (rebuild --reindex), the migration sets (eventrelay's and the
 // catalog's, for migrate), comparing catalog.videos with video_projection and
-// the index (verify), and decoding the catalog envelope (dlq show).
+// the index (verify), and decoding dead letters (dlq show) with the catalog's envelope
+// codec.
 // cmd/relayctl passes Hooks() to relayctl.Main.
 package admin
 
 import (
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
@@ -15,7 +17,7 @@ import (
 // Hooks are the catalog's relayctl hooks.
 func Hooks() hook.Hooks {
 	return hook.Hooks{
-		Rebuilder: Rebuilder{}, Reindexer: Reindexer{}, Verifier: Verifier{}, Decoder: Decoder{},
+		Rebuilder: Rebuilder{}, Reindexer: Reindexer{}, Verifier: Verifier{}, Decoder: hook.DecoderFunc(events.Codec.DecodeEnvelope),
 		Migrations: catalogmigrations.Sets,
 		Schema:     catalogmigrations.Schema,
 	}

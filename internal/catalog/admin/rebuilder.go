@@ -23,7 +23,7 @@ type Rebuilder struct{}
 
 // Subject implements hook.Rebuilder.
 func (Rebuilder) Subject() hook.Subject {
-	return hook.Subject{Noun: "video", Source: "catalog.videos", Tombstone: "VideoDeleted", Topic: events.Topic, Encoder: events.Encode}
+	return hook.Subject{Noun: "video", Source: "catalog.videos", Tombstone: "VideoDeleted", Topic: events.Topic, Encoder: events.Codec.Encode}
 }
 
 // CheckID implements hook.Rebuilder: a video id is a UUID.
@@ -110,7 +110,7 @@ func restatement(r catalogdb.Video) (outbox.Event, error) {
 	default:
 		payload = &catalogv1.VideoUpdated{Video: v, ChangedFields: &fieldmaskpb.FieldMask{Paths: restatementMask}}
 	}
-	typ, err := events.TypeOf(payload)
+	typ, err := events.Codec.TypeOf(payload)
 	if err != nil {
 		return outbox.Event{}, err
 	}

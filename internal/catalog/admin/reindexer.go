@@ -117,18 +117,13 @@ func searchDocument(r catalogdb.VideoProjection) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("video_projection row %s: %w", r.VideoID, err)
 	}
-	env := &catalogv1.Event{EventId: r.LastEventID.String(), AggregateType: events.AggregateType, AggregateId: r.VideoID.String(), AggregateVersion: r.Version}
-	typ := events.TypeVideoUpdated
+	typ, payload := events.TypeVideoUpdated, any(&catalogv1.VideoUpdated{Video: v})
 	if r.DeletedAt.Valid {
-		typ = events.TypeVideoDeleted
-		env.Payload = &catalogv1.Event_VideoDeleted{VideoDeleted: &catalogv1.VideoDeleted{Video: v}}
-	} else {
-		env.Payload = &catalogv1.Event_VideoUpdated{VideoUpdated: &catalogv1.VideoUpdated{Video: v}}
+		typ, payload = events.TypeVideoDeleted, &catalogv1.VideoDeleted{Video: v}
 	}
-	env.EventType = typ
 	src, err := catproj.Document(&proj.Event{
 		ID: r.LastEventID, Type: typ, AggregateType: events.AggregateType, AggregateID: r.VideoID.String(),
-		Version: r.Version, SchemaVersion: events.SchemaVersion, OccurredAt: r.OccurredAt, Payload: env,
+		Version: r.Version, SchemaVersion: events.SchemaVersion, OccurredAt: r.OccurredAt, Payload: payload,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("video_projection row %s: %w", r.VideoID, err)

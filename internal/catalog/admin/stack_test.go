@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
@@ -70,7 +71,7 @@ func newStack(t *testing.T, es ...*estest.Server) *stack {
 	s := &stack{t: t, broken: map[string]bool{}}
 	s.ps = gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: s})
 	s.db, s.env = ensure(t, s.ps)
-	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Encode, DefaultTopic: events.Topic, Notify: true})
+	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Codec.Encode, DefaultTopic: events.Topic, Notify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func (s *stack) startSearch(es *estest.Server) {
 	}
 	t.Cleanup(client.Close)
 	reg := projection.NewRegistry[projection.BatchHandler]()
-	if err := catproj.Register[projection.BatchHandler](reg, catproj.NewSearch(client, "videos")); err != nil {
+	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, catproj.NewSearch(client, "videos")); err != nil {
 		t.Fatal(err)
 	}
 	s.receive(projector.Projection{Name: "search", Consumer: catproj.SearchConsumer,
@@ -109,7 +110,7 @@ func (s *stack) startProjection() {
 		}
 		return videos.HandleTx(ctx, tx, ev)
 	})
-	if err := catproj.Register[projection.TxHandler](reg, h); err != nil {
+	if err := envelope.RegisterAll[projection.TxHandler](reg, events.Codec, h); err != nil {
 		t.Fatal(err)
 	}
 	s.receive(projector.Projection{Name: "videos", Consumer: catproj.VideosConsumer,
@@ -165,7 +166,7 @@ func (s *stack) write(fn func(q *catalogdb.Queries) (catalogdb.Video, error), pa
 			return err
 		}
 		p := payload(v)
-		typ, err := events.TypeOf(p)
+		typ, err := events.Codec.TypeOf(p)
 		if err != nil {
 			return err
 		}

@@ -42,10 +42,10 @@ func NewData(c *conf.Database, w *outbox.Writer, logger *slog.Logger) (*Data, fu
 }
 
 // NewWriter returns the outbox writer of the catalog: catalog.video events
-// go to c.Topic, encoded with events.Encode.
+// go to c.Topic, encoded with events.Codec.Encode.
 func NewWriter(c *conf.Outbox) (*outbox.Writer, error) {
 	w, err := outbox.NewWriter(outbox.Config{
-		Encoder:         events.Encode,
+		Encoder:         events.Codec.Encode,
 		Producer:        outbox.Producer{Service: c.ServiceName, Instance: c.Instance, Version: buildVersion()},
 		Topics:          map[string]string{events.AggregateType: c.Topic},
 		Notify:          c.Notify,

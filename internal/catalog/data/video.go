@@ -164,7 +164,7 @@ func (r *videoRepo) record(ctx context.Context, tx pgx.Tx, stored catalogdb.Vide
 		return nil, err
 	}
 	msg := payload(v)
-	eventType, err := events.TypeOf(msg)
+	eventType, err := events.Codec.TypeOf(msg)
 	if err != nil {
 		return nil, err
 	}

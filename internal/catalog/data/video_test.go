@@ -20,6 +20,7 @@ import (
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -123,28 +124,28 @@ func TestCreateUpdateDeleteEmitOneEventPerVersion(t *testing.T) {
 			t.Errorf("row %d: version %d status %s type %s id %s; want %d pending %s %s",
 				i, r.Version, r.Status, r.EventType, r.EventID, i+1, wantTypes[i], changes[i].Event.ID)
 		}
-		ev, err := events.Decode(r.Payload)
+		ev, err := events.Codec.Decode(r.Payload)
 		if err != nil {
 			t.Fatalf("row %d: decode: %v", i, err)
 		}
-		if !ev.GetOccurredAt().AsTime().Equal(changes[i].Event.OccurredAt) {
-			t.Errorf("row %d: occurred_at %v, response said %v", i, ev.GetOccurredAt().AsTime(), changes[i].Event.OccurredAt)
+		if !ev.OccurredAt.Equal(changes[i].Event.OccurredAt) {
+			t.Errorf("row %d: occurred_at %v, response said %v", i, ev.OccurredAt, changes[i].Event.OccurredAt)
 		}
-		if got := events.VideoOf(ev); got.GetTitle() != changes[i].Video.GetTitle() || got.GetVersion() != int64(i+1) {
+		if got, _ := events.VideoOf(ev.Payload); got.GetTitle() != changes[i].Video.GetTitle() || got.GetVersion() != int64(i+1) {
 			t.Errorf("row %d: payload video %v, want the response's %v", i, got, changes[i].Video)
 		}
 	}
-	first, _ := events.Decode(rows[0].Payload)
-	if v := events.VideoOf(first); v.GetStatus() != catalogv1.VideoStatus_VIDEO_STATUS_DRAFT ||
+	first, _ := events.Codec.Decode(rows[0].Payload)
+	if v, _ := events.VideoOf(first.Payload); v.GetStatus() != catalogv1.VideoStatus_VIDEO_STATUS_DRAFT ||
 		v.GetMediaStatus() != catalogv1.MediaStatus_MEDIA_STATUS_PENDING || v.GetDurationMicros() != 1_000_000 {
 		t.Errorf("created state %v", v)
 	}
-	second, _ := events.Decode(rows[1].Payload)
-	if mask := second.GetVideoUpdated().GetChangedFields().GetPaths(); !slices.Equal(mask, []string{"title"}) {
+	second, _ := events.Codec.Decode(rows[1].Payload)
+	if mask := second.Payload.(*catalogv1.VideoUpdated).GetChangedFields().GetPaths(); !slices.Equal(mask, []string{"title"}) {
 		t.Errorf("changed_fields = %v, want [title] (description was set to its current value)", mask)
 	}
-	third, _ := events.Decode(rows[2].Payload)
-	if del := third.GetVideoDeleted(); del.GetReason() != "test cleanup" || del.GetVideo().GetDeletedAt() == nil ||
+	third, _ := events.Codec.Decode(rows[2].Payload)
+	if del, _ := third.Payload.(*catalogv1.VideoDeleted); del.GetReason() != "test cleanup" || del.GetVideo().GetDeletedAt() == nil ||
 		del.GetVideo().GetTitle() != "second" {
 		t.Errorf("deleted payload %v, want reason, deleted_at and the last state", del)
 	}
@@ -189,7 +190,7 @@ func TestFailedWritesLeaveNoOutboxRow(t *testing.T) {
 
 	// The videos UPDATE succeeds, then the outbox insert fails (version 2
 	// is already taken): the video update must roll back with it.
-	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Encode, DefaultTopic: events.Topic})
+	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Codec.Encode, DefaultTopic: events.Topic})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,26 +273,25 @@ func TestConcurrentUpdatesYieldContiguousVersions(t *testing.T) {
 	if len(rows) != writers+1 {
 		t.Fatalf("%d outbox rows, want %d", len(rows), writers+1)
 	}
-	var last *catalogv1.Event
+	var last *projection.Envelope
 	for i, r := range rows {
 		if r.Version != int64(i+1) {
 			t.Fatalf("row %d has version %d: versions are not contiguous 1..%d", i, r.Version, writers+1)
 		}
-		ev, err := events.Decode(r.Payload)
+		ev, err := events.Codec.Decode(r.Payload)
 		if err != nil {
 			t.Fatalf("version %d: %v", r.Version, err)
 		}
-		if last != nil && ev.GetOccurredAt().AsTime().Before(last.GetOccurredAt().AsTime()) {
-			t.Errorf("version %d occurred at %v, before version %d (%v)", r.Version,
-				ev.GetOccurredAt().AsTime(), last.GetAggregateVersion(), last.GetOccurredAt().AsTime())
+		if last != nil && ev.OccurredAt.Before(last.OccurredAt) {
+			t.Errorf("version %d occurred at %v, before version %d (%v)", r.Version, ev.OccurredAt, last.Version, last.OccurredAt)
 		}
-		last = ev
+		last = &ev
 	}
 	final, err := s.uc.Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := events.VideoOf(last); got.GetTitle() != final.GetTitle() || got.GetDurationMicros() != final.GetDurationMicros() {
+	if got, _ := events.VideoOf(last.Payload); got.GetTitle() != final.GetTitle() || got.GetDurationMicros() != final.GetDurationMicros() {
 		t.Errorf("last event state %v differs from the stored video %v", got, final)
 	}
 }

@@ -1,5 +1,6 @@
 // Package events is the catalog domain's event contract in Go: names
-// (aggregate type, event types, topic), the envelope encoder the outbox
-// writer uses, and the decoder projections use. It is the only place that
-// maps between outbox metadata and catalogv1.Event.
+// (aggregate type, event types, topic), the envelope Codec the outbox
+// writer encodes with and projections decode with (eventrelay's standard
+// envelope, package envelope), and the mapping between a video's stored
+// row and the state its events carry.
 package events

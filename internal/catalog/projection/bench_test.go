@@ -11,6 +11,8 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/uuid"
 
+	"github.com/eventrelay/eventrelay/envelope"
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
@@ -85,7 +87,7 @@ func benchWritePath(b *testing.B, size, workers, concurrency int) {
 // "videos", dead-lettering to "dlq", stopped when the benchmark ends.
 func benchProjector(b *testing.B, db *relaytest.DB, ps *gpubsubtest.Server, ro projector.ReceiveOptions, bo projector.BatchOptions) *projector.Projector {
 	reg := projection.NewRegistry[projection.TxHandler]()
-	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
+	if err := envelope.RegisterAll[projection.TxHandler](reg, events.Codec, catproj.NewVideos()); err != nil {
 		b.Fatal(err)
 	}
 	p, err := projector.New(db.Pool, ps.Client, projector.Options{

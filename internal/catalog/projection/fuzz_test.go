@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/eventrelay/eventrelay/envelope"
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/projection"
@@ -19,7 +21,7 @@ import (
 // message is dead-lettered with that reason); never a panic.
 func FuzzResolveCatalogEvent(f *testing.F) {
 	reg := projection.NewRegistry[projection.TxHandler]()
-	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
+	if err := envelope.RegisterAll[projection.TxHandler](reg, events.Codec, catproj.NewVideos()); err != nil {
 		f.Fatal(err)
 	}
 	id := uuid.MustParse("0196f0a0-0000-7000-8000-000000000001")

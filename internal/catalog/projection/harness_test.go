@@ -18,10 +18,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
@@ -151,7 +153,7 @@ func (h *harness) pipeline(pr projector.Projection) {
 func (h *harness) videos(batch projector.BatchOptions) {
 	h.t.Helper()
 	reg := projection.NewRegistry[projection.TxHandler]()
-	if err := catproj.Register[projection.TxHandler](reg, catproj.NewVideos()); err != nil {
+	if err := envelope.RegisterAll[projection.TxHandler](reg, events.Codec, catproj.NewVideos()); err != nil {
 		h.t.Fatal(err)
 	}
 	h.pipeline(projector.Projection{Name: "videos", Consumer: catproj.VideosConsumer, Tx: reg, Batching: batch})
@@ -178,7 +180,7 @@ func (h *harness) search(batch projector.BatchOptions, opts estest.Options, pre 
 		h.t.Fatal(err)
 	}
 	reg := projection.NewRegistry[projection.BatchHandler]()
-	if err := catproj.Register[projection.BatchHandler](reg, catproj.NewSearch(es, "")); err != nil {
+	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, catproj.NewSearch(es, "")); err != nil {
 		h.t.Fatal(err)
 	}
 	h.pipeline(projector.Projection{Name: "search", Consumer: catproj.SearchConsumer, Batch: reg, Batching: batch})

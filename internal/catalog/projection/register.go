@@ -3,8 +3,10 @@ package projection
 import (
 	"time"
 
+	"github.com/eventrelay/eventrelay/envelope"
 	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	proj "github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
@@ -21,7 +23,7 @@ func RegisterEnabled(p *projector.Projector, c catconf.Projections, batching pro
 	videos *Videos, es *elastic.Client) error {
 	if c.Videos.Enabled {
 		reg := proj.NewRegistry[proj.TxBatchHandler]()
-		if err := Register[proj.TxBatchHandler](reg, videos); err != nil {
+		if err := envelope.RegisterAll[proj.TxBatchHandler](reg, events.Codec, videos); err != nil {
 			return err
 		}
 		if err := p.Register(projector.Projection{
@@ -34,7 +36,7 @@ func RegisterEnabled(p *projector.Projector, c catconf.Projections, batching pro
 	}
 	if c.Search.Enabled {
 		reg := proj.NewRegistry[proj.BatchHandler]()
-		if err := Register[proj.BatchHandler](reg, NewSearch(es, c.Search.Alias)); err != nil {
+		if err := envelope.RegisterAll[proj.BatchHandler](reg, events.Codec, NewSearch(es, c.Search.Alias)); err != nil {
 			return err
 		}
 		if err := p.Register(projector.Projection{

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	proj "github.com/eventrelay/eventrelay/projection"
@@ -97,11 +96,11 @@ func (s *Search) ensureIndex(ctx context.Context) error {
 // Document returns the search document of the state an event carries: the
 // video's fields, or a tombstone for a deletion.
 func Document(ev *proj.Event) ([]byte, error) {
-	e, v, err := videoOf(ev)
+	v, deleted, err := videoOf(ev)
 	if err != nil {
 		return nil, err
 	}
-	if _, deleted := e.GetPayload().(*catalogv1.Event_VideoDeleted); deleted {
+	if deleted {
 		at := ev.OccurredAt
 		if v.GetDeletedAt() != nil {
 			at = v.GetDeletedAt().AsTime()

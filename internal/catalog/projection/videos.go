@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
@@ -76,7 +75,7 @@ func (*Videos) HandleTxBatch(ctx context.Context, tx pgx.Tx, evs []*proj.Event) 
 
 // upsertParams is the video's state at the event's version.
 func upsertParams(ev *proj.Event) (catalogdb.UpsertVideoProjectionParams, error) {
-	e, v, err := videoOf(ev)
+	v, deleted, err := videoOf(ev)
 	if err != nil {
 		return catalogdb.UpsertVideoProjectionParams{}, err
 	}
@@ -84,7 +83,7 @@ func upsertParams(ev *proj.Event) (catalogdb.UpsertVideoProjectionParams, error)
 	if err != nil {
 		return catalogdb.UpsertVideoProjectionParams{}, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("video %s v%d: %w", ev.AggregateID, ev.Version, err))
 	}
-	if _, deleted := e.GetPayload().(*catalogv1.Event_VideoDeleted); deleted && !row.DeletedAt.Valid {
+	if deleted && !row.DeletedAt.Valid {
 		row.DeletedAt = pgtype.Timestamptz{Time: ev.OccurredAt, Valid: true}
 	}
 	return catalogdb.UpsertVideoProjectionParams{

@@ -72,7 +72,7 @@ func Event(t testing.TB, id uuid.UUID, version int64, deleted bool) Msg {
 		OrderingKey: id.String(), Topic: events.Topic,
 		Producer: outbox.Producer{Service: "catalog", Instance: "test"},
 	}
-	body, err := events.Encode(meta, payload)
+	body, err := events.Codec.Encode(meta, payload)
 	if err != nil {
 		t.Fatal(err)
 	}
