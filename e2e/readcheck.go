@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -248,6 +250,21 @@ func (s *ReadStats) Summary() string {
 	return line
 }
 
+func (s *ReadStats) latency() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprintf("p50 %s, p99 %s", percentile(s.latencies, 50), percentile(s.latencies, 99))
+}
+
+func (s *ReadStats) lastError() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastErr == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (last: %.60s)", s.lastErr.Error())
+}
+
 // Examples are up to five violations.
 func (s *ReadStats) Examples() []string {
 	s.mu.Lock()
@@ -258,4 +275,46 @@ func (s *ReadStats) Examples() []string {
 func isNotFound(err error) bool {
 	var he *HTTPError
 	return errors.As(err, &he) && he.Status == http.StatusNotFound
+}
+
+// percentile is the p-th percentile (nearest rank) of ds, "-" for none.
+func percentile(ds []time.Duration, p float64) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := min(len(s)-1, max(0, int(math.Ceil(p/100*float64(len(s))))-1))
+	return s[i].Round(time.Millisecond).String()
+}
+
+// checkReadYourWrites adds the read-your-writes rows to s.Table: any
+// violation fails the suite; timeouts and errors are reported.
+func (s *Suite) checkReadYourWrites() {
+	rc := s.Work.ReadCheck
+	if rc == nil {
+		return
+	}
+	t := &s.Table
+	type model struct {
+		name string
+		st   *ReadStats
+	}
+	models := []model{{"Postgres read model (GetVideo)", &rc.PG}}
+	if rc.Search() {
+		models = append(models, model{"search index (SearchVideos)", &rc.ES})
+	}
+	t.Row("read-your-writes: writes read back with their token / skipped (reads in flight full)",
+		fmt.Sprintf("all acknowledged / %d", rc.Skipped.Load()))
+	for _, m := range models {
+		st := m.st
+		t.Check("read-your-writes violations at the "+m.name, fmt.Sprintf("%d of %d reads", st.Violations.Load(), st.Reads.Load()),
+			st.Violations.Load() == 0 && st.Reads.Load() > 0)
+		t.Row("read-your-writes at the "+m.name+": timeouts / errors", fmt.Sprintf("%d / %d%s", st.Timeouts.Load(), st.Errors.Load(), st.lastError()))
+		t.Row("read-your-writes at the "+m.name+": answered in (wait included)", st.latency())
+		for _, e := range st.Examples() {
+			fmt.Fprintln(s.Cfg.Out, "read-your-writes violation:", e)
+		}
+		fmt.Fprintln(s.Cfg.Out, "read-your-writes at the "+m.name+":", st.Summary())
+	}
 }
