@@ -47,37 +47,48 @@ func (c *CatalogClient) DeleteWritten(ctx context.Context, id uuid.UUID) (Writte
 	return Written{resp.GetVideo(), resp.GetConsistencyToken()}, err
 }
 
-// tokenHeader is the catalog's consistency token request header.
-const tokenHeader = "x-consistency-token"
+// Headers of the catalog's read-your-writes.
+const (
+	tokenHeader = "x-consistency-token"
+	waitHeader  = "x-consistency-wait"
+)
+
+// readHeader asks a read to wait up to wait for token.
+func readHeader(token string, wait time.Duration) http.Header {
+	return http.Header{tokenHeader: {token}, waitHeader: {wait.String()}}
+}
 
 // GetAfter reads a video from the Postgres read model once it holds the
-// write token names (the catalog waits, its default bound).
-func (c *CatalogClient) GetAfter(ctx context.Context, id, token string) (*catalogv1.Video, error) {
+// write token names (waiting at most wait).
+func (c *CatalogClient) GetAfter(ctx context.Context, id, token string, wait time.Duration) (*catalogv1.Video, error) {
 	var resp catalogv1.GetVideoResponse
-	err := c.callWith(ctx, http.MethodGet, "/v1/videos/"+id, http.Header{tokenHeader: {token}}, nil, &resp)
+	err := c.callWith(ctx, http.MethodGet, "/v1/videos/"+id, readHeader(token, wait), nil, &resp)
 	return resp.GetVideo(), err
 }
 
 // SearchUploaderAfter searches the videos of uploader in the search index
-// once it holds the write token names.
-func (c *CatalogClient) SearchUploaderAfter(ctx context.Context, uploader, token string) (*catalogv1.SearchVideosResponse, error) {
+// once it holds the write token names (waiting at most wait).
+func (c *CatalogClient) SearchUploaderAfter(ctx context.Context, uploader, token string, wait time.Duration) (*catalogv1.SearchVideosResponse, error) {
 	var resp catalogv1.SearchVideosResponse
 	q := url.Values{"uploader_id": {uploader}, "page_size": {"10"}}
-	err := c.callWith(ctx, http.MethodGet, "/v1/videos:search?"+q.Encode(), http.Header{tokenHeader: {token}}, nil, &resp)
+	err := c.callWith(ctx, http.MethodGet, "/v1/videos:search?"+q.Encode(), readHeader(token, wait), nil, &resp)
 	return &resp, err
 }
 
-// ReadCheck checks read-your-writes under the workload: right after every
-// acknowledged write (all of them, not a sample; a write is skipped only
-// when ReadCheckInFlight reads are already waiting) it reads the video
-// back with the write's token, from the Postgres read model (GetVideo) and,
-// when search is on, from the search index (SearchVideos by the video's
-// uploader). A read that answers without reflecting the write is a
-// violation: a created or updated video missing or at an older version, a
-// deleted one still found. A video missing because a later delete of it
-// was already applied is no violation. Reads that time out (the catalog's
-// READ_MODEL_BEHIND, after its default wait) and reads that fail otherwise
-// (the catalog or Postgres restarting) are counted, not violations.
+// ReadCheck checks read-your-writes under the workload and its faults:
+// right after every acknowledged write (all of them, not a sample; a
+// write is skipped only when ReadCheckInFlight are already being read
+// back) it reads the video back with the write's token, from the Postgres
+// read model (GetVideo) and, when the search projection runs, from the
+// search index (SearchVideos by the video's uploader). Each read waits up
+// to ReadCheckWait; a read that times out (READ_MODEL_BEHIND, retryable)
+// or fails (the catalog, Postgres or the index restarting) is retried, as
+// a client would, until ReadCheckGiveUp after the write.
+//
+// A violation is an answer that does not reflect the write: a created or
+// updated video missing or at an older version, a deleted one still
+// found. A video missing because a later delete of it was already applied
+// is no violation.
 type ReadCheck struct {
 	client *CatalogClient
 	search bool
@@ -91,25 +102,40 @@ type ReadCheck struct {
 	deleting map[string]bool // videos whose delete was sent
 }
 
-// ReadCheckInFlight bounds the reads waiting at once.
-const ReadCheckInFlight = 256
+// The read-back's bounds.
+const (
+	// ReadCheckInFlight bounds the writes being read back at once.
+	ReadCheckInFlight = 1024
+	// ReadCheckWait is each read's wait (the catalog's maximum).
+	ReadCheckWait = 10 * time.Second
+	// ReadCheckGiveUp ends the retries of one write's read-back.
+	ReadCheckGiveUp = time.Minute
+)
 
 // ReadStats are one read model's counts.
 type ReadStats struct {
-	Reads, Violations, Timeouts, Errors atomic.Int64
+	// Answered reads were checked; Violations did not reflect their write.
+	Answered, Violations atomic.Int64
+	// Timeouts and Errors count read attempts (each is retried);
+	// Unanswered counts writes given up on after ReadCheckGiveUp.
+	Timeouts, Errors, Unanswered atomic.Int64
 	// SearchDisabled counts searches answered as switched off.
 	SearchDisabled atomic.Int64
 
 	mu        sync.Mutex
-	latencies []time.Duration
+	latencies []time.Duration // from the write's answer to the read's
 	examples  []string
 	lastErr   error
 }
 
-// NewReadCheck returns a check reading through client; search adds the
-// search index.
-func NewReadCheck(client *CatalogClient, search bool) *ReadCheck {
-	return &ReadCheck{client: client, search: search, slots: make(chan struct{}, ReadCheckInFlight), deleting: map[string]bool{}}
+// NewReadCheck returns a check reading the catalog at base; search adds
+// the search index.
+func NewReadCheck(base string, search bool) *ReadCheck {
+	c := NewCatalogClient(base)
+	if tr, ok := c.http.Transport.(*http.Transport); ok {
+		tr.MaxIdleConnsPerHost = ReadCheckInFlight
+	}
+	return &ReadCheck{client: c, search: search, slots: make(chan struct{}, ReadCheckInFlight), deleting: map[string]bool{}}
 }
 
 // Search reports whether the search index is checked too.
@@ -140,16 +166,16 @@ func (rc *ReadCheck) After(ctx context.Context, deleted bool, w Written) {
 		rc.Skipped.Add(1)
 		return
 	}
+	acked := time.Now()
 	rc.wg.Add(1)
 	go func() {
 		defer rc.wg.Done()
 		defer func() { <-rc.slots }()
 		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { defer wg.Done(); rc.readPG(ctx, deleted, w) }()
 		if rc.search {
-			rc.readES(ctx, deleted, w)
+			wg.Go(func() { rc.readES(ctx, acked, deleted, w) })
 		}
+		rc.readPG(ctx, acked, deleted, w)
 		wg.Wait()
 	}()
 }
@@ -157,11 +183,15 @@ func (rc *ReadCheck) After(ctx context.Context, deleted bool, w Written) {
 // Wait waits for the reads in flight.
 func (rc *ReadCheck) Wait() { rc.wg.Wait() }
 
-func (rc *ReadCheck) readPG(ctx context.Context, deleted bool, w Written) {
+func (rc *ReadCheck) readPG(ctx context.Context, acked time.Time, deleted bool, w Written) {
 	id, want := w.Video.GetId(), w.Video.GetVersion()
-	start := time.Now()
-	v, err := rc.client.GetAfter(ctx, id, w.Token)
-	if rc.PG.failed(err, start) {
+	var v *catalogv1.Video
+	err := rc.PG.retry(ctx, acked, func() error {
+		var err error
+		v, err = rc.client.GetAfter(ctx, id, w.Token, ReadCheckWait)
+		return err
+	})
+	if err != nil && !isNotFound(err) {
 		return
 	}
 	gone := isNotFound(err)
@@ -175,11 +205,15 @@ func (rc *ReadCheck) readPG(ctx context.Context, deleted bool, w Written) {
 	}
 }
 
-func (rc *ReadCheck) readES(ctx context.Context, deleted bool, w Written) {
+func (rc *ReadCheck) readES(ctx context.Context, acked time.Time, deleted bool, w Written) {
 	id, want := w.Video.GetId(), w.Video.GetVersion()
-	start := time.Now()
-	resp, err := rc.client.SearchUploaderAfter(ctx, w.Video.GetUploaderId(), w.Token)
-	if rc.ES.failed(err, start) {
+	var resp *catalogv1.SearchVideosResponse
+	err := rc.ES.retry(ctx, acked, func() error {
+		var err error
+		resp, err = rc.client.SearchUploaderAfter(ctx, w.Video.GetUploaderId(), w.Token, ReadCheckWait)
+		return err
+	})
+	if err != nil {
 		return
 	}
 	if resp.GetSearchDisabled() {
@@ -202,26 +236,37 @@ func (rc *ReadCheck) readES(ctx context.Context, deleted bool, w Written) {
 	}
 }
 
-// failed counts the read and reports whether it ended without an answer
-// to check (timeout or error); a not-found answer is an answer.
-func (s *ReadStats) failed(err error, start time.Time) bool {
-	s.Reads.Add(1)
-	var he *HTTPError
-	switch {
-	case err == nil || isNotFound(err):
-		s.mu.Lock()
-		s.latencies = append(s.latencies, time.Since(start))
-		s.mu.Unlock()
-		return false
-	case errors.As(err, &he) && he.Status == http.StatusServiceUnavailable && strings.Contains(he.Body, "READ_MODEL_BEHIND"):
-		s.Timeouts.Add(1)
-	default:
-		s.Errors.Add(1)
-		s.mu.Lock()
-		s.lastErr = err
-		s.mu.Unlock()
+// retry runs read until it answers (a not-found answer is an answer),
+// counting timeouts and errors, or until ReadCheckGiveUp after acked; it
+// returns the last error.
+func (s *ReadStats) retry(ctx context.Context, acked time.Time, read func() error) error {
+	for {
+		err := read()
+		var he *HTTPError
+		switch {
+		case err == nil || isNotFound(err):
+			s.Answered.Add(1)
+			s.mu.Lock()
+			s.latencies = append(s.latencies, time.Since(acked))
+			s.mu.Unlock()
+			return err
+		case errors.As(err, &he) && he.Status == http.StatusServiceUnavailable && strings.Contains(he.Body, "READ_MODEL_BEHIND"):
+			s.Timeouts.Add(1)
+		default:
+			s.Errors.Add(1)
+			s.mu.Lock()
+			s.lastErr = err
+			s.mu.Unlock()
+		}
+		if ctx.Err() != nil || time.Since(acked) > ReadCheckGiveUp {
+			s.Unanswered.Add(1)
+			return err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
-	return true
 }
 
 func (s *ReadStats) violation(format string, args ...any) {
@@ -233,27 +278,20 @@ func (s *ReadStats) violation(format string, args ...any) {
 	}
 }
 
-// Summary is one line: reads, violations, timeouts, errors and the
-// answered reads' latency (the wait included).
+// Summary is one line of the counts and the latency of the answers.
 func (s *ReadStats) Summary() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	line := fmt.Sprintf("%d reads: %d violations, %d timeouts, %d errors; answered in p50 %s p99 %s",
-		s.Reads.Load(), s.Violations.Load(), s.Timeouts.Load(), s.Errors.Load(),
-		percentile(s.latencies, 50), percentile(s.latencies, 99))
+	line := fmt.Sprintf("%d answered: %d violations; %d unanswered after %s; %d attempts timed out (%s wait), %d failed; %s",
+		s.Answered.Load(), s.Violations.Load(), s.Unanswered.Load(), ReadCheckGiveUp, s.Timeouts.Load(), ReadCheckWait, s.Errors.Load(), s.latency())
 	if n := s.SearchDisabled.Load(); n > 0 {
 		line += fmt.Sprintf("; %d answered search_disabled", n)
 	}
-	if s.lastErr != nil {
-		line += fmt.Sprintf(" (last error: %v)", s.lastErr)
-	}
-	return line
+	return line + s.lastError()
 }
 
 func (s *ReadStats) latency() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fmt.Sprintf("p50 %s, p99 %s", percentile(s.latencies, 50), percentile(s.latencies, 99))
+	return fmt.Sprintf("write to answer p50 %s, p99 %s, max %s", percentile(s.latencies, 50), percentile(s.latencies, 99), percentile(s.latencies, 100))
 }
 
 func (s *ReadStats) lastError() string {
@@ -262,7 +300,7 @@ func (s *ReadStats) lastError() string {
 	if s.lastErr == nil {
 		return ""
 	}
-	return fmt.Sprintf(" (last: %.60s)", s.lastErr.Error())
+	return fmt.Sprintf(" (last error: %.80s)", s.lastErr.Error())
 }
 
 // Examples are up to five violations.
@@ -304,14 +342,15 @@ func (s *Suite) checkReadYourWrites() {
 	if rc.Search() {
 		models = append(models, model{"search index (SearchVideos)", &rc.ES})
 	}
-	t.Row("read-your-writes: writes read back with their token / skipped (reads in flight full)",
+	t.Row("read-your-writes: writes read back with their token / skipped (read-backs in flight full)",
 		fmt.Sprintf("all acknowledged / %d", rc.Skipped.Load()))
 	for _, m := range models {
 		st := m.st
-		t.Check("read-your-writes violations at the "+m.name, fmt.Sprintf("%d of %d reads", st.Violations.Load(), st.Reads.Load()),
-			st.Violations.Load() == 0 && st.Reads.Load() > 0)
-		t.Row("read-your-writes at the "+m.name+": timeouts / errors", fmt.Sprintf("%d / %d%s", st.Timeouts.Load(), st.Errors.Load(), st.lastError()))
-		t.Row("read-your-writes at the "+m.name+": answered in (wait included)", st.latency())
+		t.Check("read-your-writes violations at the "+m.name, fmt.Sprintf("%d of %d answered reads", st.Violations.Load(), st.Answered.Load()),
+			st.Violations.Load() == 0 && st.Answered.Load() > 0)
+		t.Row("read-your-writes at the "+m.name+": unanswered / timed out / failed",
+			fmt.Sprintf("%d writes / %d / %d attempts (%s wait each, retried)", st.Unanswered.Load(), st.Timeouts.Load(), st.Errors.Load(), ReadCheckWait))
+		t.Row("read-your-writes at the "+m.name+": write to answer", st.latency())
 		for _, e := range st.Examples() {
 			fmt.Fprintln(s.Cfg.Out, "read-your-writes violation:", e)
 		}

@@ -95,7 +95,7 @@ func (s *Suite) Run(ctx context.Context) (err error) {
 	if s.Work, err = NewWorkload(s.Cfg.Workload, NewCatalogClient(s.Stack.CatalogURL)); err != nil {
 		return err
 	}
-	s.Work.ReadCheck = NewReadCheck(NewCatalogClient(s.Stack.CatalogURL), s.hasConsumer(ConsumerES))
+	s.Work.ReadCheck = NewReadCheck(s.Stack.CatalogURL, s.hasConsumer(ConsumerES))
 	progress := NewProgress(out, s.Stack.Stats, s.Stack.Scraper, s.Work)
 	progCtx, stopProgress := context.WithCancel(bg)
 	defer stopProgress()
