@@ -111,6 +111,24 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	if err := r.db.reset(ctx); err != nil {
 		return res, err
 	}
+	// Writers, relay, projector and reads each get their own pool, as
+	// they would in their own processes: a read's look-up never queues
+	// behind the writers' connections.
+	pools := map[string]*pgxpool.Pool{}
+	defer func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}()
+	for _, name := range []string{"writers", "relay", "projector", "reads"} {
+		cfg := r.db.Config()
+		cfg.MaxConns = 16
+		p, err := postgres.Open(ctx, cfg)
+		if err != nil {
+			return res, err
+		}
+		pools[name] = p
+	}
 	pool := r.db.Pool
 	for _, sql := range []string{sqlResetPartitions, sqlResetPublishers,
 		`CREATE TABLE IF NOT EXISTS ` + readWaitTable + ` (item_id text PRIMARY KEY, version bigint NOT NULL, deleted boolean NOT NULL)`,
@@ -132,11 +150,11 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	}
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rl, err := relay.New(pool, b.Client, relay.Options{Schema: Schema, Logger: log})
+	rl, err := relay.New(pools["relay"], b.Client, relay.Options{Schema: Schema, Logger: log})
 	if err != nil {
 		return res, err
 	}
-	p, err := projector.New(pool, b.Client, projector.Options{Schema: Schema, Logger: log,
+	p, err := projector.New(pools["projector"], b.Client, projector.Options{Schema: Schema, Logger: log,
 		Receive: projector.ReceiveOptions{NumGoroutines: pstestStreams}})
 	if err != nil {
 		return res, err
@@ -151,8 +169,8 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 		Tables: []string{readWaitTable}}); err != nil {
 		return res, err
 	}
-	w := consistency.NewWaiter(pool, consistency.WaiterOptions{Logger: log})
-	w.Register(readWaitModel, readWaitLookup(pool))
+	w := consistency.NewWaiter(pools["reads"], consistency.WaiterOptions{Logger: log})
+	w.Register(readWaitModel, readWaitLookup(pools["reads"]))
 
 	// Relay and projector run until runCtx ends, then drain.
 	runCtx, stop := context.WithCancel(ctx)
@@ -174,7 +192,7 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	// One item through the whole pipeline first: the subscription's
 	// streams and the relay's partitions are up before the clock runs.
 	warm := testevent.Item("warm-up", 1, 0)
-	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { _, err := ow.InsertTx(ctx, tx, warm); return err }); err != nil {
+	if err := pgx.BeginFunc(ctx, pools["writers"], func(tx pgx.Tx) error { _, err := ow.InsertTx(ctx, tx, warm); return err }); err != nil {
 		return res, fmt.Errorf("warm-up write: %w", postgres.Classify(err))
 	}
 	if err := w.Wait(ctx, readWaitModel, []consistency.Token{{AggregateType: warm.AggregateType, AggregateID: warm.AggregateID, Version: 1}}, 10*time.Second); err != nil {
@@ -182,7 +200,7 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	}
 
 	a := r.cpu.sample()
-	res, err = readWaitLoad(ctx, pool, ow, w, rate, int(float64(rate)*r.cfg.LatencyEach.Seconds()), r.cfg.Aggregates)
+	res, err = readWaitLoad(ctx, pools["writers"], ow, w, rate, int(float64(rate)*r.cfg.LatencyEach.Seconds()), r.cfg.Aggregates)
 	res.cpu = a.to(r.cpu.sample())
 	return res, err
 }
