@@ -19,6 +19,9 @@
 //     with the publisher's duty cycle (CPUBurstEnv), which separate the
 //     database's share of a co-located publisher's cost from the
 //     machine's.
+//   - Read-your-writes (readwait): the wait a read with its write's
+//     consistency token adds (consistency.Waiter), with the writer, relay
+//     and projector of the public packages in process.
 //
 // Each scenario runs Config.Runs times; the report keeps every run and
 // gives the median with min and max. Targets (ratios) are printed

@@ -31,11 +31,12 @@ var scenarios = []scenario{
 	{"latency", runLatency},
 	{"scale", runScale},
 	{"cost", runCost},
+	{"readwait", runReadWait},
 }
 
 // withoutEmulator are the scenarios that never use the emulator: a run of
 // only these does not start one.
-var withoutEmulator = map[string]bool{"scale": true, "cost": true}
+var withoutEmulator = map[string]bool{"scale": true, "cost": true, "readwait": true}
 
 func knownScenario(name string) bool {
 	for _, s := range scenarios {

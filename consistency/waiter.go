@@ -129,8 +129,9 @@ func (w *Waiter) Listening() bool {
 }
 
 // Wait returns once readModel holds every token's aggregate at its version
-// or newer, ErrTimeout after d (DefaultWait when d <= 0, at most MaxWait),
-// or ctx's error. Without tokens it returns at once.
+// or newer, ErrTimeout after d (DefaultWait when d <= 0, at most MaxWait;
+// a look-up still running then is cancelled), or ctx's error. Without
+// tokens it returns at once.
 func (w *Waiter) Wait(ctx context.Context, readModel string, tokens []Token, d time.Duration) error {
 	if len(tokens) == 0 {
 		return nil
@@ -154,17 +155,22 @@ func (w *Waiter) Wait(ctx context.Context, readModel string, tokens []Token, d t
 	// look-up and the enrolment would otherwise be missed.
 	w.enrol(readModel, wt)
 	defer w.leave(readModel, wt)
-	timer := time.NewTimer(d)
-	defer timer.Stop()
+	// The look-ups are bounded by the wait too: one stuck on a busy pool
+	// or a slow read model must not stretch the wait past d.
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
 	for {
-		done, err := wt.check(ctx, lookup)
+		done, err := wt.check(wctx, lookup)
+		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+			return fmt.Errorf("%w (waited %s)", ErrTimeout, d)
+		}
 		if err != nil || done {
 			return err
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-timer.C:
+		case <-wctx.Done():
 			return fmt.Errorf("%w (waited %s)", ErrTimeout, d)
 		case <-wt.wake:
 		}

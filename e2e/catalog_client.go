@@ -79,6 +79,11 @@ func (c *CatalogClient) Get(ctx context.Context, id uuid.UUID) (*catalogv1.Video
 }
 
 func (c *CatalogClient) call(ctx context.Context, method, path string, in, out proto.Message) error {
+	return c.callWith(ctx, method, path, nil, in, out)
+}
+
+// callWith is call with extra request headers.
+func (c *CatalogClient) callWith(ctx context.Context, method, path string, header http.Header, in, out proto.Message) error {
 	var body io.Reader
 	if in != nil {
 		b, err := protojson.Marshal(in)
@@ -95,6 +100,9 @@ func (c *CatalogClient) call(ctx context.Context, method, path string, in, out p
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)

@@ -341,9 +341,10 @@ func (s *Stack) startCatalog(ctx context.Context) error {
 		Name: "catalog",
 		Path: s.bin("catalog"),
 		Args: []string{"-conf", s.conf("catalog.yaml")},
-		// The suite reads videos to pick live ones: from the source table,
-		// which deletes reach at once, not from the lagging read model.
-		Env: append(s.baseEnv(), "READ_PATH_VIDEOS=false",
+		// Reads answer from the read models (read_path defaults): the
+		// suite's read-your-writes check reads them with tokens, and it
+		// picks live videos for the poison only once the pipeline settled.
+		Env: append(s.baseEnv(),
 			"CATALOG_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(hp),
 			"CATALOG_GRPC_ADDR=127.0.0.1:"+strconv.Itoa(gp)),
 		ReadyURL: s.CatalogURL + "/readyz",

@@ -95,6 +95,7 @@ func (s *Suite) Run(ctx context.Context) (err error) {
 	if s.Work, err = NewWorkload(s.Cfg.Workload, NewCatalogClient(s.Stack.CatalogURL)); err != nil {
 		return err
 	}
+	s.Work.ReadCheck = NewReadCheck(s.Stack.CatalogURL, s.hasConsumer(ConsumerES))
 	progress := NewProgress(out, s.Stack.Stats, s.Stack.Scraper, s.Work)
 	progCtx, stopProgress := context.WithCancel(bg)
 	defer stopProgress()
@@ -107,6 +108,7 @@ func (s *Suite) Run(ctx context.Context) (err error) {
 	go func() { defer wg.Done(); s.Work.Run(ctx) }()
 	go func() { defer wg.Done(); faultErr = s.faults(ctx) }()
 	wg.Wait()
+	s.Work.ReadCheck.Wait()
 	if faultErr != nil {
 		return fmt.Errorf("injecting faults: %w", faultErr)
 	}

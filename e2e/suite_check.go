@@ -74,6 +74,8 @@ func (s *Suite) check(ctx context.Context) error {
 	stale := sum("projector", "projector_stale_skipped_total") - s.staleBefore
 	t.Check("stale re-drive: old events skipped by the version guards (pg+es)", fmt.Sprintf("%.0f for %d events re-driven", stale, s.staleRedriven), s.staleRedriven > 0 && stale >= float64(s.staleRedriven))
 
+	s.checkReadYourWrites()
+
 	converged, out, err := st.Verify(ctx)
 	if err != nil {
 		return err

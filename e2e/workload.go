@@ -128,6 +128,10 @@ type Workload struct {
 
 	ids []atomic.Pointer[uuid.UUID] // slot -> video id once created
 
+	// ReadCheck, when set, reads every acknowledged write back with its
+	// consistency token.
+	ReadCheck *ReadCheck
+
 	mu           sync.Mutex
 	start, ended time.Time
 }
@@ -293,29 +297,50 @@ func (w *Workload) do(ctx context.Context, o op) {
 func (w *Workload) attempt(ctx context.Context, o op, attempt int) error {
 	switch o.kind {
 	case opCreate:
-		id, err := w.client.Create(ctx, randomVideo(o.slot))
+		wr, err := w.client.CreateWritten(ctx, randomVideo(o.slot))
 		if err != nil {
 			return err
 		}
+		id, err := uuid.Parse(wr.Video.GetId())
+		if err != nil {
+			return fmt.Errorf("create answered video id %q: %w", wr.Video.GetId(), err)
+		}
 		w.ids[o.slot].Store(&id)
+		w.readBack(ctx, false, wr)
 		return nil
 	case opUpdate:
 		id := w.ids[o.slot].Load()
 		if id == nil {
 			return fmt.Errorf("update of slot %d: %w", o.slot, errNoVideo)
 		}
-		return w.client.Update(ctx, *id, randomChange())
+		wr, err := w.client.UpdateWritten(ctx, *id, randomChange())
+		if err == nil {
+			w.readBack(ctx, false, wr)
+		}
+		return err
 	default:
 		id := w.ids[o.slot].Load()
 		if id == nil {
 			return fmt.Errorf("delete of slot %d: %w", o.slot, errNoVideo)
 		}
-		err := w.client.Delete(ctx, *id)
+		if w.ReadCheck != nil {
+			w.ReadCheck.Deleting(*id)
+		}
+		wr, err := w.client.DeleteWritten(ctx, *id)
 		var he *HTTPError
 		if attempt > 0 && errors.As(err, &he) && he.Status == 404 {
 			return nil // an earlier attempt committed; its answer was lost
 		}
+		if err == nil {
+			w.readBack(ctx, true, wr)
+		}
 		return err
+	}
+}
+
+func (w *Workload) readBack(ctx context.Context, deleted bool, wr Written) {
+	if w.ReadCheck != nil {
+		w.ReadCheck.After(ctx, deleted, wr)
 	}
 }
 
