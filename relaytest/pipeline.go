@@ -1,8 +1,10 @@
 package relaytest
 
 import (
+	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // PipelineOptions shape StartPipeline.
@@ -34,6 +37,7 @@ type Pipeline struct {
 	// Engines are the relay, the projector, their health and metrics and
 	// the service's servers, built by embedded.New as in production.
 	*embedded.Engines
+	pubsub    *PubSub
 	endpoints []*url.URL
 }
 
@@ -59,7 +63,7 @@ func StartPipeline(t testing.TB, o PipelineOptions) *Pipeline {
 	if err != nil {
 		t.Fatalf("relaytest: StartPipeline: %v", err)
 	}
-	p := &Pipeline{Engines: e}
+	p := &Pipeline{Engines: e, pubsub: o.PubSub}
 	for _, srv := range e.Servers { // listen now: the test may call before the app has started them
 		if ep, ok := srv.(transport.Endpointer); ok {
 			u, err := ep.Endpoint()
@@ -108,15 +112,39 @@ func (p *Pipeline) Stats(t testing.TB, projection string) projector.Stats {
 }
 
 // WaitStats waits up to timeout until projection's counters satisfy
-// cond, or fails t naming what it waited for and the last counters.
+// cond, or fails t naming what it waited for and the last counters. Each
+// event the projection dead-letters meanwhile is logged at once with its
+// reason and error (a handler's bug shows as it happens, not as a
+// timeout), and listed again if the wait fails.
 func (p *Pipeline) WaitStats(t testing.TB, projection, what string, timeout time.Duration, cond func(projector.Stats) bool) projector.Stats {
 	t.Helper()
+	logged := 0
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		st := p.Stats(t, projection)
 		if cond(st) {
 			return st
-		} else if time.Since(start) > timeout {
-			t.Fatalf("relaytest: after %v, projection %s has %+v, want %s", timeout, projection, st, what)
+		}
+		dls := p.pubsub.deadLettersOf(projection)
+		for _, dl := range dls[logged:] {
+			t.Logf("relaytest: projection %s dead-lettered event %s (%s v%s): %s: %s", projection,
+				dl.Attributes[wire.AttrEventID], dl.Attributes[wire.AttrEventType], dl.Attributes[wire.AttrVersion], dl.Reason, dl.Error)
+		}
+		logged = len(dls)
+		if time.Since(start) > timeout {
+			t.Fatalf("relaytest: after %v, projection %s has %+v, want %s%s", timeout, projection, st, what, describe(dls))
 		}
 	}
+}
+
+// describe lists dead letters for a failure message.
+func describe(dls []DeadLetter) string {
+	var b strings.Builder
+	for i, dl := range dls {
+		if i == 0 {
+			b.WriteString("; dead letters:")
+		}
+		fmt.Fprintf(&b, "\n\t%s %s v%s: %s: %s", dl.Attributes[wire.AttrEventType], dl.Attributes[wire.AttrAggregateID],
+			dl.Attributes[wire.AttrVersion], dl.Reason, dl.Error)
+	}
+	return b.String()
 }

@@ -2,7 +2,10 @@ package relaytest_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"runtime"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -85,4 +88,31 @@ func TestPipeline(t *testing.T) {
 	if n := ps.Refused(); n != 0 {
 		t.Errorf("strict double refused %d requests", n)
 	}
+
+	// A wait that cannot be met names the dead letter, as it happens and in its failure.
+	rec := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.WaitStats(rec, "note-views", "3 applied", 200*time.Millisecond, func(s projector.Stats) bool { return s.Applied == 3 })
+	}()
+	<-done
+	if !strings.Contains(rec.fatal, "payload_invalid") || !strings.Contains(rec.logs, "payload_invalid") {
+		t.Errorf("failed wait logged %q and failed with %q, want the dead letter's reason in both", rec.logs, rec.fatal)
+	}
+}
+
+// recorder keeps what a helper logs and the failure it ends with.
+type recorder struct {
+	testing.TB
+	logs, fatal string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Logf(format string, args ...any) {
+	r.logs += fmt.Sprintf(format, args...) + "\n"
+}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }

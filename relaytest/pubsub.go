@@ -193,11 +193,26 @@ func (ps *PubSub) DeadLetters(topic string) []DeadLetter {
 		if m.Topic != name && m.Topic != topic {
 			continue
 		}
-		a := m.Attributes
-		out = append(out, DeadLetter{Data: m.Data, Attributes: a, Reason: projection.Reason(a[projector.AttrErrorReason]),
-			Projection: a[projector.AttrProjection], Error: a[projector.AttrError]})
+		out = append(out, deadLetter(m.Data, m.Attributes))
 	}
 	return out
+}
+
+// deadLettersOf are the messages projection dead-lettered so far, on any
+// topic, oldest first.
+func (ps *PubSub) deadLettersOf(projection string) []DeadLetter {
+	var out []DeadLetter
+	for _, m := range ps.Server.Messages() {
+		if m.Attributes[projector.AttrProjection] == projection {
+			out = append(out, deadLetter(m.Data, m.Attributes))
+		}
+	}
+	return out
+}
+
+func deadLetter(data []byte, a map[string]string) DeadLetter {
+	return DeadLetter{Data: data, Attributes: a, Reason: projection.Reason(a[projector.AttrErrorReason]),
+		Projection: a[projector.AttrProjection], Error: a[projector.AttrError]}
 }
 
 // WaitDeadLetters waits up to timeout until topic holds n dead letters
