@@ -7,7 +7,6 @@ package outboxdb
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -137,7 +136,7 @@ SET status      = 'publishing',
 FROM ordered
 WHERE o.id = ordered.id
 RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
-          o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers,
+          o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text AS headers,
           o.payload, o.occurred_at, o.created_at, o.attempts
 `
 
@@ -160,7 +159,7 @@ type ClaimOutboxEventsRow struct {
 	SchemaVersion    int32
 	OrderingKey      string
 	Topic            string
-	Headers          json.RawMessage
+	Headers          string
 	Payload          []byte
 	OccurredAt       time.Time
 	CreatedAt        time.Time
@@ -215,6 +214,8 @@ type ClaimOutboxEventsRow struct {
 // backlog of several versions per key fills the batch with whole keys
 // (published as few, fuller requests) rather than with one version of as
 // many keys. One pending version per key (live traffic) claims as before.
+// headers as text: the relay decodes them once (as jsonb, the driver would
+// parse them to validate them first).
 func (q *Queries) ClaimOutboxEvents(ctx context.Context, arg ClaimOutboxEventsParams) ([]ClaimOutboxEventsRow, error) {
 	rows, err := q.db.Query(ctx, claimOutboxEvents,
 		arg.WorkerID,

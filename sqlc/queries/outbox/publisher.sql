@@ -207,8 +207,10 @@ SET status      = 'publishing',
     claimed_at  = now()
 FROM ordered
 WHERE o.id = ordered.id
+-- headers as text: the relay decodes them once (as jsonb, the driver would
+-- parse them to validate them first).
 RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
-          o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers,
+          o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text AS headers,
           o.payload, o.occurred_at, o.created_at, o.attempts;
 
 -- MarkOutboxPublished records successful publishes (one row per id, with
