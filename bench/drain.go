@@ -64,6 +64,7 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 		}
 		return first
 	}
+	sentBefore := b.Double.Stats()
 	a := r.cpu.sample()
 	for i := range instances {
 		port, err := freePort()
@@ -95,6 +96,7 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 	}
 	err := r.waitDrained(ctx, ds, cfg.Events)
 	use := a.to(r.cpu.sample())
+	cost := costSince(b, sentBefore, cfg.Events, cpuSecondsOf(use, "publisher"), "publisher")
 	<-profDone
 	var peak float64
 	for _, d := range ds {
@@ -113,10 +115,10 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 	}
 	r.addRun(Measurement{ID: fmt.Sprintf("drain.%s.i%d", b.Name, instances), Scenario: "drain",
 		Name:    fmt.Sprintf("publisher drain of %d rows over %d aggregates, %d instance(s), bulk %d", cfg.Events, cfg.Aggregates, instances, cfg.Bulk),
-		Backend: b.Name, Unit: "events/s", Note: use.String(), Profile: profile}, ev)
+		Backend: b.Name, Unit: "events/s", Note: cost.String() + "; " + use.String(), Profile: profile}, ev)
 	r.addRun(Measurement{ID: "memory.publisher." + b.Name, Scenario: "memory",
 		Name: "publisher (" + b.Name + ", drain)", Backend: b.Name, Unit: "MB"}, peak)
-	r.logf("  run %d: drain %s x%d: %.0f events/s, peak RSS %.0f MB; %s", run, b.Name, instances, ev, peak, use)
+	r.logf("  run %d: drain %s x%d: %.0f events/s, peak RSS %.0f MB; %s; %s", run, b.Name, instances, ev, peak, cost, use)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 // keyGroup is the rows of one (topic, ordering key) in a batch, in id
 // (= version) order.
 type keyGroup struct {
+	events  []*claim.Event // the claimed rows of the key
 	sent    []sentEvent
 	refused *claim.Event // refused by the publisher before sending (nothing after it was sent)
 	refusal error
@@ -41,14 +42,16 @@ func (r *Relay) process(b claim.Batch) {
 	r.mark(b, out)
 }
 
-// publish sends every row of the batch (all keys at once, each key's rows
-// in order from this one goroutine) and collects the outcomes. For a key
-// whose publish fails, the failing row gets retry or failed, the rows after
-// it are released untouched, and the key is resumed once all of its
-// results are in.
+// publish sends every row of the batch and collects the outcomes. The
+// rows are handed to the publisher key by key, each key's rows in order
+// and back to back, so that the versions of a key waiting together share
+// a Publish request (the client library bundles per ordering key) instead
+// of reaching it one bundling delay apart. For a key whose publish fails,
+// the failing row gets retry or failed, the rows after it are released
+// untouched, and the key is resumed once all of its results are in.
 func (r *Relay) publish(ctx context.Context, b claim.Batch) claim.Outcomes {
-	groups := map[groupKey]*keyGroup{}
-	var order []*keyGroup
+	groups := make(map[groupKey]*keyGroup, len(b.Events))
+	order := make([]*keyGroup, 0, len(b.Events))
 	for i := range b.Events {
 		e := &b.Events[i]
 		k := groupKey{e.Topic, e.OrderingKey}
@@ -58,20 +61,10 @@ func (r *Relay) publish(ctx context.Context, b claim.Batch) claim.Outcomes {
 			groups[k] = g
 			order = append(order, g)
 		}
-		if g.refused != nil {
-			g.held = append(g.held, e)
-			continue
-		}
-		if _, reason, ok := r.blocks.blocked(r.pub.Topic(e)); ok {
-			g.refused, g.refusal = e, errclass.Newf(reason, "publishing to topic %s is paused (%s)", r.pub.Topic(e), reason)
-			continue
-		}
-		res, err := r.pub.Publish(ctx, e)
-		if err != nil {
-			g.refused, g.refusal = e, err
-			continue
-		}
-		g.sent = append(g.sent, sentEvent{e, res})
+		g.events = append(g.events, e)
+	}
+	for _, g := range order {
+		r.send(ctx, g)
 	}
 	r.pub.Flush() // the whole batch is handed over: do not wait out the bundling delay
 
@@ -80,6 +73,24 @@ func (r *Relay) publish(ctx context.Context, b claim.Batch) claim.Outcomes {
 		r.collect(ctx, g, &out)
 	}
 	return out
+}
+
+// send hands one key's rows to the publisher in order, up to the first
+// refused one (the rest are held).
+func (r *Relay) send(ctx context.Context, g *keyGroup) {
+	g.sent = make([]sentEvent, 0, len(g.events))
+	for i, e := range g.events {
+		if _, reason, ok := r.blocks.blocked(r.pub.Topic(e)); ok {
+			g.refused, g.refusal = e, errclass.Newf(reason, "publishing to topic %s is paused (%s)", r.pub.Topic(e), reason)
+		} else if res, err := r.pub.Publish(ctx, e); err != nil {
+			g.refused, g.refusal = e, err
+		} else {
+			g.sent = append(g.sent, sentEvent{e, res})
+			continue
+		}
+		g.held = g.events[i+1:]
+		return
+	}
 }
 
 // collect waits for one key's results in order and appends its outcomes.

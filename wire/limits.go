@@ -80,26 +80,43 @@ func CheckAttributes(attrs map[string]string) error {
 	if len(attrs) > MaxAttributes {
 		return &LimitError{Field: "attributes", Problem: fmt.Sprintf("are %d attributes, limit %d", len(attrs), MaxAttributes)}
 	}
+	bad := false
+	for k, v := range attrs {
+		if checkAttribute(k, v) != nil {
+			bad = true
+			break
+		}
+	}
+	if !bad {
+		return nil
+	}
 	keys := make([]string, 0, len(attrs))
 	for k := range attrs {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		v := attrs[k]
-		name := fmt.Sprintf("attribute %q", k)
-		switch {
-		case !utf8.ValidString(k):
-			return &LimitError{Field: name + " key", Problem: "is not valid UTF-8"}
-		case len(k) > MaxAttributeKeyBytes:
-			return &LimitError{Field: fmt.Sprintf("attribute %q... key", k[:16]), Problem: fmt.Sprintf("is %d bytes, limit %d", len(k), MaxAttributeKeyBytes)}
-		case len(k) >= len(ReservedPrefix) && strings.EqualFold(k[:len(ReservedPrefix)], ReservedPrefix):
-			return &LimitError{Field: name + ":", Problem: fmt.Sprintf("keys starting with %q are reserved", ReservedPrefix)}
-		case !utf8.ValidString(v):
-			return &LimitError{Field: name + " value", Problem: "is not valid UTF-8"}
-		case len(v) > MaxAttributeValueBytes:
-			return &LimitError{Field: name + " value", Problem: fmt.Sprintf("is %d bytes, limit %d", len(v), MaxAttributeValueBytes)}
+		if err := checkAttribute(k, attrs[k]); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkAttribute checks one attribute (the error is built only for a
+// broken one: this runs for every attribute of every message).
+func checkAttribute(k, v string) error {
+	switch {
+	case !utf8.ValidString(k):
+		return &LimitError{Field: fmt.Sprintf("attribute %q key", k), Problem: "is not valid UTF-8"}
+	case len(k) > MaxAttributeKeyBytes:
+		return &LimitError{Field: fmt.Sprintf("attribute %q... key", k[:16]), Problem: fmt.Sprintf("is %d bytes, limit %d", len(k), MaxAttributeKeyBytes)}
+	case len(k) >= len(ReservedPrefix) && strings.EqualFold(k[:len(ReservedPrefix)], ReservedPrefix):
+		return &LimitError{Field: fmt.Sprintf("attribute %q:", k), Problem: fmt.Sprintf("keys starting with %q are reserved", ReservedPrefix)}
+	case !utf8.ValidString(v):
+		return &LimitError{Field: fmt.Sprintf("attribute %q value", k), Problem: "is not valid UTF-8"}
+	case len(v) > MaxAttributeValueBytes:
+		return &LimitError{Field: fmt.Sprintf("attribute %q value", k), Problem: fmt.Sprintf("is %d bytes, limit %d", len(v), MaxAttributeValueBytes)}
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // RTTEnv names the variable that sets the round trip of the doubles that
@@ -68,11 +70,21 @@ type Proxy struct {
 	stats Stats
 }
 
+// MinBillableBytes is what Cloud Pub/Sub bills at least per Publish
+// request: "A minimum of 1000 bytes per publish, push or pull request is
+// assessed regardless of message size".
+const MinBillableBytes = 1000
+
 // Stats counts what the double saw.
 type Stats struct {
 	PublishRequests int64
 	PublishMessages int64
-	Refused         int64
+	// PublishBytes is the messages' size as Pub/Sub counts it (data,
+	// attributes, ordering key); BillableBytes counts each request as
+	// at least MinBillableBytes, as Cloud Pub/Sub bills it.
+	PublishBytes  int64
+	BillableBytes int64
+	Refused       int64
 	ByRule          map[Rule]int64
 	// Examples holds the first refusals, for the report of a failing run.
 	Examples []string
@@ -191,6 +203,12 @@ func (p *Proxy) checkPublish(f *frame) error {
 	defer p.mu.Unlock()
 	p.stats.PublishRequests++
 	p.stats.PublishMessages += int64(len(req.GetMessages()))
+	var size int64
+	for _, m := range req.GetMessages() {
+		size += int64(wire.MessageSize(m.GetData(), m.GetAttributes(), m.GetOrderingKey()))
+	}
+	p.stats.PublishBytes += size
+	p.stats.BillableBytes += max(size, MinBillableBytes)
 	if r == nil {
 		return nil
 	}

@@ -7,7 +7,6 @@ package outboxdb
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -72,16 +71,45 @@ per_topic AS (
       )
 ),
 picked AS (
-    SELECT p.id
-    FROM (SELECT u.id, row_number() OVER (PARTITION BY u.topic ORDER BY u.id) AS rank_in_topic
-          FROM (SELECT id, topic FROM fifo UNION SELECT id, topic FROM per_topic) u) p
+    SELECT p.id, p.topic, p.ordering_key, p.rank_in_topic
+    FROM (SELECT u.id, u.topic, u.ordering_key, row_number() OVER (PARTITION BY u.topic ORDER BY u.id) AS rank_in_topic
+          FROM (SELECT id, topic, ordering_key FROM fifo UNION SELECT id, topic, ordering_key FROM per_topic) u) p
     ORDER BY p.rank_in_topic, p.id
+    LIMIT $5
+),
+heads AS (
+    SELECT h.topic, h.ordering_key, h.id, h.rank_in_topic
+    FROM (SELECT p.topic, p.ordering_key, p.id, p.rank_in_topic,
+                 row_number() OVER (PARTITION BY p.topic, p.ordering_key ORDER BY p.id) AS nth
+          FROM picked p) h
+    WHERE h.nth = 1
+    ORDER BY h.rank_in_topic, h.id
+),
+grouped AS (
+    SELECT g.id
+    FROM heads h
+    CROSS JOIN LATERAL (
+        -- in the order of outbox_events_pending_key_idx
+        SELECT k.id
+        FROM outbox_events k
+        WHERE k.status = 'pending'
+          AND k.topic = h.topic
+          AND k.ordering_key = h.ordering_key
+          AND k.id >= h.id
+          AND k.next_attempt_at <= now()
+        ORDER BY k.topic, k.ordering_key, k.id
+        LIMIT $5
+    ) g
+    -- No ORDER BY: the nested loop the LATERAL ... LIMIT makes keeps the
+    -- heads' order, and stops at batch_size rows instead of reading every
+    -- head's rows to sort them. Which rows are taken is a matter of
+    -- fairness only: "ordered" keeps each key's rows a prefix in any case.
     LIMIT $5
 ),
 locked AS (
     SELECT x.id, x.topic, x.ordering_key
     FROM outbox_events x
-    WHERE x.id = ANY(ARRAY(SELECT id FROM picked))
+    WHERE x.id = ANY(ARRAY(SELECT id FROM grouped))
       AND x.status = 'pending'
     FOR UPDATE SKIP LOCKED
 ),
@@ -108,7 +136,7 @@ SET status      = 'publishing',
 FROM ordered
 WHERE o.id = ordered.id
 RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
-          o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers,
+          o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text AS headers,
           o.payload, o.occurred_at, o.created_at, o.attempts
 `
 
@@ -131,7 +159,7 @@ type ClaimOutboxEventsRow struct {
 	SchemaVersion    int32
 	OrderingKey      string
 	Topic            string
-	Headers          json.RawMessage
+	Headers          string
 	Payload          []byte
 	OccurredAt       time.Time
 	CreatedAt        time.Time
@@ -181,6 +209,13 @@ type ClaimOutboxEventsRow struct {
 // correlated subplan: without it the planner may turn it into an anti join
 // that materializes the whole blocking set and compares it with every
 // candidate (O(candidates x in-flight rows)).
+// A key's waiting versions travel together: each picked key, in pick
+// order, brings its ready pending rows from its first picked one on, so a
+// backlog of several versions per key fills the batch with whole keys
+// (published as few, fuller requests) rather than with one version of as
+// many keys. One pending version per key (live traffic) claims as before.
+// headers as text: the relay decodes them once (as jsonb, the driver would
+// parse them to validate them first).
 func (q *Queries) ClaimOutboxEvents(ctx context.Context, arg ClaimOutboxEventsParams) ([]ClaimOutboxEventsRow, error) {
 	rows, err := q.db.Query(ctx, claimOutboxEvents,
 		arg.WorkerID,

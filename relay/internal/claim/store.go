@@ -88,9 +88,17 @@ func (s *Store) Claim(ctx context.Context, req Request) ([]Event, error) {
 
 // decodeHeaders reads the headers column. Non-string values (written by
 // another producer) are kept as their JSON text.
-func decodeHeaders(raw json.RawMessage) map[string]string {
+func decodeHeaders(text string) map[string]string {
+	if text == "" || text == "{}" {
+		return nil
+	}
+	raw := []byte(text)
+	var strs map[string]string
+	if json.Unmarshal(raw, &strs) == nil {
+		return strs // all strings: the writer's headers
+	}
 	var m map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
 	out := make(map[string]string, len(m))

@@ -121,11 +121,16 @@ func (s *Publisher) Publish(ctx context.Context, e *claim.Event) (Result, error)
 	if n := gpubsub.MessageSize(msg); n > s.maxBytes {
 		return Result{}, errclass.Newf(errclass.MessageTooLarge, "message is %d bytes, limit is %d (publish.max_message_bytes, Options.Publish.MaxMessageBytes)", n, s.maxBytes)
 	}
-	if err := wire.CheckMessage(msg.Data, msg.Attributes, msg.OrderingKey, s.maxBytes); err != nil {
+	// wire.CheckMessage without its size check, done above.
+	if err := wire.CheckOrderingKey(msg.OrderingKey); err != nil {
 		return Result{}, errclass.New(errclass.PayloadInvalid, err)
 	}
-	span := startPublishSpan(s.tracer, msg, s.topic(e))
-	return Result{r: s.pubs.Publish(ctx, s.topic(e), msg), span: span}, nil
+	if err := wire.CheckAttributes(msg.Attributes); err != nil {
+		return Result{}, errclass.New(errclass.PayloadInvalid, err)
+	}
+	topic := s.topic(e)
+	span := startPublishSpan(s.tracer, msg, topic)
+	return Result{r: s.pubs.Publish(ctx, topic, msg), span: span}, nil
 }
 
 // startPublishSpan starts the producer span of msg as a child of the

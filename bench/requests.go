@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
+)
+
+// requestCost is what one measured publish of events cost, per event, so
+// that it compares across machines whether or not they are saturated:
+// Publish requests and billable bytes (each request billed at least
+// strict.MinBillableBytes) as the strict double saw them, and CPU seconds
+// of the process that published.
+type requestCost struct {
+	events     int
+	sent       strict.Stats // the double's counts during the measurement
+	cpuSeconds float64
+	cpuOf      string // whose CPU: "publisher", "bench (library + double)"
+}
+
+// costSince is the cost of publishing events through b since before
+// (b.Double's stats then), with cpuSeconds spent by cpuOf.
+func costSince(b *Backend, before strict.Stats, events int, cpuSeconds float64, cpuOf string) requestCost {
+	now := b.Double.Stats()
+	d := strict.Stats{
+		PublishRequests: now.PublishRequests - before.PublishRequests,
+		PublishMessages: now.PublishMessages - before.PublishMessages,
+		PublishBytes:    now.PublishBytes - before.PublishBytes,
+		BillableBytes:   now.BillableBytes - before.BillableBytes,
+		Refused:         now.Refused - before.Refused,
+	}
+	return requestCost{events: events, sent: d, cpuSeconds: cpuSeconds, cpuOf: cpuOf}
+}
+
+// cpuSecondsOf is the CPU seconds group used over u.
+func cpuSecondsOf(u cpuUse, group string) float64 { return u.Cores[group] * u.Seconds }
+
+func (c requestCost) String() string {
+	if c.events == 0 {
+		return ""
+	}
+	per := float64(c.events)
+	return fmt.Sprintf("%.0f Publish requests per 1k events (%.1f messages per request), billable %.0f B/event (actual %.0f), %s CPU %.3f s per 1k events, refused %d",
+		float64(c.sent.PublishRequests)/per*1000, float64(c.sent.PublishMessages)/max(1, float64(c.sent.PublishRequests)),
+		float64(c.sent.BillableBytes)/per, float64(c.sent.PublishBytes)/per, c.cpuOf, c.cpuSeconds/per*1000, c.sent.Refused)
+}
