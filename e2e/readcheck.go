@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,6 +128,7 @@ type ReadStats struct {
 	latencies []time.Duration // from the write's answer to the read's
 	examples  []string
 	lastErr   error
+	errKinds  map[string]int // failed attempts by status and reason
 }
 
 // NewReadCheck returns a check reading the catalog at base; search adds
@@ -256,6 +259,10 @@ func (s *ReadStats) retry(ctx context.Context, acked time.Time, read func() erro
 			s.Errors.Add(1)
 			s.mu.Lock()
 			s.lastErr = err
+			if s.errKinds == nil {
+				s.errKinds = map[string]int{}
+			}
+			s.errKinds[errKind(err)]++
 			s.mu.Unlock()
 		}
 		if ctx.Err() != nil || time.Since(acked) > ReadCheckGiveUp {
@@ -300,7 +307,26 @@ func (s *ReadStats) lastError() string {
 	if s.lastErr == nil {
 		return ""
 	}
-	return fmt.Sprintf(" (last error: %.80s)", s.lastErr.Error())
+	kinds := make([]string, 0, len(s.errKinds))
+	for k, n := range s.errKinds {
+		kinds = append(kinds, fmt.Sprintf("%s x%d", k, n))
+	}
+	sort.Strings(kinds)
+	return fmt.Sprintf(" (failed attempts by kind: %s; last error: %.300s)", strings.Join(kinds, ", "), s.lastErr.Error())
+}
+
+// errKind is an error's HTTP status and catalog reason, or its Go type when
+// no answer came (a connection refused while the catalog restarts).
+func errKind(err error) string {
+	var he *HTTPError
+	if !errors.As(err, &he) {
+		return fmt.Sprintf("%T", errors.Unwrap(err))
+	}
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal([]byte(he.Body), &body)
+	return fmt.Sprintf("HTTP %d %s", he.Status, body.Reason)
 }
 
 // Examples are up to five violations.
