@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// hardening holds the results of the faults that prove the pipeline's
+// hardening: a stall after a projector SIGKILL seen and cleared, a topic
+// deleted and re-created without a failed row, a projector stopped within
+// its grace while Pub/Sub does not answer.
+type hardening struct {
+	stall        ProjectorStall
+	topic        TopicRecreate
+	topicWritten int // writes made while the topic was missing
+	frozen       FrozenStop
+	ran          bool
+}
+
+// hardeningFaults runs the three in turn.
+func (s *Suite) hardeningFaults(ctx context.Context) error {
+	st := s.Stack
+	s.hard.ran = true
+	stallAfter := envDuration(st.Cfg.ProjectorEnv, "PROJECTOR_STALL_AFTER", 2*time.Minute)
+	s.logf("phase 2b: SIGKILL the projector mid-burst; it must come back ready and stay up, and a stall of its projections (%s) must be reported and cleared", stallAfter)
+	var err error
+	if s.hard.stall, err = st.KillProjectorWatchStall(ctx, time.Second, stallAfter, stallAfter+15*time.Second, &s.Faults); err != nil {
+		return err
+	}
+
+	s.logf("phase 2c: topic %s deleted and re-created while events are written; no row may fail, publishing must resume by itself", Topic)
+	if s.hard.topic, err = st.RecreateTopic(ctx, s.Checker, s.writeLive); err != nil {
+		return err
+	}
+
+	timeout := envDuration(st.Cfg.ProjectorEnv, "PROJECTOR_SHUTDOWN_TIMEOUT", 30*time.Second)
+	s.logf("phase 2d: Pub/Sub frozen during a projector SIGTERM; it must exit 0 within its shutdown timeout (%s)", timeout)
+	s.hard.frozen, err = st.StopProjectorPubSubFrozen(ctx, timeout, &s.Faults)
+	return err
+}
+
+// writeLive updates a few live videos (the topic case needs rows to
+// publish whether or not the workload still runs); it returns how many
+// writes the catalog acknowledged.
+func (s *Suite) writeLive(ctx context.Context) int {
+	client := NewCatalogClient(s.Stack.CatalogURL)
+	n := 0
+	for _, id := range s.Work.IDs() {
+		if n == 20 {
+			break
+		}
+		v, err := client.Get(ctx, id)
+		if err != nil || v.GetDeletedAt() != nil {
+			continue
+		}
+		if client.Update(ctx, id, randomChange()) == nil {
+			n++
+		}
+	}
+	s.hard.topicWritten = n
+	return n
+}
+
+// checkHardening adds the results of hardeningFaults to the table.
+func (s *Suite) checkHardening() {
+	if !s.hard.ran {
+		return
+	}
+	t, h := &s.Table, &s.hard
+	t.Check("projector SIGKILLed mid-burst: a stall past stall_after reported, and cleared",
+		fmt.Sprintf("longest applying nothing with a backlog %v (stall_after %s); reported %q; cleared %t",
+			roundDurations(h.stall.Longest), h.stall.StallAfter, cut(h.stall.Detected, 60), h.stall.Cleared),
+		!h.stall.Undetected() && h.stall.Cleared)
+	t.Check("topic deleted mid-run: publishers paused it (readiness + gauge), resumed by themselves",
+		fmt.Sprintf("blocked %t, %d writes meanwhile, missing %s, resumed %s after re-creation, %d re-driven; %s",
+			h.topic.Blocked, h.topicWritten, h.topic.Missing.Round(time.Second), h.topic.Resumed.Round(100*time.Millisecond), h.topic.HeldBack, cut(h.topic.Readiness, 60)),
+		h.topic.Blocked && h.topicWritten > 0 && h.topic.Resumed > 0)
+	t.Check("Pub/Sub frozen during a projector SIGTERM: exit 0 within its shutdown timeout",
+		fmt.Sprintf("%s after %s (timeout %s, holding %.0f messages)", h.frozen.Exit, h.frozen.Took.Round(100*time.Millisecond), h.frozen.Timeout, h.frozen.Inflight),
+		h.frozen.Clean)
+}
+
+// envDuration reads key from env entries ("K=V"), the last one winning.
+func envDuration(env []string, key string, def time.Duration) time.Duration {
+	d := def
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			if x, err := time.ParseDuration(v); err == nil {
+				d = x
+			}
+		}
+	}
+	return d
+}
+
+func roundDurations(m map[string]time.Duration) map[string]string {
+	out := map[string]string{}
+	for k, d := range m {
+		out[k] = d.Round(time.Second).String()
+	}
+	return out
+}
+
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "..."
+	}
+	return s
+}
