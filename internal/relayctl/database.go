@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 )
@@ -71,9 +72,15 @@ func (d *dbFlags) open(ctx context.Context) (*pgxpool.Pool, error) {
 	pctx, cancel := context.WithTimeout(ctx, d.cli.connectTimeout)
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
+		role := pool.Config().ConnConfig.User
 		pool.Close()
+		err = postgres.Classify(err)
+		if errclass.Of(err) == errclass.AuthenticationFailed {
+			return nil, fmt.Errorf("Postgres refused the credentials: connecting to %s as %q: %w (check the user and password of --database-url or DATABASE_URL)",
+				postgres.Redact(d.url), role, err)
+		}
 		return nil, fmt.Errorf("Postgres unreachable: connecting to %s (--connect-timeout %s): %w",
-			postgres.Redact(d.url), d.cli.connectTimeout, postgres.Classify(err))
+			postgres.Redact(d.url), d.cli.connectTimeout, err)
 	}
 	return pool, nil
 }
