@@ -26,7 +26,16 @@ const (
 	// ordering key as encoded in a Publish request).
 	MaxMessageBytes = 10_000_000
 	// ReservedPrefix starts the attribute keys Pub/Sub keeps for itself;
-	// the check is case-insensitive.
+	// the check is case-insensitive. Of the reference pages, only the
+	// resource names say it in so many words: a topic or subscription ID
+	// "must not start with \"goog\"" (the Topic and Subscription name
+	// fields, "Google Cloud Pub/Sub API" reference). The PubsubMessage
+	// reference ("PubsubMessage", attributes) and the limits table of
+	// "Pub/Sub quotas and limits" (attribute key 256 bytes, value 1,024
+	// bytes, 100 attributes) name no prefix rule for attribute keys;
+	// refusing "goog" keys there too is the conservative reading (the
+	// writer refuses an event at commit rather than risk Cloud Pub/Sub
+	// refusing its message later), not a documented rule.
 	ReservedPrefix = "goog"
 )
 
