@@ -158,12 +158,22 @@ func startAudit(ctx context.Context, db outboxdb.DBTX, command, by, why string, 
 
 // finish records "ok" or "failed: <err>" and returns err, joined with a
 // failure to record it.
-func (a *auditRecord) finish(ctx context.Context, err error) error {
+func (a *auditRecord) finish(ctx context.Context, err error) error { return a.finishWith(ctx, err, nil) }
+
+// finishWith is finish that also records result (e.g. counts) in the
+// row's details.
+func (a *auditRecord) finishWith(ctx context.Context, err error, result map[string]any) error {
 	outcome := "ok"
 	if err != nil {
 		outcome = "failed: " + err.Error()
 	}
-	uerr := outboxdb.New(a.db).SetAdminAuditOutcome(context.WithoutCancel(ctx), outboxdb.SetAdminAuditOutcomeParams{ID: a.id, Outcome: outcome})
+	b, uerr := json.Marshal(result)
+	if result == nil {
+		b = []byte("{}")
+	}
+	if uerr == nil {
+		uerr = outboxdb.New(a.db).SetAdminAuditResult(context.WithoutCancel(ctx), outboxdb.SetAdminAuditResultParams{ID: a.id, Outcome: outcome, Result: b})
+	}
 	if uerr != nil {
 		uerr = fmt.Errorf("recording the outcome in admin_audit row %d: %w", a.id, postgres.Classify(uerr))
 	}

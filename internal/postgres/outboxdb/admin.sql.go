@@ -517,21 +517,24 @@ func (q *Queries) ServerIdentity(ctx context.Context) (ServerIdentityRow, error)
 	return i, err
 }
 
-const setAdminAuditOutcome = `-- name: SetAdminAuditOutcome :exec
+const setAdminAuditResult = `-- name: SetAdminAuditResult :exec
 UPDATE admin_audit
-SET details = details || jsonb_build_object('outcome', $1::text)
-WHERE id = $2
+SET details = details || $1::jsonb || jsonb_build_object('outcome', $2::text)
+WHERE id = $3
 `
 
-type SetAdminAuditOutcomeParams struct {
+type SetAdminAuditResultParams struct {
+	Result  json.RawMessage
 	Outcome string
 	ID      int64
 }
 
-// SetAdminAuditOutcome completes an audit row written before its command
-// acted: details.outcome becomes "ok" or "failed: <error>".
-func (q *Queries) SetAdminAuditOutcome(ctx context.Context, arg SetAdminAuditOutcomeParams) error {
-	_, err := q.db.Exec(ctx, setAdminAuditOutcome, arg.Outcome, arg.ID)
+// SetAdminAuditResult completes an audit row written before its command
+// acted: details.outcome becomes "ok" or "failed: <error>", and result (a
+// JSON object, e.g. the counts of what the command did; {} for none) is
+// merged into details.
+func (q *Queries) SetAdminAuditResult(ctx context.Context, arg SetAdminAuditResultParams) error {
+	_, err := q.db.Exec(ctx, setAdminAuditResult, arg.Result, arg.Outcome, arg.ID)
 	return err
 }
 

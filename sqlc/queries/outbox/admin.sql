@@ -16,11 +16,13 @@ INSERT INTO admin_audit (command, requested_by, reason, details)
 VALUES (@command, @requested_by, @reason, @details)
 RETURNING id, created_at;
 
--- SetAdminAuditOutcome completes an audit row written before its command
--- acted: details.outcome becomes "ok" or "failed: <error>".
--- name: SetAdminAuditOutcome :exec
+-- SetAdminAuditResult completes an audit row written before its command
+-- acted: details.outcome becomes "ok" or "failed: <error>", and result (a
+-- JSON object, e.g. the counts of what the command did; {} for none) is
+-- merged into details.
+-- name: SetAdminAuditResult :exec
 UPDATE admin_audit
-SET details = details || jsonb_build_object('outcome', @outcome::text)
+SET details = details || @result::jsonb || jsonb_build_object('outcome', @outcome::text)
 WHERE id = @id;
 
 -- name: OutboxStatusCounts :many
