@@ -42,9 +42,12 @@ other readers of the same DLQ subscription do not see the pulled messages.
           topic whose subscription dead-letters into this one, from -f) with
           ordering key = aggregate_id and the original attributes (error_*,
           projection, delivery_attempt, original_message_id, dead_lettered_at
-          and CloudPubSubDeadLetter* removed), then ack them in the DLQ. Every
-          subscription of the main topic receives them again; inbox and
-          version guards absorb the duplicates.
+          and CloudPubSubDeadLetter* removed) plus replay_for = the
+          subscription that dead-lettered them (from -f, or Pub/Sub's
+          CloudPubSubDeadLetterSourceSubscription attribute), then ack them
+          in the DLQ. The projector applies them on that subscription alone
+          and acks them unapplied on the others. The audit row records the
+          outcome with the counts replayed and failed.
   purge   ack (drop) matching messages.
 
 replay and purge change state: they need a filter (--reason, --event-type,
