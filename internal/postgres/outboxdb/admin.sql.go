@@ -25,6 +25,62 @@ func (q *Queries) AdminAuditExists(ctx context.Context) (bool, error) {
 	return present, err
 }
 
+const consumersBehind = `-- name: ConsumersBehind :many
+WITH last AS (
+    SELECT consumer, max(received_at) AS last_received_at, array_agg(DISTINCT aggregate_type) AS types
+    FROM inbox_events
+    GROUP BY consumer
+)
+SELECT last.consumer,
+       last.last_received_at::timestamptz AS last_received_at,
+       (SELECT count(*)
+        FROM outbox_events o
+        WHERE o.status = 'published'
+          AND o.published_at > last.last_received_at + make_interval(secs => $1::float8)
+          AND o.published_at < now() - make_interval(secs => $2::float8)
+          AND o.aggregate_type = ANY(last.types))::bigint AS waiting
+FROM last
+ORDER BY last.consumer
+`
+
+type ConsumersBehindParams struct {
+	MarginSeconds  float64
+	WaitingSeconds float64
+}
+
+type ConsumersBehindRow struct {
+	Consumer       string
+	LastReceivedAt time.Time
+	Waiting        int64
+}
+
+// ConsumersBehind counts, per inbox consumer, the published events of the
+// aggregate types it consumes that it has not received although they were
+// published more than @waiting_seconds ago and more than @margin_seconds
+// after the last event it received (the margin covers an event applied
+// before the relay recorded it published). A consumer with such events has
+// applied nothing for longer than @waiting_seconds while events wait for
+// it: its projector is down or stalled.
+func (q *Queries) ConsumersBehind(ctx context.Context, arg ConsumersBehindParams) ([]ConsumersBehindRow, error) {
+	rows, err := q.db.Query(ctx, consumersBehind, arg.MarginSeconds, arg.WaitingSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConsumersBehindRow
+	for rows.Next() {
+		var i ConsumersBehindRow
+		if err := rows.Scan(&i.Consumer, &i.LastReceivedAt, &i.Waiting); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const extendReplayAudit = `-- name: ExtendReplayAudit :exec
 UPDATE outbox_replays
 SET row_count = row_count + $1,

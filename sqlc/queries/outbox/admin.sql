@@ -71,6 +71,30 @@ WHERE status = 'failed'
 GROUP BY 1
 ORDER BY n DESC, reason;
 
+-- ConsumersBehind counts, per inbox consumer, the published events of the
+-- aggregate types it consumes that it has not received although they were
+-- published more than @waiting_seconds ago and more than @margin_seconds
+-- after the last event it received (the margin covers an event applied
+-- before the relay recorded it published). A consumer with such events has
+-- applied nothing for longer than @waiting_seconds while events wait for
+-- it: its projector is down or stalled.
+-- name: ConsumersBehind :many
+WITH last AS (
+    SELECT consumer, max(received_at) AS last_received_at, array_agg(DISTINCT aggregate_type) AS types
+    FROM inbox_events
+    GROUP BY consumer
+)
+SELECT last.consumer,
+       last.last_received_at::timestamptz AS last_received_at,
+       (SELECT count(*)
+        FROM outbox_events o
+        WHERE o.status = 'published'
+          AND o.published_at > last.last_received_at + make_interval(secs => @margin_seconds::float8)
+          AND o.published_at < now() - make_interval(secs => @waiting_seconds::float8)
+          AND o.aggregate_type = ANY(last.types))::bigint AS waiting
+FROM last
+ORDER BY last.consumer;
+
 -- name: InboxByConsumer :many
 SELECT consumer,
        count(*)::bigint AS events,
