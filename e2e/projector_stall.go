@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -21,6 +22,14 @@ type ProjectorStall struct {
 	// Cleared: at the end the readiness names no stall and
 	// projector_stalled is 0 for every projection.
 	Cleared bool
+	// Down is how long the projector was dead. While it was, `relayctl
+	// status --oldest-slo StatusSLO` named the consumers in Named (the
+	// first problem it said, Said, DetectedAfter the kill); StatusCleared:
+	// after the restart it named none of them any more.
+	Down, DetectedAfter, StatusSLO time.Duration
+	Named                          []string
+	Said                           string
+	StatusCleared                  bool
 }
 
 // Undetected reports a stall of StallAfter (plus the sampling period
@@ -38,15 +47,17 @@ func (r ProjectorStall) Undetected() bool {
 // WatchProjectorStall plus the projector's detector tick.
 const stallSlack = 3 * time.Second
 
-// KillProjectorWatchStall SIGKILLs the projector mid-burst (KillProjector)
-// and watches it from then on: every second, per consumer, whether it
-// applies while published events wait for it, and what the projector says
-// of it (readiness "stall/<projection>", gauge projector_stalled). A
-// projection that applies nothing for the stall time while the restarted
-// projector is ready must be reported; the report must be gone once it
-// applies again.
-func (s *Stack) KillProjectorWatchStall(ctx context.Context, restartAfter, stallAfter, window time.Duration, log *FaultLog) (ProjectorStall, error) {
-	res := ProjectorStall{StallAfter: stallAfter, Longest: map[string]time.Duration{}}
+// KillProjectorWatchStall SIGKILLs the projector mid-burst and keeps it
+// dead until `relayctl status --oldest-slo statusSLO` names every consumer
+// as receiving nothing while events wait (at most a minute), then starts
+// it again; status must stop naming them. From the kill on it also
+// watches, every second, per consumer, whether it applies while published
+// events wait for it, and what the restarted projector says of it
+// (readiness "stall/<projection>", gauge projector_stalled): a projection
+// that applies nothing for the stall time while the projector is ready
+// must be reported, and the report must be gone once it applies again.
+func (s *Stack) KillProjectorWatchStall(ctx context.Context, statusSLO, stallAfter, window time.Duration, log *FaultLog) (ProjectorStall, error) {
+	res := ProjectorStall{StallAfter: stallAfter, StatusSLO: statusSLO, Longest: map[string]time.Duration{}}
 	var mu sync.Mutex
 	var readyAt time.Time // zero while the projector is down or not yet ready
 	wctx, stop := context.WithCancel(ctx)
@@ -104,10 +115,11 @@ func (s *Stack) KillProjectorWatchStall(ctx context.Context, restartAfter, stall
 			}
 		}
 	}()
-	err := s.KillProjector(ctx, restartAfter, log)
-	mu.Lock()
-	readyAt = time.Now()
-	mu.Unlock()
+	err := s.killProjectorSeenByStatus(ctx, &res, log, func() {
+		mu.Lock()
+		readyAt = time.Now()
+		mu.Unlock()
+	})
 	if err == nil {
 		err = sleepCtx(ctx, window)
 	}
@@ -140,4 +152,75 @@ func (s *Stack) stallReport(ctx context.Context) string {
 		return fmt.Sprintf("projector_stalled = 1 for %.0f projection(s)", n)
 	}
 	return ""
+}
+
+// killProjectorSeenByStatus is the kill and restart of
+// KillProjectorWatchStall, with relayctl status asked meanwhile.
+func (s *Stack) killProjectorSeenByStatus(ctx context.Context, res *ProjectorStall, log *FaultLog, ready func()) error {
+	p := s.Projector
+	release := p.Hold()
+	defer release()
+	s.Scraper.ScrapeAll(ctx)
+	p.Kill()
+	killed := time.Now()
+	log.ProjectorKills.Add(1)
+	s.Sup.Logf("fault: SIGKILL %s mid-burst; kept dead until relayctl status --oldest-slo %s names its consumers", p.Name(), res.StatusSLO)
+	err := poll(ctx, 2*time.Second, time.Minute, func() (bool, string) {
+		named, said, err := s.consumersBehind(ctx, res.StatusSLO)
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(named) == len(s.Cfg.Consumers) {
+			res.Named, res.Said, res.DetectedAfter = named, said, time.Since(killed)
+			return true, ""
+		}
+		return false, fmt.Sprintf("relayctl status names %v", named)
+	})
+	if err != nil {
+		s.Sup.Logf("fault: relayctl status did not name every consumer of the dead projector: %v", err)
+	}
+	res.Down = time.Since(killed)
+	if err := p.Start(); err != nil {
+		return err
+	}
+	if err := p.WaitReady(context.WithoutCancel(ctx), time.Minute); err != nil {
+		return err
+	}
+	ready()
+	s.Sup.Logf("fault: %s back after %s dead; relayctl status named %v after %s", p.Name(), res.Down.Round(time.Second), res.Named, res.DetectedAfter.Round(time.Second))
+	err = poll(ctx, 2*time.Second, 2*time.Minute, func() (bool, string) {
+		named, _, err := s.consumersBehind(ctx, res.StatusSLO)
+		return err == nil && len(named) == 0, fmt.Sprintf("relayctl status still names %v (err %v)", named, err)
+	})
+	res.StatusCleared = err == nil
+	return nil
+}
+
+// consumersBehind are the consumers `relayctl status --oldest-slo slo`
+// names as receiving nothing while events wait, and its first such
+// problem.
+func (s *Stack) consumersBehind(ctx context.Context, slo time.Duration) (named []string, said string, err error) {
+	out, _, err := s.RelayctlCode(ctx, "status", "--oldest-slo", slo.String(), "--json")
+	if err != nil {
+		return nil, "", err
+	}
+	var rep struct {
+		Behind []struct {
+			Consumer string `json:"consumer"`
+		} `json:"consumers_behind"`
+		Problems []string `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		return nil, "", fmt.Errorf("relayctl status --json: %w", err)
+	}
+	for _, b := range rep.Behind {
+		named = append(named, b.Consumer)
+	}
+	for _, p := range rep.Problems {
+		if strings.HasPrefix(p, "consumer ") {
+			said = p
+			break
+		}
+	}
+	return named, said, nil
 }

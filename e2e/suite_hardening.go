@@ -24,9 +24,9 @@ func (s *Suite) hardeningFaults(ctx context.Context) error {
 	st := s.Stack
 	s.hard.ran = true
 	stallAfter := envDuration(st.Cfg.ProjectorEnv, "PROJECTOR_STALL_AFTER", 2*time.Minute)
-	s.logf("phase 2b: SIGKILL the projector mid-burst; it must come back ready and stay up, and a stall of its projections (%s) must be reported and cleared", stallAfter)
+	s.logf("phase 2b: SIGKILL the projector mid-burst; relayctl status must name its consumers while it is dead and stop after its restart; it must come back ready and stay up, and a stall of its projections (%s) must be reported and cleared", stallAfter)
 	var err error
-	if s.hard.stall, err = st.KillProjectorWatchStall(ctx, time.Second, stallAfter, stallAfter+15*time.Second, &s.Faults); err != nil {
+	if s.hard.stall, err = st.KillProjectorWatchStall(ctx, 15*time.Second, stallAfter, stallAfter+10*time.Second, &s.Faults); err != nil {
 		return err
 	}
 
@@ -69,7 +69,11 @@ func (s *Suite) checkHardening() {
 		return
 	}
 	t, h := &s.Table, &s.hard
-	t.Check("projector SIGKILLed mid-burst: a stall past stall_after reported, and cleared",
+	t.Check("projector SIGKILLed: relayctl status named its consumers while dead, and not after its restart",
+		fmt.Sprintf("%v after %s (dead %s, --oldest-slo %s); cleared %t; %s", h.stall.Named, h.stall.DetectedAfter.Round(time.Second),
+			h.stall.Down.Round(time.Second), h.stall.StatusSLO, h.stall.StatusCleared, cut(h.stall.Said, 50)),
+		len(h.stall.Named) == len(s.Stack.Cfg.Consumers) && h.stall.StatusCleared)
+	t.Check("restarted projector: a stall past stall_after reported (readiness/metric), and cleared",
 		fmt.Sprintf("longest applying nothing with a backlog %v (stall_after %s); reported %q; cleared %t",
 			roundDurations(h.stall.Longest), h.stall.StallAfter, cut(h.stall.Detected, 60), h.stall.Cleared),
 		!h.stall.Undetected() && h.stall.Cleared)
