@@ -92,7 +92,7 @@ func (s *Stack) RecreateTopic(ctx context.Context, chk *OrderChecker, write func
 	res.Blocked = err == nil
 
 	var heldBack []string
-	if err := s.WaitDrained(ctx, chk, 2*time.Second, time.Minute); err != nil {
+	if err := s.WaitDrained(ctx, chk, 2*time.Second, 20*time.Second); err != nil {
 		s.Sup.Logf("fault: topic deleted: %v", err)
 		if heldBack, err = s.publishedUnappliedIDs(ctx); err != nil {
 			return res, err
