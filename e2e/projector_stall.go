@@ -30,6 +30,8 @@ type ProjectorStall struct {
 	Named                          []string
 	Said                           string
 	StatusCleared                  bool
+	// Written counts the writes made while the projector was dead.
+	Written int
 }
 
 // Undetected reports a stall of StallAfter (plus the sampling period
@@ -47,16 +49,17 @@ func (r ProjectorStall) Undetected() bool {
 // WatchProjectorStall plus the projector's detector tick.
 const stallSlack = 3 * time.Second
 
-// KillProjectorWatchStall SIGKILLs the projector mid-burst and keeps it
-// dead until `relayctl status --oldest-slo statusSLO` names every consumer
-// as receiving nothing while events wait (at most a minute), then starts
-// it again; status must stop naming them. From the kill on it also
+// KillProjectorWatchStall SIGKILLs the projector mid-burst, lets write
+// make events for it once it has been dead longer than status's margin,
+// and keeps it dead until `relayctl status --oldest-slo statusSLO` names
+// every consumer as receiving nothing while events wait (at most a
+// minute), then starts it again; status must stop naming them. From the kill on it also
 // watches, every second, per consumer, whether it applies while published
 // events wait for it, and what the restarted projector says of it
 // (readiness "stall/<projection>", gauge projector_stalled): a projection
 // that applies nothing for the stall time while the projector is ready
 // must be reported, and the report must be gone once it applies again.
-func (s *Stack) KillProjectorWatchStall(ctx context.Context, statusSLO, stallAfter, window time.Duration, log *FaultLog) (ProjectorStall, error) {
+func (s *Stack) KillProjectorWatchStall(ctx context.Context, statusSLO, stallAfter, window time.Duration, write func(context.Context) int, log *FaultLog) (ProjectorStall, error) {
 	res := ProjectorStall{StallAfter: stallAfter, StatusSLO: statusSLO, Longest: map[string]time.Duration{}}
 	var mu sync.Mutex
 	var readyAt time.Time // zero while the projector is down or not yet ready
@@ -115,7 +118,7 @@ func (s *Stack) KillProjectorWatchStall(ctx context.Context, statusSLO, stallAft
 			}
 		}
 	}()
-	err := s.killProjectorSeenByStatus(ctx, &res, log, func() {
+	err := s.killProjectorSeenByStatus(ctx, &res, write, log, func() {
 		mu.Lock()
 		readyAt = time.Now()
 		mu.Unlock()
@@ -156,7 +159,7 @@ func (s *Stack) stallReport(ctx context.Context) string {
 
 // killProjectorSeenByStatus is the kill and restart of
 // KillProjectorWatchStall, with relayctl status asked meanwhile.
-func (s *Stack) killProjectorSeenByStatus(ctx context.Context, res *ProjectorStall, log *FaultLog, ready func()) error {
+func (s *Stack) killProjectorSeenByStatus(ctx context.Context, res *ProjectorStall, write func(context.Context) int, log *FaultLog, ready func()) error {
 	p := s.Projector
 	release := p.Hold()
 	defer release()
@@ -165,6 +168,13 @@ func (s *Stack) killProjectorSeenByStatus(ctx context.Context, res *ProjectorSta
 	killed := time.Now()
 	log.ProjectorKills.Add(1)
 	s.Sup.Logf("fault: SIGKILL %s mid-burst; kept dead until relayctl status --oldest-slo %s names its consumers", p.Name(), res.StatusSLO)
+	// Events published later than status's margin after the consumers'
+	// last one, whether or not the workload still runs.
+	if err := sleepCtx(ctx, 11*time.Second); err != nil {
+		return err
+	}
+	res.Written = write(ctx)
+	s.Sup.Logf("fault: %d write(s) while %s is dead", res.Written, p.Name())
 	err := poll(ctx, 2*time.Second, time.Minute, func() (bool, string) {
 		named, said, err := s.consumersBehind(ctx, res.StatusSLO)
 		if err != nil {

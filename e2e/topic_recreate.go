@@ -34,6 +34,8 @@ type TopicRecreate struct {
 	// HeldBack counts published events the deleted subscriptions still
 	// held; they were re-driven from the outbox.
 	HeldBack int
+	// Written counts the writes made while the topic was missing.
+	Written int
 }
 
 // RecreateTopic deletes the event topic while the workload runs and
@@ -68,7 +70,8 @@ func (s *Stack) RecreateTopic(ctx context.Context, chk *OrderChecker, write func
 	}
 	gone := time.Now()
 	s.Sup.Logf("fault: topic %s deleted mid-run; the publishers must pause it (topic_not_found), failing no row", Topic)
-	s.Sup.Logf("fault: topic deleted: %d write(s) made while it is missing", write(ctx))
+	res.Written = write(ctx)
+	s.Sup.Logf("fault: topic deleted: %d write(s) made while it is missing", res.Written)
 
 	err = poll(ctx, 250*time.Millisecond, time.Minute, func() (bool, string) {
 		s.Scraper.ScrapeAll(ctx)
