@@ -36,7 +36,7 @@ func passwordRoleURL(t *testing.T, db *relaytest.DB, password string) string {
 
 // TestClassifyAuthenticationFailures: a wrong password (28P01) and an
 // unknown role (28000) on a real server are authentication_failed, a
-// transient reason (they were server_error: "the server failed").
+// transient reason, not server_error ("the server failed").
 func TestClassifyAuthenticationFailures(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "auth"})

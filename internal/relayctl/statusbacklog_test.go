@@ -7,8 +7,8 @@ import (
 )
 
 // TestStatusAnswersPromptlyOverABacklog: status over 30,000 pending rows on
-// 1,000 keys answers in seconds with the right counts (its head-of-key
-// check was a correlated lookup per row and took minutes).
+// 1,000 keys answers in seconds with the right counts (a lookup of each
+// row's earlier rows of its key would take minutes).
 func TestStatusAnswersPromptlyOverABacklog(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)

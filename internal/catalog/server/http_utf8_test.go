@@ -22,8 +22,8 @@ import (
 // TestHTTPInvalidUTF8IsA400NamingTheField: invalid UTF-8 in a string
 // field, in a field name, and an unknown enum name whose quoted 80-byte
 // cut falls inside a multi-byte character are 400s naming the field with
-// a valid UTF-8 message (they were 500s with an empty body: the error
-// text carried the bytes and protojson refused it), and every error
+// a valid UTF-8 message (an error text carrying the bytes would be refused
+// by protojson and answered as a 500 with an empty body), and every error
 // answer is logged.
 func TestHTTPInvalidUTF8IsA400NamingTheField(t *testing.T) {
 	t.Parallel()

@@ -281,8 +281,8 @@ type OutboxHealthRow struct {
 // stuck claims (expired lease or claimed longer than max_processing) and
 // the age of the oldest unpublished row.
 // One pass over the unpublished and failed rows, each compared with the
-// earlier rows of its key by window functions (a correlated lookup per row
-// took minutes over a backlog of thousands).
+// earlier rows of its key by window functions (a lookup per row is
+// quadratic in the backlog).
 func (q *Queries) OutboxHealth(ctx context.Context, maxProcessingSeconds float64) (OutboxHealthRow, error) {
 	row := q.db.QueryRow(ctx, outboxHealth, maxProcessingSeconds)
 	var i OutboxHealthRow

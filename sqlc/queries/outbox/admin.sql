@@ -38,8 +38,8 @@ ORDER BY status;
 -- stuck claims (expired lease or claimed longer than max_processing) and
 -- the age of the oldest unpublished row.
 -- One pass over the unpublished and failed rows, each compared with the
--- earlier rows of its key by window functions (a correlated lookup per row
--- took minutes over a backlog of thousands).
+-- earlier rows of its key by window functions (a lookup per row is
+-- quadratic in the backlog).
 -- name: OutboxHealth :one
 WITH k AS (
     SELECT status, next_attempt_at, lease_until, claimed_at, created_at,
