@@ -14,8 +14,13 @@ type ProjectorStall struct {
 	// StallAfter is the projector's stall time (PROJECTOR_STALL_AFTER).
 	StallAfter time.Duration
 	// Longest is, per consumer, the longest time the running, ready
-	// projector applied nothing while published events waited for it.
-	Longest map[string]time.Duration
+	// projector applied nothing while published events waited for it;
+	// LongestHeld the longest part of such a time in which the projection
+	// held received messages (projector_inflight > 0): what its stall
+	// detector reports. A projection that receives nothing (ordered keys
+	// held on a dead stream until their ack deadline) holds none: relayctl
+	// status reports that case.
+	Longest, LongestHeld map[string]time.Duration
 	// Detected is the first stall report: the readiness check
 	// "stall/<projection>" or projector_stalled = 1 ("" when none).
 	Detected string
@@ -34,16 +39,21 @@ type ProjectorStall struct {
 	Written int
 }
 
-// Undetected reports a stall of StallAfter (plus the sampling period
-// and the detector's own tick) that nothing reported.
+// Undetected reports a projection that held messages and applied nothing
+// for StallAfter (plus the sampling period and the detector's own tick)
+// without a stall report.
 func (r ProjectorStall) Undetected() bool {
-	for _, d := range r.Longest {
+	for _, d := range r.LongestHeld {
 		if d >= r.StallAfter+stallSlack && r.Detected == "" {
 			return true
 		}
 	}
 	return false
 }
+
+// projectionOf names the projection of each inbox consumer
+// (configs/projector.yaml).
+var projectionOf = map[string]string{ConsumerPG: "videos", ConsumerES: "search"}
 
 // stallSlack is how late a stall can be seen: the sampling period of
 // WatchProjectorStall plus the projector's detector tick.
@@ -60,7 +70,7 @@ const stallSlack = 3 * time.Second
 // that applies nothing for the stall time while the projector is ready
 // must be reported, and the report must be gone once it applies again.
 func (s *Stack) KillProjectorWatchStall(ctx context.Context, statusSLO, stallAfter, window time.Duration, write func(context.Context) int, log *FaultLog) (ProjectorStall, error) {
-	res := ProjectorStall{StallAfter: stallAfter, StatusSLO: statusSLO, Longest: map[string]time.Duration{}}
+	res := ProjectorStall{StallAfter: stallAfter, StatusSLO: statusSLO, Longest: map[string]time.Duration{}, LongestHeld: map[string]time.Duration{}}
 	var mu sync.Mutex
 	var readyAt time.Time // zero while the projector is down or not yet ready
 	wctx, stop := context.WithCancel(ctx)
@@ -68,7 +78,8 @@ func (s *Stack) KillProjectorWatchStall(ctx context.Context, statusSLO, stallAft
 	go func() {
 		defer close(done)
 		lastApplied := map[string]int64{}
-		since := map[string]time.Time{} // start of the current period without progress
+		since := map[string]time.Time{}     // start of the current period without progress
+		heldSince := map[string]time.Time{} // ... in which the projection holds messages
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
@@ -85,13 +96,14 @@ func (s *Stack) KillProjectorWatchStall(ctx context.Context, statusSLO, stallAft
 				continue
 			}
 			now := time.Now()
+			s.Scraper.ScrapeAll(wctx)
 			for _, c := range s.Cfg.Consumers {
 				n, err := s.Stats.PublishedUnapplied(wctx, c)
 				if err != nil {
 					continue
 				}
 				if snap.Applied[c] != lastApplied[c] || n == 0 || since[c].IsZero() {
-					lastApplied[c], since[c] = snap.Applied[c], now
+					lastApplied[c], since[c], heldSince[c] = snap.Applied[c], now, time.Time{}
 					continue
 				}
 				if ready.IsZero() {
@@ -101,8 +113,18 @@ func (s *Stack) KillProjectorWatchStall(ctx context.Context, statusSLO, stallAft
 				if from.Before(ready) {
 					from = ready // the detector runs only in a running projector
 				}
+				held := s.Scraper.Last(s.Projector.Name(), "projector_inflight", "projection="+projectionOf[c]) > 0
+				switch {
+				case !held:
+					heldSince[c] = time.Time{}
+				case heldSince[c].IsZero():
+					heldSince[c] = now
+				}
 				mu.Lock()
 				res.Longest[c] = max(res.Longest[c], now.Sub(from))
+				if !heldSince[c].IsZero() {
+					res.LongestHeld[c] = max(res.LongestHeld[c], now.Sub(heldSince[c]))
+				}
 				mu.Unlock()
 			}
 			if ready.IsZero() {
@@ -137,8 +159,8 @@ func (s *Stack) KillProjectorWatchStall(ctx context.Context, statusSLO, stallAft
 		return what == "", what
 	})
 	res.Cleared = s.stallReport(ctx) == ""
-	s.Sup.Logf("fault: projector after SIGKILL: longest time applying nothing with a backlog %v (stall after %s); reported: %q; cleared: %t",
-		res.Longest, stallAfter, res.Detected, res.Cleared)
+	s.Sup.Logf("fault: projector after SIGKILL: longest time applying nothing with a backlog %v, of it holding messages %v (stall after %s); reported: %q; cleared: %t",
+		res.Longest, res.LongestHeld, stallAfter, res.Detected, res.Cleared)
 	return res, nil
 }
 
