@@ -36,7 +36,7 @@ func (s *Suite) hardeningFaults(ctx context.Context) error {
 
 	timeout := envDuration(st.Cfg.ProjectorEnv, "PROJECTOR_SHUTDOWN_TIMEOUT", 30*time.Second)
 	s.logf("phase 2d: Pub/Sub frozen during a projector SIGTERM; it must exit 0 within its shutdown timeout (%s)", timeout)
-	s.hard.frozen, err = st.StopProjectorPubSubFrozen(ctx, timeout, &s.Faults)
+	s.hard.frozen, err = st.StopProjectorPubSubFrozen(ctx, s.Checker, timeout, &s.Faults)
 	return err
 }
 
@@ -83,6 +83,7 @@ func (s *Suite) checkHardening() {
 	t.Check("Pub/Sub frozen during a projector SIGTERM: exit 0 within its shutdown timeout",
 		fmt.Sprintf("%s after %s (timeout %s, holding %.0f messages)", h.frozen.Exit, h.frozen.Took.Round(100*time.Millisecond), h.frozen.Timeout, h.frozen.Inflight),
 		h.frozen.Clean)
+	t.Row("published events the emulator held back after the thaw (re-driven from the outbox)", fmt.Sprint(h.frozen.HeldBack))
 }
 
 // envDuration reads key from env entries ("K=V"), the last one winning.
