@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -21,7 +20,7 @@ type FrozenStop struct {
 	Clean bool
 	// HeldBack counts published events the emulator still held back a
 	// minute after the thaw (ordered keys pinned to the stopped
-	// projector's streams); they were re-driven from the outbox.
+	// projector's streams).
 	HeldBack int
 }
 
@@ -93,20 +92,15 @@ func (s *Stack) StopProjectorPubSubFrozen(ctx context.Context, chk *OrderChecker
 	}
 	// The emulator does not learn that the stopped projector's streams are
 	// gone (see RestartPubSub) and can keep their ordered keys pinned to
-	// them; Cloud Pub/Sub redelivers after the ack deadline. What it still
-	// holds after a minute is re-driven from the outbox, counted.
+	// them, later messages of those keys (a re-drive too) behind them; Cloud
+	// Pub/Sub redelivers after the ack deadline. What it still holds after
+	// a minute is counted; the suite's Pub/Sub restart re-drives it.
 	if err := s.WaitDrained(ctx, chk, 2*time.Second, time.Minute); err != nil {
 		ids, err := s.publishedUnappliedIDs(ctx)
 		if err != nil {
 			return res, err
 		}
-		s.Sup.Logf("fault: Pub/Sub thawed: the emulator still holds back %d published event(s) a minute later; re-driven from the outbox", len(ids))
-		if len(ids) > 0 {
-			if _, err := s.Relayctl(ctx, "replay", "--ids", strings.Join(ids, ","), "--include-published",
-				"--by", "e2e-suite", "--why", "held back by the emulator after a freeze"); err != nil {
-				return res, err
-			}
-		}
+		s.Sup.Logf("fault: Pub/Sub thawed: the emulator still holds back %d published event(s) a minute later", len(ids))
 		res.HeldBack = len(ids)
 	}
 	return res, nil
