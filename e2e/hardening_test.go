@@ -13,7 +13,8 @@ import (
 // TestHardeningFaults runs the hardening cases of the fault suite alone
 // (Suite.RunHardening: a projector SIGKILL seen by relayctl status and its
 // stall detector, a topic deleted and re-created, Pub/Sub frozen during a
-// projector SIGTERM) on a shorter workload, for iterating on them:
+// projector SIGTERM), followed by the suite's Pub/Sub restart, on a
+// shorter workload, for iterating on them:
 //
 //	go -C e2e test -tags e2e -run TestHardeningFaults -v .
 //

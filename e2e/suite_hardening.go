@@ -114,7 +114,8 @@ func cut(s string, n int) string {
 	return s
 }
 
-// RunHardening runs the workload with hardeningFaults alone, settles, and
+// RunHardening runs the workload with hardeningFaults alone, then the
+// suite's Pub/Sub restart (RestartPubSub), settles, and
 // fills s.Table with their checks and the delivery checks (nothing failed
 // or pending, nothing lost, the audit subscription saw every event in
 // order): the hardening cases without the rest of the suite, for
@@ -146,6 +147,12 @@ func (s *Suite) RunHardening(ctx context.Context) (err error) {
 	}
 	faultErr = s.hardeningFaults(ctx)
 	<-done
+	if faultErr == nil {
+		// As in the suite, where the Pub/Sub restart follows: it re-drives
+		// what the emulator still holds on keys pinned to the streams the
+		// frozen stop abandoned (see StopProjectorPubSubFrozen).
+		faultErr = s.Stack.RestartPubSub(ctx, s.Checker, 6*time.Second, &s.Faults)
+	}
 	if faultErr != nil {
 		return fmt.Errorf("injecting faults: %w", faultErr)
 	}
