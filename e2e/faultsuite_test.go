@@ -76,6 +76,9 @@ func TestFaultSuite(t *testing.T) {
 				// ordered keys wait that long: the minimum (default 15s)
 				// keeps the suite's restarts short.
 				"PROJECTOR_ACK_DEADLINE=10s",
+				// Short enough for the SIGKILL phase to see a stall of
+				// the restarted projector reported and cleared.
+				"PROJECTOR_STALL_AFTER=8s",
 			},
 			Out: os.Stdout,
 		},

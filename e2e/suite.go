@@ -69,6 +69,7 @@ type Suite struct {
 	oversizeSent          int
 	oversizeAbsorbed      map[string]float64 // per projection
 	started               time.Time
+	hard                  hardening // see hardeningFaults
 }
 
 // Run executes the suite; the returned error is a failure to run (the
@@ -197,8 +198,7 @@ func (s *Suite) faults(ctx context.Context) error {
 		s.zombieCut = st.Scraper.SumWhere(zombie.Name(), "outbox_store_errors_total") - cutBefore
 		return s.zombieTakenOver > 0 && s.zombieFenced+s.zombieCut > 0, ""
 	})
-	s.logf("phase 2b: SIGKILL the projector mid-burst; it must come back ready and stay up")
-	if err := st.KillProjector(ctx, time.Second, &s.Faults); err != nil {
+	if err := s.hardeningFaults(ctx); err != nil { // phases 2b-2d
 		return err
 	}
 	s.logf("phase 3: rolling SIGTERM restart of every publisher and the projector")

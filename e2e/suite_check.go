@@ -35,6 +35,7 @@ func (s *Suite) check(ctx context.Context) error {
 	for _, n := range s.oversizeAbsorbed {
 		oversizeOK = oversizeOK && n >= float64(s.oversizeSent)
 	}
+	s.checkHardening()
 	t.Check("9 MB messages received and absorbed as duplicates, per projection", fmt.Sprintf("%d sent, %v", s.oversizeSent, s.oversizeAbsorbed), oversizeOK)
 
 	t.Row("writes acknowledged (create/update/delete)", fmt.Sprintf("%d (%d/%d/%d), %d retried requests", w.Acked.Load(), w.Creates.Load(), w.Updates.Load(), w.Deletes.Load(), w.Retries.Load()))

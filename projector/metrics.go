@@ -23,6 +23,7 @@ type metrics struct {
 	recvErrors   *prometheus.CounterVec
 	receiving    *prometheus.GaugeVec
 	stalled      *prometheus.GaugeVec
+	replaySkip   *prometheus.CounterVec
 }
 
 // newMetrics creates the series and registers them on reg.
@@ -79,6 +80,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "projector_stalled", Help: "1 while the projection holds received messages but has acked none for its stall time (projector.Options.StallAfter).",
 		}, byProjection),
+		replaySkip: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "projector_replay_skipped_total", Help: "Messages a dead-letter replay republished for another subscription (attribute replay_for), acked without applying them.",
+		}, byProjection),
 	}
 	for _, c := range m.collectors() {
 		if err := reg.Register(c); err != nil {
@@ -90,7 +94,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
-		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving, m.stalled}
+		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving, m.stalled, m.replaySkip}
 }
 
 // DescribeMetrics sends the descriptors of every projector_* series a
@@ -142,6 +146,7 @@ type projectionMetrics struct {
 	batchSize       prometheus.Observer
 	receiving       prometheus.Gauge
 	stalled         prometheus.Gauge
+	replaySkipped   prometheus.Counter
 }
 
 func (m *metrics) forProjection(name string) *projectionMetrics {
@@ -160,6 +165,7 @@ func (m *metrics) forProjection(name string) *projectionMetrics {
 		batchSize:       m.batchSize.With(l),
 		receiving:       m.receiving.With(l),
 		stalled:         m.stalled.With(l),
+		replaySkipped:   m.replaySkip.With(l),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // receiver pulls one subscription with StreamingPull and feeds an engine.
@@ -193,6 +195,10 @@ func (r *receiver) receive(ctx context.Context) error {
 			if r.failure.Load() != nil {
 				r.recovered()
 			}
+			if r.replayForOther(m) {
+				m.Ack()
+				return
+			}
 			r.engine.Process(ctx, r.message(m))
 		})
 	}()
@@ -206,6 +212,24 @@ func (r *receiver) receive(ctx context.Context) error {
 		err = errors.New("receive returned without an error while not stopped")
 	}
 	return gpubsub.Target{Subscription: r.sub.String()}.Classify(err)
+}
+
+// replayForOther reports a message a dead-letter replay republished for
+// another subscription (wire.AttrReplayFor): it is acked unapplied and
+// counted in projector_replay_skipped_total.
+func (r *receiver) replayForOther(m *pubsub.Message) bool {
+	target := m.Attributes[wire.AttrReplayFor]
+	if target == "" || target == r.subscriptionID() {
+		return false
+	}
+	r.engine.pm.replaySkipped.Inc()
+	return true
+}
+
+// subscriptionID is the subscription's ID (the last element of a full
+// name).
+func (r *receiver) subscriptionID() string {
+	return r.subscription[strings.LastIndexByte(r.subscription, '/')+1:]
 }
 
 // errAbandoned: Stop gave up waiting for Receive to return.

@@ -21,6 +21,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${EVENTRELAY_PG_DIR:-$repo/.run/postgres}
 port=${EVENTRELAY_PG_PORT:-25432}
 db=${EVENTRELAY_PG_DB:-eventrelay}
+password_role=eventrelay_password_check
 
 bindir=${PG_BINDIR:-}
 if [ -z "$bindir" ]; then
@@ -109,6 +110,14 @@ CONF
     "$bindir/pg_isready" -h 127.0.0.1 -p "$port" -q && break
     sleep 0.2
   done
+  # One role authenticates by password (everyone else is trusted): tests
+  # of a wrong password (postgres.TestClassifyAuthenticationFailures) need
+  # the server to check one. Added to clusters made before it too.
+  hba_line="host all ${password_role} 127.0.0.1/32 scram-sha-256"
+  if ! as_pg grep -qxF "$hba_line" "$dir/data/pg_hba.conf"; then
+    as_pg sed -i "1i ${hba_line}" "$dir/data/pg_hba.conf"
+    as_pg "$bindir/pg_ctl" -D "$dir/data" reload >/dev/null
+  fi
   if ! "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='${db}'" | grep -q 1; then
     "$bindir/createdb" -h 127.0.0.1 -p "$port" -U postgres "$db"
   fi

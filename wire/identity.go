@@ -20,6 +20,12 @@ const (
 	AttrSchemaVersion = "schema_version"
 	AttrOccurredAt    = "occurred_at"
 	AttrTraceparent   = "traceparent"
+	// AttrReplayFor is set only on a message a dead-letter replay
+	// republished: the ID of the subscription whose consumer
+	// dead-lettered it. Consumers of every other subscription of the topic
+	// ack it without applying it, so a replay reaches the one projection
+	// it is for (see docs/decisions).
+	AttrReplayFor = "replay_for"
 )
 
 // Required lists the attributes every message must carry; Parse refuses a

@@ -25,8 +25,15 @@ const (
 	// MaxMessageBytes is the size of one message (data, attributes and
 	// ordering key as encoded in a Publish request).
 	MaxMessageBytes = 10_000_000
-	// ReservedPrefix starts the attribute keys Pub/Sub keeps for itself;
-	// the check is case-insensitive.
+	// ReservedPrefix starts the attribute keys the writer, the relay and
+	// the strict double refuse; the check is case-insensitive. Pub/Sub's
+	// reference states the rule for resource names: a topic or
+	// subscription ID "must not start with \"goog\"" (the Topic and
+	// Subscription name fields, "Google Cloud Pub/Sub API" reference). For
+	// attribute keys neither the "PubsubMessage" reference nor "Pub/Sub
+	// quotas and limits" states it; refusing them is the conservative
+	// reading (an event refused at commit rather than a message Cloud
+	// Pub/Sub might refuse later).
 	ReservedPrefix = "goog"
 )
 

@@ -31,6 +31,13 @@ const (
 	// (unmigrated database or wrong DATABASE_SCHEMA). Transient: nothing is
 	// failed or dead-lettered; it resolves with `relayctl migrate up`.
 	SchemaMissing Reason = "schema_missing"
+	// AuthenticationFailed: a store refused the credentials (Postgres
+	// SQLSTATE 28P01 invalid_password, 28000
+	// invalid_authorization_specification: a wrong password or user, a
+	// pg_hba rule). Transient: nothing about the event is wrong, so nothing
+	// is failed or dead-lettered; it resolves when an operator fixes the
+	// credentials (the secret, DATABASE_URL).
+	AuthenticationFailed Reason = "authentication_failed"
 )
 
 // Deterministic reasons.
@@ -75,12 +82,13 @@ const Unknown Reason = "unknown"
 
 var transient = map[Reason]bool{
 	Unavailable: true, Timeout: true, RateLimited: true, ServerError: true, SchemaMissing: true, Unknown: true,
-	PreconditionFailed: true, RequestInvalid: true,
+	PreconditionFailed: true, RequestInvalid: true, AuthenticationFailed: true,
 }
 
 // All lists every reason, transient first.
 var All = []Reason{
 	Unavailable, Timeout, RateLimited, ServerError, SchemaMissing, Unknown, PreconditionFailed, RequestInvalid,
+	AuthenticationFailed,
 	PayloadInvalid, MessageTooLarge, MappingError, TopicNotFound, PermissionDenied,
 	SubscriptionNotFound, SnapshotNotFound, AlreadyExists,
 	AttributesMissing, SchemaUnsupported, EventTypeUnknown, MaxAttempts,

@@ -24,6 +24,9 @@ import (
 //     DATABASE_SCHEMA is wrong, never the event's fault)
 //   - other syntax errors and access rule violations (42xxx): mapping_error
 //   - insufficient privilege: permission_denied
+//   - invalid password (28P01), invalid authorization specification
+//     (28000: no such role, no pg_hba entry): authentication_failed
+//     (transient: the credentials are wrong, never the event)
 func Classify(err error) error {
 	if err == nil || errors.Is(err, pgx.ErrNoRows) {
 		return err
@@ -48,6 +51,8 @@ func reasonForCode(code string) errclass.Reason {
 	switch {
 	case code == "42501":
 		return errclass.PermissionDenied
+	case code == "28P01" || code == "28000":
+		return errclass.AuthenticationFailed
 	case code == "42P01" || code == "42703" || code == "3F000":
 		return errclass.SchemaMissing
 	case code == "57014" || code == "55P03" || code == "25P03":

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 )
@@ -71,9 +72,15 @@ func (d *dbFlags) open(ctx context.Context) (*pgxpool.Pool, error) {
 	pctx, cancel := context.WithTimeout(ctx, d.cli.connectTimeout)
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
+		role := pool.Config().ConnConfig.User
 		pool.Close()
+		err = postgres.Classify(err)
+		if errclass.Of(err) == errclass.AuthenticationFailed {
+			return nil, fmt.Errorf("Postgres refused the credentials: connecting to %s as %q: %w (check the user and password of --database-url or DATABASE_URL)",
+				postgres.Redact(d.url), role, err)
+		}
 		return nil, fmt.Errorf("Postgres unreachable: connecting to %s (--connect-timeout %s): %w",
-			postgres.Redact(d.url), d.cli.connectTimeout, postgres.Classify(err))
+			postgres.Redact(d.url), d.cli.connectTimeout, err)
 	}
 	return pool, nil
 }
@@ -151,12 +158,22 @@ func startAudit(ctx context.Context, db outboxdb.DBTX, command, by, why string, 
 
 // finish records "ok" or "failed: <err>" and returns err, joined with a
 // failure to record it.
-func (a *auditRecord) finish(ctx context.Context, err error) error {
+func (a *auditRecord) finish(ctx context.Context, err error) error { return a.finishWith(ctx, err, nil) }
+
+// finishWith is finish that also records result (e.g. counts) in the
+// row's details.
+func (a *auditRecord) finishWith(ctx context.Context, err error, result map[string]any) error {
 	outcome := "ok"
 	if err != nil {
 		outcome = "failed: " + err.Error()
 	}
-	uerr := outboxdb.New(a.db).SetAdminAuditOutcome(context.WithoutCancel(ctx), outboxdb.SetAdminAuditOutcomeParams{ID: a.id, Outcome: outcome})
+	b, uerr := json.Marshal(result)
+	if result == nil {
+		b = []byte("{}")
+	}
+	if uerr == nil {
+		uerr = outboxdb.New(a.db).SetAdminAuditResult(context.WithoutCancel(ctx), outboxdb.SetAdminAuditResultParams{ID: a.id, Outcome: outcome, Result: b})
+	}
 	if uerr != nil {
 		uerr = fmt.Errorf("recording the outcome in admin_audit row %d: %w", a.id, postgres.Classify(uerr))
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 )
@@ -41,9 +42,12 @@ other readers of the same DLQ subscription do not see the pulled messages.
           topic whose subscription dead-letters into this one, from -f) with
           ordering key = aggregate_id and the original attributes (error_*,
           projection, delivery_attempt, original_message_id, dead_lettered_at
-          and CloudPubSubDeadLetter* removed), then ack them in the DLQ. Every
-          subscription of the main topic receives them again; inbox and
-          version guards absorb the duplicates.
+          and CloudPubSubDeadLetter* removed) plus replay_for = the
+          subscription that dead-lettered them (from -f, or Pub/Sub's
+          CloudPubSubDeadLetterSourceSubscription attribute), then ack them
+          in the DLQ. The projector applies them on that subscription alone
+          and acks them unapplied on the others. The audit row records the
+          outcome with the counts replayed and failed.
   purge   ack (drop) matching messages.
 
 replay and purge change state: they need a filter (--reason, --event-type,
@@ -255,30 +259,54 @@ func dlqPurge(ctx context.Context, c *cli, o *dlqOpts, scan *dlqScan, _ *pubsub.
 		return scan.missingErr(o.f.IDs, o.scan)
 	}
 	fmt.Fprintf(c.stderr, "dlq purge: acking (dropping) %d message(s) from %s (by %q, why %q)\n", len(sel), o.sub, o.audit.by, o.audit.why)
-	id, err := auditDLQ(ctx, o, "dlq purge", cfg, "", sel)
+	rec, err := startDLQAudit(ctx, o, "dlq purge", cfg, "", sel, nil)
 	if err != nil {
 		return err
 	}
-	if err := scan.ack(ctx, sel); err != nil {
+	defer rec.close()
+	err = scan.ack(ctx, sel)
+	purged := len(sel)
+	if err != nil {
+		purged = 0
+	}
+	if err := rec.finishWith(ctx, err, map[string]any{"purged": purged}); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "purged %d message(s); audit row admin_audit.id=%d%s\n", len(sel), id, scan.note(o.scan))
+	fmt.Fprintf(c.stdout, "purged %d message(s); audit row admin_audit.id=%d%s\n", purged, rec.id, scan.note(o.scan))
 	return scan.missingErr(o.f.IDs, o.scan)
 }
 
-func auditDLQ(ctx context.Context, o *dlqOpts, command string, cfg gpubsub.Config, topic string, sel []dlqMessage) (int64, error) {
+// dlqAudit is the admin_audit row of a dlq replay or purge and the pool it
+// is written through (close it when done).
+type dlqAudit struct {
+	*auditRecord
+	pool *pgxpool.Pool
+}
+
+func (a *dlqAudit) close() { a.pool.Close() }
+
+// startDLQAudit records the command and the selected messages, with the
+// details in extra, before it acts (outcome "started"); finishWith
+// completes it.
+func startDLQAudit(ctx context.Context, o *dlqOpts, command string, cfg gpubsub.Config, topic string, sel []dlqMessage, extra map[string]any) (*dlqAudit, error) {
 	pool, err := o.db.open(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("opening the audit database: %w", err)
+		return nil, fmt.Errorf("opening the audit database: %w", err)
 	}
-	defer pool.Close()
 	msgs := make([]map[string]string, 0, len(sel))
 	for _, m := range sel {
 		msgs = append(msgs, map[string]string{"message_id": m.MessageID, "event_id": m.EventID, "reason": m.Reason, "aggregate_id": m.AggregateID, "version": m.Version})
 	}
-	return writeAudit(ctx, pool, command, o.audit.by, o.audit.why, map[string]any{
-		"project": cfg.ProjectID, "subscription": o.sub, "topic": topic, "filter": o.f, "messages": msgs,
-	})
+	details := map[string]any{"project": cfg.ProjectID, "subscription": o.sub, "topic": topic, "filter": o.f, "messages": msgs}
+	for k, v := range extra {
+		details[k] = v
+	}
+	rec, err := startAudit(ctx, pool, command, o.audit.by, o.audit.why, details)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &dlqAudit{auditRecord: rec, pool: pool}, nil
 }
 
 func printDLQ(c *cli, msgs []dlqMessage) {

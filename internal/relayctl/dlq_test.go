@@ -14,6 +14,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // poison is a dead letter in the projector's format: the original body and
@@ -141,6 +142,15 @@ func TestDLQListShowReplayPurge(t *testing.T) {
 	if n := dlqCount(t, env, dlq); n != 2 {
 		t.Fatalf("DLQ after replay: %d messages, want 2", n)
 	}
+	// For the subscription that dead-lettered it alone (items.view
+	// dead-letters into the topic of items.events.dlq-view): the other
+	// projection's consumer acks it unapplied. The audit row has the outcome.
+	if target := got.GetAttributes()[wire.AttrReplayFor]; target != "items.view" {
+		t.Errorf("republished message: %s = %q, want items.view", wire.AttrReplayFor, target)
+	}
+	if d := lastAudit(t, db, "dlq replay"); d["outcome"] != "ok" || d["replay_for"] != "items.view" || d["replayed"] != float64(1) || d["failed"] != float64(0) {
+		t.Errorf("dlq replay audit details %v: want outcome ok, replay_for items.view, replayed 1, failed 0", d)
+	}
 
 	// --ids naming a message the scan did not find: exit 1, naming it.
 	r = relayctl(t, env, append([]string{"dlq", "replay", "-f", pubsubConfig, "--ids", "no-such-message", "--by", "alice", "--why", "INC-7"}, dlq...)...)
@@ -155,6 +165,9 @@ func TestDLQListShowReplayPurge(t *testing.T) {
 	r = relayctl(t, env, append([]string{"dlq", "purge", "--reason", "payload_invalid", "--by", "alice", "--why", "garbage from a test producer"}, dlq...)...)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "purged 1 message(s)") {
 		t.Fatalf("dlq purge: exit %d", r.code)
+	}
+	if d := lastAudit(t, db, "dlq purge"); d["outcome"] != "ok" || d["purged"] != float64(1) {
+		t.Errorf("dlq purge audit details %v: want outcome ok, purged 1", d)
 	}
 	if n := dlqCount(t, env, dlq); n != 1 {
 		t.Fatalf("DLQ after purge: %d messages, want 1", n)
@@ -216,4 +229,18 @@ func TestDLQListMissingSubscription(t *testing.T) {
 	if r.code != ExitRuntime || !strings.Contains(r.stderr, "subscription_not_found") || strings.Contains(r.stderr, "topic_not_found") {
 		t.Fatalf("want exit %d naming subscription_not_found, got %d: %s", ExitRuntime, r.code, r.stderr)
 	}
+}
+
+// lastAudit is the details of the newest admin_audit row of command.
+func lastAudit(t *testing.T, db *testDB, command string) map[string]any {
+	t.Helper()
+	var b []byte
+	if err := db.Pool.QueryRow(t.Context(), `SELECT details FROM admin_audit WHERE command = $1 ORDER BY id DESC LIMIT 1`, command).Scan(&b); err != nil {
+		t.Fatalf("admin_audit row of %s: %v", command, err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

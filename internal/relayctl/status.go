@@ -36,8 +36,10 @@ subscription/num_undelivered_messages); for dead-letter subscriptions,
 whether messages are waiting (peeked with Pull, not acked).
 
 Exit 1 when something needs attention: failed rows, stuck claims, an
-oldest unpublished row past --oldest-slo, dead letters waiting, or a
-configured subscription missing.`
+oldest unpublished row past --oldest-slo, an inbox consumer that received
+nothing while events published (more than 10s after its last one) wait
+past --oldest-slo (its projector is down or stalled), dead letters
+waiting, or a configured subscription missing.`
 
 // statusReport is status --json.
 type statusReport struct {
@@ -54,6 +56,9 @@ type statusReport struct {
 		StuckSamples     []stuckClaim     `json:"stuck_samples,omitempty"`
 	} `json:"outbox"`
 	Inbox []inboxConsumer `json:"inbox"`
+	// Behind are the inbox consumers that received nothing while published
+	// events of their aggregate types waited past --oldest-slo.
+	Behind []consumerBehind `json:"consumers_behind,omitempty"`
 	// Redrive is what the automatic re-drive policy did in the last 24 h.
 	Redrive       redriveSummary `json:"auto_redrive"`
 	Subscriptions []subStatus    `json:"subscriptions,omitempty"`
@@ -75,6 +80,12 @@ type inboxConsumer struct {
 	Unprocessed    int64     `json:"unprocessed"`
 	Retried        int64     `json:"retried"`
 	LastReceivedAt time.Time `json:"last_received_at"`
+}
+
+type consumerBehind struct {
+	Consumer       string    `json:"consumer"`
+	LastReceivedAt time.Time `json:"last_received_at"`
+	Waiting        int64     `json:"waiting"`
 }
 
 type subStatus struct {
@@ -197,8 +208,28 @@ func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc, slo time.Dur
 	for _, r := range inbox {
 		rep.Inbox = append(rep.Inbox, inboxConsumer(r))
 	}
+	if slo <= 0 || len(inbox) == 0 {
+		return nil
+	}
+	behind, err := q.ConsumersBehind(ctx, outboxdb.ConsumersBehindParams{MarginSeconds: consumerMargin.Seconds(), WaitingSeconds: slo.Seconds()})
+	if err != nil {
+		return fmt.Errorf("comparing the inbox with the published events: %w", postgres.Classify(err))
+	}
+	for _, b := range behind {
+		if b.Waiting == 0 {
+			continue
+		}
+		rep.Behind = append(rep.Behind, consumerBehind{Consumer: b.Consumer, LastReceivedAt: b.LastReceivedAt, Waiting: b.Waiting})
+		rep.Problems = append(rep.Problems, fmt.Sprintf("consumer %s has received nothing for %s while %d published event(s) wait past the SLO of %s (--oldest-slo): its projector is down or stalled",
+			b.Consumer, time.Since(b.LastReceivedAt).Round(time.Second), b.Waiting, slo))
+	}
 	return nil
 }
+
+// consumerMargin is how much later than a consumer's last received event
+// a published event must be to count as waiting for it: an event can be
+// applied before the relay records it published.
+const consumerMargin = 10 * time.Second
 
 // dlqPeek bounds how many dead letters status pulls to see if any wait.
 const dlqPeek = 100

@@ -1,7 +1,9 @@
 package relayctl
 
 import (
+	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -46,5 +48,28 @@ func TestReadCommandsExitThreeOnUnreachableStores(t *testing.T) {
 	}
 	if r := relayctl(t, psDown, "status", "--connect-timeout", "0s"); r.code != ExitUsage || !strings.Contains(r.stderr, "--connect-timeout must be > 0") {
 		t.Errorf("--connect-timeout 0s: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestWrongPasswordIsNotUnreachable: Postgres refusing the credentials is
+// said as such (exit 3), not "unreachable". The role is the one whose
+// password the test server checks (scripts/pg.sh).
+func TestWrongPasswordIsNotUnreachable(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	if _, err := db.Pool.Exec(context.Background(), `DO $$ BEGIN
+		CREATE ROLE eventrelay_password_check LOGIN PASSWORD 'right';
+	EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword("eventrelay_password_check", "wrong")
+	r := relayctl(t, map[string]string{"DATABASE_URL": u.String()}, "status", "--connect-timeout", "5s")
+	if r.code != ExitRuntime || !strings.Contains(r.stderr, "Postgres refused the credentials") || !strings.Contains(r.stderr, "authentication_failed") ||
+		strings.Contains(r.stderr, "unreachable") || strings.Contains(r.stderr, "wrong") {
+		t.Errorf("relayctl status with a wrong password: exit %d, stderr %q; want exit %d, the credentials refused (authentication_failed), no password shown", r.code, r.stderr, ExitRuntime)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	kerrors "github.com/go-kratos/kratos/v2/errors"
 	"google.golang.org/protobuf/proto"
@@ -16,7 +17,8 @@ import (
 
 // FuzzDecodeJSONBody: any request body either decodes or is refused with
 // a 400 (413 over the limit) whose message starts with the field it names
-// (metadata["field"]); never a panic, never an unclassified error.
+// (metadata["field"]) in valid UTF-8; never a panic, never an unclassified
+// error.
 func FuzzDecodeJSONBody(f *testing.F) {
 	for _, s := range []string{
 		`{"uploader_id":"0196f0a0-0000-7000-8000-000000000001","title":"t","status":"VIDEO_STATUS_PUBLISHED"}`,
@@ -25,6 +27,7 @@ func FuzzDecodeJSONBody(f *testing.F) {
 		`{"status":"VIDEO_STATUS_BOGUS"}`, `{"titel":"typo"}`, `{"title":"nul\u0000"}`,
 		`[]`, `null`, `{`, `{"title":1}`, `{"title":"a","title":"b"}`, `{"uploader_id":"a","uploaderId":"b"}`,
 		"", " ", `{"duration_micros":"9223372036854775808"}`,
+		"{\"title\":\"\xff\"}", "{\"\xff\":1}", `{"status":"` + strings.Repeat("A", 78) + `é"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -42,6 +45,8 @@ func FuzzDecodeJSONBody(f *testing.F) {
 				t.Fatalf("%T %q: code %d (%v), want 400 or 413", m, body, se.GetCode(), err)
 			case se.GetCode() == http.StatusRequestEntityTooLarge && len(body) <= 1<<10:
 				t.Fatalf("%T: 413 for a %d-byte body", m, len(body))
+			case !utf8.ValidString(se.GetMessage()) || !utf8.ValidString(field):
+				t.Fatalf("%T %q: message %q or field %q is not valid UTF-8 (an error body is JSON)", m, body, se.GetMessage(), field)
 			case field == "" || !strings.HasPrefix(se.GetMessage(), field+": "):
 				t.Fatalf("%T %q: %q does not name its field (%q)", m, body, se.GetMessage(), field)
 			}

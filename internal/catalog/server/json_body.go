@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	kerrors "github.com/go-kratos/kratos/v2/errors"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -68,6 +70,9 @@ func DecodeJSONBody(body io.Reader, m proto.Message) error {
 		case fd == nil:
 			return badField(key, "unknown field")
 		}
+		if !utf8.Valid(raw) {
+			return badField(string(fd.Name()), "value is not valid UTF-8")
+		}
 		one, err := json.Marshal(map[string]json.RawMessage{key: raw})
 		if err != nil {
 			return badField(string(fd.Name()), "%v", err)
@@ -85,10 +90,7 @@ func DecodeJSONBody(body io.Reader, m proto.Message) error {
 // describe says what was wrong with raw for field fd, listing the names
 // an enum field accepts.
 func describe(fd protoreflect.FieldDescriptor, raw json.RawMessage) string {
-	s := string(raw)
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
+	s := cutText(string(raw), 80)
 	if fd.Kind() != protoreflect.EnumKind {
 		return fmt.Sprintf("%s for a %s field", s, fd.Kind())
 	}
@@ -100,7 +102,26 @@ func describe(fd protoreflect.FieldDescriptor, raw json.RawMessage) string {
 	return fmt.Sprintf("%s: not one of %v", s, names)
 }
 
+// badField is a 400 naming field. Both the field and the message may
+// carry what the client sent: they are made valid UTF-8 (an error body
+// is JSON, which cannot carry anything else).
 func badField(field, format string, args ...any) error {
-	return kerrors.BadRequest(catalogv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT.String(), field+": "+fmt.Sprintf(format, args...)).
+	field = strings.ToValidUTF8(field, "\uFFFD")
+	msg := strings.ToValidUTF8(field+": "+fmt.Sprintf(format, args...), "\uFFFD")
+	return kerrors.BadRequest(catalogv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT.String(), msg).
 		WithMetadata(map[string]string{"field": field})
+}
+
+// cutText is s as valid UTF-8, cut to at most max bytes on a character
+// boundary ("…" marks a cut).
+func cutText(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

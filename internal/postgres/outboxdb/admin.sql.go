@@ -25,6 +25,62 @@ func (q *Queries) AdminAuditExists(ctx context.Context) (bool, error) {
 	return present, err
 }
 
+const consumersBehind = `-- name: ConsumersBehind :many
+WITH last AS (
+    SELECT consumer, max(received_at) AS last_received_at, array_agg(DISTINCT aggregate_type) AS types
+    FROM inbox_events
+    GROUP BY consumer
+)
+SELECT last.consumer,
+       last.last_received_at::timestamptz AS last_received_at,
+       (SELECT count(*)
+        FROM outbox_events o
+        WHERE o.status = 'published'
+          AND o.published_at > last.last_received_at + make_interval(secs => $1::float8)
+          AND o.published_at < now() - make_interval(secs => $2::float8)
+          AND o.aggregate_type = ANY(last.types))::bigint AS waiting
+FROM last
+ORDER BY last.consumer
+`
+
+type ConsumersBehindParams struct {
+	MarginSeconds  float64
+	WaitingSeconds float64
+}
+
+type ConsumersBehindRow struct {
+	Consumer       string
+	LastReceivedAt time.Time
+	Waiting        int64
+}
+
+// ConsumersBehind counts, per inbox consumer, the published events of the
+// aggregate types it consumes that it has not received although they were
+// published more than @waiting_seconds ago and more than @margin_seconds
+// after the last event it received (the margin covers an event applied
+// before the relay recorded it published). A consumer with such events has
+// applied nothing for longer than @waiting_seconds while events wait for
+// it: its projector is down or stalled.
+func (q *Queries) ConsumersBehind(ctx context.Context, arg ConsumersBehindParams) ([]ConsumersBehindRow, error) {
+	rows, err := q.db.Query(ctx, consumersBehind, arg.MarginSeconds, arg.WaitingSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConsumersBehindRow
+	for rows.Next() {
+		var i ConsumersBehindRow
+		if err := rows.Scan(&i.Consumer, &i.LastReceivedAt, &i.Waiting); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const extendReplayAudit = `-- name: ExtendReplayAudit :exec
 UPDATE outbox_replays
 SET row_count = row_count + $1,
@@ -188,23 +244,24 @@ func (q *Queries) InsertReplayAudit(ctx context.Context, arg InsertReplayAuditPa
 }
 
 const outboxHealth = `-- name: OutboxHealth :one
-SELECT count(*)::bigint AS lag,
-       count(*) FILTER (WHERE c.status = 'pending' AND c.next_attempt_at <= now()
-                          AND NOT EXISTS (SELECT 1 FROM outbox_events b
-                                          WHERE b.topic = c.topic AND b.ordering_key = c.ordering_key AND b.id < c.id
-                                            AND b.status IN ('pending', 'publishing', 'failed')))::bigint AS ready,
-       count(*) FILTER (WHERE c.status = 'pending'
-                          AND EXISTS (SELECT 1 FROM outbox_events b
-                                      WHERE b.topic = c.topic AND b.ordering_key = c.ordering_key AND b.id < c.id
-                                        AND b.status = 'failed'))::bigint AS behind_failed,
-       count(*) FILTER (WHERE c.status = 'pending' AND c.next_attempt_at > now())::bigint AS retry_scheduled,
-       count(*) FILTER (WHERE c.status = 'publishing')::bigint AS inflight,
-       count(*) FILTER (WHERE c.status = 'publishing'
-                          AND (c.lease_until < now()
-                               OR c.claimed_at < now() - make_interval(secs => $1::float8)))::bigint AS stuck,
-       coalesce(extract(epoch FROM now() - min(c.created_at)), 0)::float8 AS oldest_age_seconds
-FROM outbox_events c
-WHERE c.status IN ('pending', 'publishing')
+WITH k AS (
+    SELECT status, next_attempt_at, lease_until, claimed_at, created_at,
+           row_number() OVER w = 1 AS head,
+           coalesce(bool_or(status = 'failed') OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS failed_before
+    FROM outbox_events
+    WHERE status IN ('pending', 'publishing', 'failed')
+    WINDOW w AS (PARTITION BY topic, ordering_key ORDER BY id)
+)
+SELECT count(*) FILTER (WHERE status IN ('pending', 'publishing'))::bigint AS lag,
+       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at <= now() AND head)::bigint AS ready,
+       count(*) FILTER (WHERE status = 'pending' AND failed_before)::bigint AS behind_failed,
+       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at > now())::bigint AS retry_scheduled,
+       count(*) FILTER (WHERE status = 'publishing')::bigint AS inflight,
+       count(*) FILTER (WHERE status = 'publishing'
+                          AND (lease_until < now()
+                               OR claimed_at < now() - make_interval(secs => $1::float8)))::bigint AS stuck,
+       coalesce(extract(epoch FROM now() - min(created_at) FILTER (WHERE status IN ('pending', 'publishing'))), 0)::float8 AS oldest_age_seconds
+FROM k
 `
 
 type OutboxHealthRow struct {
@@ -223,6 +280,9 @@ type OutboxHealthRow struct {
 // failed head of their key, retries waiting for their backoff,
 // stuck claims (expired lease or claimed longer than max_processing) and
 // the age of the oldest unpublished row.
+// One pass over the unpublished and failed rows, each compared with the
+// earlier rows of its key by window functions (a lookup per row is
+// quadratic in the backlog).
 func (q *Queries) OutboxHealth(ctx context.Context, maxProcessingSeconds float64) (OutboxHealthRow, error) {
 	row := q.db.QueryRow(ctx, outboxHealth, maxProcessingSeconds)
 	var i OutboxHealthRow
@@ -517,21 +577,24 @@ func (q *Queries) ServerIdentity(ctx context.Context) (ServerIdentityRow, error)
 	return i, err
 }
 
-const setAdminAuditOutcome = `-- name: SetAdminAuditOutcome :exec
+const setAdminAuditResult = `-- name: SetAdminAuditResult :exec
 UPDATE admin_audit
-SET details = details || jsonb_build_object('outcome', $1::text)
-WHERE id = $2
+SET details = details || $1::jsonb || jsonb_build_object('outcome', $2::text)
+WHERE id = $3
 `
 
-type SetAdminAuditOutcomeParams struct {
+type SetAdminAuditResultParams struct {
+	Result  json.RawMessage
 	Outcome string
 	ID      int64
 }
 
-// SetAdminAuditOutcome completes an audit row written before its command
-// acted: details.outcome becomes "ok" or "failed: <error>".
-func (q *Queries) SetAdminAuditOutcome(ctx context.Context, arg SetAdminAuditOutcomeParams) error {
-	_, err := q.db.Exec(ctx, setAdminAuditOutcome, arg.Outcome, arg.ID)
+// SetAdminAuditResult completes an audit row written before its command
+// acted: details.outcome becomes "ok" or "failed: <error>", and result (a
+// JSON object, e.g. the counts of what the command did; {} for none) is
+// merged into details.
+func (q *Queries) SetAdminAuditResult(ctx context.Context, arg SetAdminAuditResultParams) error {
+	_, err := q.db.Exec(ctx, setAdminAuditResult, arg.Result, arg.Outcome, arg.ID)
 	return err
 }
 

@@ -16,11 +16,13 @@ INSERT INTO admin_audit (command, requested_by, reason, details)
 VALUES (@command, @requested_by, @reason, @details)
 RETURNING id, created_at;
 
--- SetAdminAuditOutcome completes an audit row written before its command
--- acted: details.outcome becomes "ok" or "failed: <error>".
--- name: SetAdminAuditOutcome :exec
+-- SetAdminAuditResult completes an audit row written before its command
+-- acted: details.outcome becomes "ok" or "failed: <error>", and result (a
+-- JSON object, e.g. the counts of what the command did; {} for none) is
+-- merged into details.
+-- name: SetAdminAuditResult :exec
 UPDATE admin_audit
-SET details = details || jsonb_build_object('outcome', @outcome::text)
+SET details = details || @result::jsonb || jsonb_build_object('outcome', @outcome::text)
 WHERE id = @id;
 
 -- name: OutboxStatusCounts :many
@@ -35,24 +37,28 @@ ORDER BY status;
 -- failed head of their key, retries waiting for their backoff,
 -- stuck claims (expired lease or claimed longer than max_processing) and
 -- the age of the oldest unpublished row.
+-- One pass over the unpublished and failed rows, each compared with the
+-- earlier rows of its key by window functions (a lookup per row is
+-- quadratic in the backlog).
 -- name: OutboxHealth :one
-SELECT count(*)::bigint AS lag,
-       count(*) FILTER (WHERE c.status = 'pending' AND c.next_attempt_at <= now()
-                          AND NOT EXISTS (SELECT 1 FROM outbox_events b
-                                          WHERE b.topic = c.topic AND b.ordering_key = c.ordering_key AND b.id < c.id
-                                            AND b.status IN ('pending', 'publishing', 'failed')))::bigint AS ready,
-       count(*) FILTER (WHERE c.status = 'pending'
-                          AND EXISTS (SELECT 1 FROM outbox_events b
-                                      WHERE b.topic = c.topic AND b.ordering_key = c.ordering_key AND b.id < c.id
-                                        AND b.status = 'failed'))::bigint AS behind_failed,
-       count(*) FILTER (WHERE c.status = 'pending' AND c.next_attempt_at > now())::bigint AS retry_scheduled,
-       count(*) FILTER (WHERE c.status = 'publishing')::bigint AS inflight,
-       count(*) FILTER (WHERE c.status = 'publishing'
-                          AND (c.lease_until < now()
-                               OR c.claimed_at < now() - make_interval(secs => @max_processing_seconds::float8)))::bigint AS stuck,
-       coalesce(extract(epoch FROM now() - min(c.created_at)), 0)::float8 AS oldest_age_seconds
-FROM outbox_events c
-WHERE c.status IN ('pending', 'publishing');
+WITH k AS (
+    SELECT status, next_attempt_at, lease_until, claimed_at, created_at,
+           row_number() OVER w = 1 AS head,
+           coalesce(bool_or(status = 'failed') OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS failed_before
+    FROM outbox_events
+    WHERE status IN ('pending', 'publishing', 'failed')
+    WINDOW w AS (PARTITION BY topic, ordering_key ORDER BY id)
+)
+SELECT count(*) FILTER (WHERE status IN ('pending', 'publishing'))::bigint AS lag,
+       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at <= now() AND head)::bigint AS ready,
+       count(*) FILTER (WHERE status = 'pending' AND failed_before)::bigint AS behind_failed,
+       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at > now())::bigint AS retry_scheduled,
+       count(*) FILTER (WHERE status = 'publishing')::bigint AS inflight,
+       count(*) FILTER (WHERE status = 'publishing'
+                          AND (lease_until < now()
+                               OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8)))::bigint AS stuck,
+       coalesce(extract(epoch FROM now() - min(created_at) FILTER (WHERE status IN ('pending', 'publishing'))), 0)::float8 AS oldest_age_seconds
+FROM k;
 
 -- name: StuckClaims :many
 SELECT id, event_id, aggregate_id, locked_by, claimed_at, lease_until
@@ -68,6 +74,30 @@ FROM outbox_events
 WHERE status = 'failed'
 GROUP BY 1
 ORDER BY n DESC, reason;
+
+-- ConsumersBehind counts, per inbox consumer, the published events of the
+-- aggregate types it consumes that it has not received although they were
+-- published more than @waiting_seconds ago and more than @margin_seconds
+-- after the last event it received (the margin covers an event applied
+-- before the relay recorded it published). A consumer with such events has
+-- applied nothing for longer than @waiting_seconds while events wait for
+-- it: its projector is down or stalled.
+-- name: ConsumersBehind :many
+WITH last AS (
+    SELECT consumer, max(received_at) AS last_received_at, array_agg(DISTINCT aggregate_type) AS types
+    FROM inbox_events
+    GROUP BY consumer
+)
+SELECT last.consumer,
+       last.last_received_at::timestamptz AS last_received_at,
+       (SELECT count(*)
+        FROM outbox_events o
+        WHERE o.status = 'published'
+          AND o.published_at > last.last_received_at + make_interval(secs => @margin_seconds::float8)
+          AND o.published_at < now() - make_interval(secs => @waiting_seconds::float8)
+          AND o.aggregate_type = ANY(last.types))::bigint AS waiting
+FROM last
+ORDER BY last.consumer;
 
 -- name: InboxByConsumer :many
 SELECT consumer,

@@ -1,0 +1,43 @@
+package data_test
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eventrelay/eventrelay/internal/catalog/conf"
+	"github.com/eventrelay/eventrelay/internal/catalog/data"
+	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
+	iconf "github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// TestReadinessNamesRefusedCredentials: with a wrong password /readyz
+// fails "postgres" as authentication_failed, not server_error. The role
+// is the one whose password the test server checks (scripts/pg.sh).
+func TestReadinessNamesRefusedCredentials(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
+	if _, err := db.Pool.Exec(context.Background(), `DO $$ BEGIN
+		CREATE ROLE eventrelay_password_check LOGIN PASSWORD 'right';
+	EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword("eventrelay_password_check", "wrong")
+	d, cleanup, err := data.NewData(&conf.Database{URL: u.String(), Schema: catalogmigrations.Schema, ConnectTimeout: iconf.Duration(5 * time.Second)}, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	r := data.NewHealth(d).Ready(context.Background())
+	if msg := r.Failures["postgres"]; r.OK || !strings.Contains(msg, "authentication_failed") {
+		t.Errorf("readiness with a wrong password: %+v; want postgres failing as authentication_failed", r)
+	}
+}

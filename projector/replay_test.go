@@ -1,0 +1,104 @@
+package projector_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/wire"
+)
+
+// TestReplayReachesOnlyItsSubscription: a message republished by a
+// dead-letter replay for one subscription (wire.AttrReplayFor) is applied
+// by that subscription's projection alone; the other projection of the
+// topic acks it unapplied (projector_replay_skipped_total) instead of
+// applying it again or dead-lettering it too. Messages without the
+// attribute reach both.
+func TestReplayReachesOnlyItsSubscription(t *testing.T) {
+	t.Parallel()
+	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
+	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"counters", "counters.dlq-pg", "counters.dlq-idx"} {
+		ps.Topic(t, topic)
+	}
+	ps.Subscription(t, "counters.pg", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
+	ps.Subscription(t, "counters.idx", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
+
+	rowCalls, idxCalls := &calls{n: map[uuid.UUID]int{}}, &calls{n: map[uuid.UUID]int{}}
+	rows := projection.NewRegistry[projection.TxHandler]()
+	if err := rows.Register(counterType(), counterRows(rowCalls)); err != nil {
+		t.Fatal(err)
+	}
+	idx := &index{calls: idxCalls, docs: map[string][2]int64{}}
+	idxReg := projection.NewRegistry[projection.BatchHandler]()
+	if err := idxReg.Register(counterType(), idx); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batching := projector.BatchOptions{Linger: time.Millisecond}
+	for _, pr := range []projector.Projection{
+		{Name: "counters-pg", Subscription: "counters.pg", DeadLetterTopic: "counters.dlq-pg", Tx: rows, Batching: batching, Tables: []string{"order_totals"}},
+		{Name: "counters-idx", Subscription: "counters.idx", DeadLetterTopic: "counters.dlq-idx", Batch: idxReg, Batching: batching},
+	} {
+		if err := p.Register(pr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- p.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	replayed, plain := setEvent(t, "c1", 1, 10), setEvent(t, "c2", 1, 20)
+	pub := ps.Client.Publisher("counters")
+	defer pub.Stop()
+	for _, e := range []struct {
+		ev     event
+		target string
+	}{{replayed, "counters.idx"}, {plain, ""}} {
+		attrs := map[string]string{
+			wire.AttrEventID: e.ev.id.String(), wire.AttrEventType: e.ev.typ, wire.AttrAggregateType: "counter",
+			wire.AttrAggregateID: e.ev.aggregate, wire.AttrVersion: strconv.FormatInt(e.ev.version, 10), wire.AttrSchemaVersion: "1",
+		}
+		if e.target != "" {
+			attrs[wire.AttrReplayFor] = e.target
+		}
+		if _, err := pub.Publish(t.Context(), &pubsub.Message{Data: e.ev.body, Attributes: attrs}).Get(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	skipped := func() float64 {
+		return opstest.Metric(t, reg, "projector_replay_skipped_total", map[string]string{"projection": "counters-pg"})
+	}
+	eventually(t, "the replay applied by counters-idx, skipped by counters-pg; the plain event applied by both", func() bool {
+		return idxCalls.of(replayed.id) == 1 && skipped() == 1 && rowCalls.of(plain.id) == 1 && idxCalls.of(plain.id) == 1
+	})
+	time.Sleep(200 * time.Millisecond) // a wrongly applied replay would show by now
+	if n := rowCalls.of(replayed.id); n != 0 {
+		t.Errorf("counters-pg applied the replay for counters.idx %d time(s), want 0", n)
+	}
+	if n := opstest.Metric(t, reg, "projector_replay_skipped_total", map[string]string{"projection": "counters-idx"}); n != 0 {
+		t.Errorf("counters-idx skipped %v message(s), want 0 (the replay was for it)", n)
+	}
+}
