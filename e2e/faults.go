@@ -133,6 +133,26 @@ func (s *Stack) KillPublishers(ctx context.Context, interval, restartAfter time.
 	}
 }
 
+// KillProjector SIGKILLs the projector (mid-burst: the workload runs) and
+// starts it again after restartAfter; it must become ready and stay up
+// (the watchdog counts an exit nobody asked for as a crash).
+func (s *Stack) KillProjector(ctx context.Context, restartAfter time.Duration, log *FaultLog) error {
+	p := s.Projector
+	release := p.Hold()
+	defer release()
+	s.Scraper.ScrapeAll(ctx)
+	p.Kill()
+	log.ProjectorKills.Add(1)
+	s.Sup.Logf("fault: SIGKILL %s mid-burst", p.Name())
+	if err := sleepCtx(ctx, restartAfter); err != nil {
+		return err
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	return p.WaitReady(context.WithoutCancel(ctx), time.Minute)
+}
+
 // PausePublisher freezes a publisher (SIGSTOP) while it holds claimed rows
 // and keeps it frozen for d, longer than its lease, so another replica
 // takes its claims over; when it thaws, its late writes must be fenced off

@@ -198,7 +198,8 @@ func (s *Suite) faults(ctx context.Context) error {
 		s.zombieCut = st.Scraper.SumWhere(zombie.Name(), "outbox_store_errors_total") - cutBefore
 		return s.zombieTakenOver > 0 && s.zombieFenced+s.zombieCut > 0, ""
 	})
-	if err := s.hardeningFaults(ctx); err != nil { // phases 2b-2d
+	s.logf("phase 2b: SIGKILL the projector mid-burst; it must come back ready and stay up")
+	if err := st.KillProjector(ctx, time.Second, &s.Faults); err != nil {
 		return err
 	}
 	s.logf("phase 3: rolling SIGTERM restart of every publisher and the projector")
