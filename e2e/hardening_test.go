@@ -19,6 +19,7 @@ import (
 // restarts, which would leak into the suite's later phases. Alone:
 //
 //	go -C e2e test -tags e2e -run TestHardeningFaults -v .
+//
 // Knobs: E2E_EVENTS (default
 // 9000), E2E_PG_PORT (default 25434), EVENTRELAY_PUBSUB=pstest.
 func TestHardeningFaults(t *testing.T) {

@@ -158,7 +158,9 @@ func startAudit(ctx context.Context, db outboxdb.DBTX, command, by, why string, 
 
 // finish records "ok" or "failed: <err>" and returns err, joined with a
 // failure to record it.
-func (a *auditRecord) finish(ctx context.Context, err error) error { return a.finishWith(ctx, err, nil) }
+func (a *auditRecord) finish(ctx context.Context, err error) error {
+	return a.finishWith(ctx, err, nil)
+}
 
 // finishWith is finish that also records result (e.g. counts) in the
 // row's details.

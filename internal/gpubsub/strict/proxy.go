@@ -85,7 +85,7 @@ type Stats struct {
 	PublishBytes  int64
 	BillableBytes int64
 	Refused       int64
-	ByRule          map[Rule]int64
+	ByRule        map[Rule]int64
 	// Examples holds the first refusals, for the report of a failing run.
 	Examples []string
 }
