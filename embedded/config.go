@@ -76,7 +76,7 @@ func LoadConfig(name string, args []string, getenv func(string) string, usage io
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(usage)
 	fs.Usage = func() {
-		fmt.Fprintf(usage, "Usage: %s\n\n%s takes no flags; it reads the environment:\n", name, name)
+		fmt.Fprintf(usage, "Usage: %s\n       %s relayctl <command> [flags]   eventrelay's admin commands (Main; %s relayctl help)\n\n%s takes no flags; it reads the environment:\n", name, name, name, name)
 		defs := map[string]any{"DATABASE_SCHEMA": c.Schema, "HTTP_ADDR": c.HTTPAddr, "GRPC_ADDR": c.GRPCAddr, "REQUEST_TIMEOUT": c.RequestTimeout}
 		for _, v := range variables {
 			doc := v.doc

@@ -11,7 +11,7 @@
 //     with -h/--help printing it and an unknown flag refused;
 //   - New: one *health.Health and Prometheus registry shared by the
 //     engines and the service's servers, the projector with the
-//     projections Options.Register registers, the relay when
+//     service's projections (Options.Projections), the relay when
 //     Config.EmbedRelay, and the Kratos app: /readyz fails first on
 //     SIGTERM, then every server drains within Config.ShutdownTimeout
 //     (default: the relay's Options.StopTimeout, GracePeriod + Lease, not
@@ -19,15 +19,19 @@
 //   - Main: LoadConfig, the Postgres pool (relay.PoolConfig: search_path
 //     starts with the schema) and the Pub/Sub client, New, and the app run
 //     until SIGINT or SIGTERM, as a process exit status.
+//   - the service's admin CLI: under Main, `<service> relayctl <command>`
+//     runs relayctl's command set with the service's hooks (Options.Admin),
+//     schema and codec, at the version the service runs.
 //
 // A service's main is then its own servers and projections:
 //
 //	func main() {
 //		os.Exit(embedded.Main(os.Args[1:], embedded.Options{
-//			Name:     "orders",
-//			Relay:    relay.Options{Publish: relay.PublishOptions{ReadyTopic: "orders.order.events"}},
-//			Register: summaries.Register,
-//			Writer:   &outbox.Config{Encoder: codec.Encode, DefaultTopic: "orders.order.events", Notify: true},
+//			Name:        "orders",
+//			Codec:       codec, // envelope.New(envelope.Type[*ordersv1.OrderPlaced]("orders.order.placed"), ...)
+//			Projections: []projector.Projection{summaries.Projection},
+//			Writer:      &outbox.Config{DefaultTopic: "orders.order.events", Notify: true},
+//			Admin:       relayctl.Hooks{Verifier: admin.Verifier, Migrations: admin.Migrations},
 //			Servers: func(e *embedded.Engines) ([]transport.Server, error) {
 //				... // the service's HTTP and gRPC servers on e.Pool, e.Writer, e.Health, e.Metrics
 //				return []transport.Server{httpServer, grpcServer}, nil

@@ -13,11 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/consistency"
+	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/relayctl"
 )
 
 // Options declare a service that embeds eventrelay.
@@ -32,16 +34,26 @@ type Options struct {
 	// on stdout).
 	Logger *slog.Logger
 	// Relay shapes the embedded relay (Config.EmbedRelay); its Schema,
-	// Logger, Health and Registerer are the engines'.
+	// Logger, Health and Registerer are the engines', an empty
+	// Publish.ReadyTopic is Writer.DefaultTopic.
 	Relay relay.Options
 	// Projector shapes the projector; its Schema, Logger, Health and
 	// Registerer are the engines'.
 	Projector projector.Options
-	// Register registers the service's projections on the projector
-	// (projector.Register); nil: the app runs no projector.
+	// Projections are the service's projections, registered on the
+	// projector (projector.Register) before Register runs.
+	Projections []projector.Projection
+	// Register, when set, registers more projections on the projector:
+	// those built at run time. Without Projections and Register the app
+	// runs no projector.
 	Register func(*projector.Projector) error
+	// Codec, when set, is the service's envelope (package envelope): the
+	// writer's Encoder when Writer.Encoder is nil, and the decoder of
+	// `relayctl dlq show` when Admin.Decoder is nil.
+	Codec *envelope.Codec
 	// Writer, when set, is the service's outbox writer (Engines.Writer);
-	// an empty Producer is the engines' (Name, Config.Instance).
+	// an empty Producer is the engines' (Name, Config.Instance), a nil
+	// Encoder Codec's.
 	Writer *outbox.Config
 	// Waiter, when set, gives the service read-your-writes: Engines.Waiter
 	// (consistency.NewWaiter) runs in the app; register each read model's
@@ -56,6 +68,11 @@ type Options struct {
 	// service's set). Without them the schema is migrated beforehand
 	// (relayctl migrate up).
 	Migrations []migrations.Set
+	// Admin are the service's relayctl hooks (rebuild, verify, migrate,
+	// dlq show): under Main, `<service> relayctl <command>` runs relayctl's
+	// command set with them (Options.Relayctl), so the service's binary is
+	// its admin CLI too, at the service's own version.
+	Admin relayctl.Hooks
 	// AppOptions are more Kratos options (metadata, registrar, hooks),
 	// applied after New's.
 	AppOptions []kratos.Option
@@ -79,7 +96,7 @@ type Engines struct {
 	Producer outbox.Producer
 	// Writer is the outbox writer of Options.Writer (nil without).
 	Writer *outbox.Writer
-	// Projector is nil without Options.Register, Relay without
+	// Projector is nil without Options.Projections and Register, Relay without
 	// Config.EmbedRelay.
 	Projector *projector.Projector
 	Relay     *relay.Relay
@@ -112,15 +129,22 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 	e.Health.AddCheck("postgres", pool.Ping)
 	var engines []transport.Server
 	drain := 10 * time.Second // Kratos' default stop timeout
-	if o.Register != nil {
+	if len(o.Projections) > 0 || o.Register != nil {
 		po := o.Projector
 		po.Schema, po.Logger, po.Registerer, po.Health = c.Schema, e.Logger, e.Metrics, e.Health
 		p, err := projector.New(pool, client, po)
 		if err != nil {
 			return nil, fmt.Errorf("embedded projector: %w", err)
 		}
-		if err := o.Register(p); err != nil {
-			return nil, fmt.Errorf("registering %s's projections: %w", o.Name, err)
+		for _, pr := range o.Projections {
+			if err := p.Register(pr); err != nil {
+				return nil, fmt.Errorf("registering projection %s: %w", pr.Name, err)
+			}
+		}
+		if o.Register != nil {
+			if err := o.Register(p); err != nil {
+				return nil, fmt.Errorf("registering %s's projections: %w", o.Name, err)
+			}
 		}
 		e.Projector, engines = p, append(engines, p)
 		drain = po.WithDefaults().DrainTimeout
@@ -128,6 +152,9 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 	if c.EmbedRelay {
 		ro := o.Relay
 		ro.Schema, ro.Logger, ro.Registerer, ro.Health = c.Schema, e.Logger, e.Metrics, e.Health
+		if ro.Publish.ReadyTopic == "" && o.Writer != nil {
+			ro.Publish.ReadyTopic = o.Writer.DefaultTopic // GetTopic needs no project-wide list permission
+		}
 		r, err := relay.New(pool, client, ro)
 		if err != nil {
 			return nil, fmt.Errorf("embedded relay: %w", err)
@@ -139,6 +166,9 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 		wc := *o.Writer
 		if wc.Producer == (outbox.Producer{}) {
 			wc.Producer = e.Producer
+		}
+		if wc.Encoder == nil && o.Codec != nil {
+			wc.Encoder = o.Codec.Encode
 		}
 		w, err := outbox.NewWriter(wc)
 		if err != nil {

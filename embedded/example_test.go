@@ -62,14 +62,8 @@ func ExampleNew() {
 		Name:   "orders",
 		Config: embedded.Config{EmbedRelay: true, HTTPAddr: ":8100", Instance: "orders-0"},
 		Relay:  relay.Options{Publish: relay.PublishOptions{ReadyTopic: "orders.order.events"}},
-		Register: func(p *projector.Projector) error {
-			reg := projection.NewRegistry[projection.TxHandler]()
-			if err := envelope.Handle(reg, codec, summarize); err != nil {
-				return err
-			}
-			return p.Register(projector.Projection{Name: "order-summaries", Subscription: "orders.order-summaries",
-				DeadLetterTopic: "orders.order.events.dlq-summaries", Tx: reg})
-		},
+		Projections: []projector.Projection{{Name: "order-summaries", Subscription: "orders.order-summaries",
+			DeadLetterTopic: "orders.order.events.dlq-summaries", Tx: envelope.MustHandleAll(codec, summarize)}},
 		Servers: func(e *embedded.Engines) ([]transport.Server, error) {
 			hs := khttp.NewServer(khttp.Address(e.Config.HTTPAddr))
 			hs.Handle("/", health.Handler(e.Health, e.Metrics)) // /healthz, /readyz, /metrics next to the API

@@ -8,12 +8,16 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/relayctl"
+	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
 // Exit statuses of Main.
@@ -31,12 +35,26 @@ const (
 // engines and the app (New) and runs the app until SIGINT or SIGTERM.
 // Without o.Logger it logs JSON to stdout.
 //
+// A command line starting with "relayctl" runs relayctl's command set
+// instead, with o.Admin (see Options.Admin), and returns its exit code
+// (relayctl.ExitOK ...):
+//
+//	orders relayctl status
+//	orders relayctl migrate up
+//
+// A service's main is one line:
+//
 //	func main() { os.Exit(embedded.Main(os.Args[1:], options)) }
 func Main(args []string, o Options) int {
-	return run(args, os.Getenv, os.Stderr, o)
+	return run(args, os.Getenv, os.Stdout, os.Stderr, o)
 }
 
-func run(args []string, getenv func(string) string, stderr io.Writer, o Options) int {
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer, o Options) int {
+	if len(args) > 0 && args[0] == "relayctl" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return o.Relayctl(ctx, args[1:], stdout, stderr)
+	}
 	cfg, err := LoadConfig(o.Name, args, getenv, stderr, o.Config)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -83,4 +101,23 @@ func serve(ctx context.Context, o Options) error {
 	o.Logger.Info(o.Name+" starting", "http_addr", e.Config.HTTPAddr, "grpc_addr", e.Config.GRPCAddr, "schema", e.Config.Schema,
 		"embedded_relay", e.Config.EmbedRelay, "shutdown_timeout", e.Config.ShutdownTimeout.String())
 	return e.App.Run()
+}
+
+// Relayctl runs one relayctl command (args without "relayctl") with the
+// service's hooks: Admin, an empty Schema being Config.Schema's default
+// (Name), empty Migrations being Migrations and a nil Decoder Codec's. It is
+// what `<service> relayctl ...` runs under Main, for tests and for a
+// service with a main of its own.
+func (o Options) Relayctl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	h := o.Admin
+	if h.Schema == "" {
+		h.Schema = or(o.Config.Schema, o.Name)
+	}
+	if len(h.Migrations) == 0 {
+		h.Migrations = o.Migrations
+	}
+	if h.Decoder == nil && o.Codec != nil {
+		h.Decoder = hook.DecoderFunc(o.Codec.DecodeEnvelope)
+	}
+	return relayctl.Main(ctx, args, stdout, stderr, h)
 }

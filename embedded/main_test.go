@@ -36,7 +36,7 @@ func TestRunHelpAndUnknownFlagsStartNothing(t *testing.T) {
 		{nil, ExitUsage, "DATABASE_URL is required"},
 	} {
 		var stderr strings.Builder
-		if code := run(tc.args, getenv, &stderr, o); code != tc.code || !strings.Contains(stderr.String(), tc.out) {
+		if code := run(tc.args, getenv, io.Discard, &stderr, o); code != tc.code || !strings.Contains(stderr.String(), tc.out) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr.String(), tc.code, tc.out)
 		}
 	}
@@ -64,7 +64,7 @@ func TestRunServesUntilSIGTERM(t *testing.T) {
 			return []transport.Server{health.NewServer(e.Config.HTTPAddr, e.Health, e.Metrics)}, nil
 		}}
 	code := make(chan int, 1)
-	go func() { code <- run(nil, os.Getenv, io.Discard, o) }()
+	go func() { code <- run(nil, os.Getenv, io.Discard, io.Discard, o) }()
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		resp, err := http.Get("http://" + addr + "/readyz")
 		if err == nil {
@@ -96,5 +96,32 @@ func TestRunServesUntilSIGTERM(t *testing.T) {
 	var tables int
 	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_tables WHERE schemaname = 'shop' AND tablename = 'outbox_events'").Scan(&tables); err != nil || tables != 1 {
 		t.Errorf("schema shop: %d outbox_events tables (%v), want the migrated one", tables, err)
+	}
+}
+
+// TestRunRelayctlWithTheServiceHooks: "relayctl" as the first argument
+// runs relayctl's command set with Options.Admin, its schema defaulting to
+// the service's name and its migrations to Options.Migrations.
+func TestRunRelayctlWithTheServiceHooks(t *testing.T) {
+	db := testdb.New(t, testdb.Options{Schema: "items"})
+	t.Setenv("DATABASE_URL", db.URL)
+	t.Setenv("DATABASE_SCHEMA", "")
+	o := Options{Name: "stock", Migrations: []migrations.Set{migrations.Eventrelay}}
+	var stdout, stderr strings.Builder
+	if code := run([]string{"relayctl", "migrate", "up", "--by", "test", "--why", "test"}, os.Getenv, &stdout, &stderr, o); code != ExitOK {
+		t.Fatalf("relayctl migrate up: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	var n int
+	if err := db.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'stock' AND table_name = 'outbox_events'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("relayctl migrate up did not create stock.outbox_events\n%s%s", stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"relayctl", "verify"}, os.Getenv, &stdout, &stderr, o); code != ExitUsage || !strings.Contains(stdout.String()+stderr.String(), "verif") {
+		t.Fatalf("relayctl verify without a Verifier hook: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 }

@@ -145,16 +145,7 @@ func TestHandleTyped(t *testing.T) {
 	}); err == nil {
 		t.Fatal("handler of an undeclared payload registered")
 	}
-	m := meta("test.item.renamed")
-	body, err := c.Encode(m, wrapperspb.String("typed"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := &projection.Event{ID: m.EventID, Type: m.EventType, AggregateID: "i-1", Version: 3, SchemaVersion: 1, Body: body}
-	rt, err := reg.Resolve(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev, rt := resolveRenamed(t, c, reg, "typed")
 	if out, err := rt.Handler.HandleTx(context.Background(), nil, ev); err != nil || out != projection.Applied || got != "typed" {
 		t.Fatalf("HandleTx = %v, %v; payload %q", out, err, got)
 	}
@@ -163,6 +154,23 @@ func TestHandleTyped(t *testing.T) {
 	if r, _ := projection.Classify(err); r != projection.PayloadInvalid {
 		t.Fatalf("mistyped payload: %v", err)
 	}
+}
+
+// resolveRenamed encodes a test.item.renamed event carrying value and
+// resolves its route in reg.
+func resolveRenamed(t *testing.T, c *envelope.Codec, reg *projection.Registry[projection.TxHandler], value string) (*projection.Event, projection.Route[projection.TxHandler]) {
+	t.Helper()
+	m := meta("test.item.renamed")
+	body, err := c.Encode(m, wrapperspb.String(value))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &projection.Event{ID: m.EventID, Type: m.EventType, AggregateID: "i-1", Version: 3, SchemaVersion: 1, Body: body}
+	rt, err := reg.Resolve(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, rt
 }
 
 func TestRegisterAll(t *testing.T) {

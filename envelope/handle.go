@@ -3,6 +3,8 @@ package envelope
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
@@ -43,4 +45,48 @@ func RegisterAll[H any](reg *projection.Registry[H], c *Codec, h H) error {
 		}
 	}
 	return nil
+}
+
+// HandleAll registers fn in reg for every event type c declares, in one
+// call, the payload typed as P: an interface every declared payload
+// implements (the accessor the events share, such as
+// interface{ GetOrder() *ordersv1.Order }), or proto.Message. It registers
+// nothing and fails when a declared payload does not implement P, so an
+// event type added to the codec without a handler is an error when the
+// projection is registered, not a dead letter in production.
+func HandleAll[P any](reg *projection.Registry[projection.TxHandler], c *Codec, fn func(ctx context.Context, tx pgx.Tx, ev *projection.Event, p P) (projection.Outcome, error)) error {
+	want := reflect.TypeFor[P]()
+	var missing []string
+	for _, name := range c.Types() {
+		if !c.byName[name].goType.AssignableTo(want) {
+			missing = append(missing, fmt.Sprintf("%s (%v)", name, c.byName[name].goType))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("envelope: payloads of %s do not implement %v", strings.Join(missing, ", "), want)
+	}
+	for _, name := range c.Types() {
+		et, err := c.EventType(name)
+		if err != nil {
+			return err
+		}
+		if err := projection.Handle(reg, et, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MustHandleAll is HandleAll into a new registry, for a projection declared
+// at package level, as Must is for the codec: a payload that does not
+// implement P is a programming error, and panics when the package
+// initializes.
+//
+//	var Summaries = projector.Projection{Name: "order-summaries", ..., Tx: envelope.MustHandleAll(codec, summarize)}
+func MustHandleAll[P any](c *Codec, fn func(ctx context.Context, tx pgx.Tx, ev *projection.Event, p P) (projection.Outcome, error)) *projection.Registry[projection.TxHandler] {
+	reg := projection.NewRegistry[projection.TxHandler]()
+	if err := HandleAll(reg, c, fn); err != nil {
+		panic(err)
+	}
+	return reg
 }

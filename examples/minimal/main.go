@@ -73,19 +73,15 @@ func project(ctx context.Context, tx pgx.Tx, ev *projection.Event, total *wrappe
 
 // service declares the counters service for embedded.Main: its projection,
 // its outbox writer, its HTTP API and its migrations (schema counters, the default: its name);
-// the relay runs in the app.
+// the relay runs in the app, and `counters relayctl ...` is its admin CLI.
 var service = embedded.Options{
 	Name:       "counters",
 	Config:     embedded.Config{HTTPAddr: ":8080", EmbedRelay: true},
 	Migrations: []migrations.Set{migrations.Eventrelay, counterSet},
-	Writer:     &outbox.Config{Encoder: codec.Encode, DefaultTopic: topic, Notify: true},
-	Register: func(p *projector.Projector) error {
-		reg := projection.NewRegistry[projection.TxHandler]()
-		if err := envelope.Handle(reg, codec, project); err != nil {
-			return err
-		}
-		return p.Register(projector.Projection{Name: "counter-views", Subscription: subscription, DeadLetterTopic: topic + ".dlq", Tx: reg})
-	},
+	Codec:      codec, // the writer's encoder; `counters relayctl dlq show` decodes with it
+	Writer:     &outbox.Config{DefaultTopic: topic, Notify: true},
+	Projections: []projector.Projection{{Name: "counter-views", Subscription: subscription, DeadLetterTopic: topic + ".dlq",
+		Tx: envelope.MustHandleAll(codec, project)}},
 	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
 		hs := khttp.NewServer(khttp.Address(e.Config.HTTPAddr))
 		hs.HandlePrefix("/counters/", http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {

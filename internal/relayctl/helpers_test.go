@@ -8,16 +8,16 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
-	"github.com/eventrelay/eventrelay/relaytest"
 )
 
-type testDB = relaytest.DB
+type testDB = testdb.DB
 
 func newDB(t *testing.T) *testDB {
-	return relaytest.NewDB(t, relaytest.Options{Schema: testSchema, Migrations: []migrations.Set{migrations.Eventrelay, itemsSet}})
+	return testdb.New(t, testdb.Options{Schema: testSchema, Migrations: []migrations.Set{migrations.Eventrelay, itemsSet}})
 }
 
 func port(t *testing.T, dsn string) string {

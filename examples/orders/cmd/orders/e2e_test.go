@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func startOrders(t *testing.T) (*relaytest.DB, *relaytest.PubSub, *relaytest.Pip
 }
 
 // TestOrdersEndToEnd: orders written over gRPC reach order_summaries through the outbox, the relay, the
-// strict double and the projector until orders-relayctl verify passes; a redelivery is absorbed, a bad
+// strict double and the projector until orders relayctl verify passes; a redelivery is absorbed, a bad
 // body dead-lettered.
 func TestOrdersEndToEnd(t *testing.T) {
 	db, ps, p, client := startOrders(t)
@@ -57,8 +58,9 @@ func TestOrdersEndToEnd(t *testing.T) {
 	}
 	p.WaitStats(t, orderproj.Summaries.Name, "11 events projected (6 placed, 3 paid, 2 cancelled)", time.Minute,
 		func(s projector.Stats) bool { return s.Applied+s.Stale == 11 })
-	if code, out := ordertest.Relayctl(t, "verify", "--schema", ordertest.Schema, "--database-url", db.URL); code != relayctl.ExitOK {
-		t.Fatalf("orders-relayctl verify: exit %d\n%s", code, out)
+	var out strings.Builder // through the binary's own relayctl, as `orders relayctl verify`
+	if code := orders.Relayctl(ctx, []string{"verify", "--schema", ordertest.Schema, "--database-url", db.URL}, &out, &out); code != relayctl.ExitOK {
+		t.Fatalf("orders relayctl verify: exit %d\n%s", code, out.String())
 	}
 	// A redelivery, then a bad body on its key.
 	first := relaytest.Rows(t, db.Pool)[0]

@@ -4,7 +4,7 @@
 // the relay runs in the app with EMBED_RELAY=true (otherwise the shipped
 // cmd/publisher daemon delivers the outbox, DATABASE_SCHEMA=orders).
 // Configuration is the environment (orders --help); migrate the schema
-// first: orders-relayctl migrate up.
+// first: orders relayctl migrate up.
 package main
 
 import (
@@ -14,8 +14,9 @@ import (
 
 	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/embedded"
-	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/projector"
 
+	"github.com/eventrelay/eventrelay/examples/orders/internal/admin"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/data"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
@@ -29,12 +30,13 @@ func main() { os.Exit(embedded.Main(os.Args[1:], orders)) }
 // orders is the service on eventrelay's engines: its projection, its
 // outbox writer, its read-your-writes waiter and its HTTP and gRPC servers.
 var orders = embedded.Options{
-	Name:     "orders",
-	Config:   embedded.Config{HTTPAddr: ":8100", GRPCAddr: ":9100"},
-	Relay:    relay.Options{Publish: relay.PublishOptions{ReadyTopic: events.Topic}},
-	Register: orderproj.Register,
-	Writer:   &data.WriterConfig,
-	Waiter:   &consistency.WaiterOptions{},
+	Name:        "orders",
+	Config:      embedded.Config{HTTPAddr: ":8100", GRPCAddr: ":9100"},
+	Codec:       events.Codec,
+	Projections: []projector.Projection{orderproj.Summaries},
+	Writer:      &data.WriterConfig,
+	Waiter:      &consistency.WaiterOptions{},
+	Admin:       admin.Hooks,
 	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
 		e.Waiter.Register(orderproj.Summaries.Name, consistency.TableLookup(e.Pool, "order_summaries", "order_id", "version"))
 		svc := service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(e.Pool, e.Writer))), e.Waiter, e.Logger)

@@ -27,6 +27,8 @@ func TestHelpAndUnknownFlagsStartNothing(t *testing.T) {
 		{[]string{"-h"}, 0, "HTTP_ADDR          HTTP listen address (default :8100)"},
 		{[]string{"--port=8080"}, 2, "flag provided but not defined: -port"},
 		{[]string{"serve"}, 2, `unexpected argument "serve"`},
+		{[]string{"relayctl", "help"}, 0, "usage: relayctl <command>"},
+		{[]string{"relayctl", "bogus"}, 2, `unknown command "bogus"`},
 	} {
 		cmd := exec.Command(os.Args[0], tc.args...)
 		cmd.Env = append(os.Environ(), "ORDERS_TEST_RUN_MAIN=1", "DATABASE_URL=postgres://127.0.0.1:1/orders",

@@ -18,7 +18,7 @@ import (
 	orderproj "github.com/eventrelay/eventrelay/examples/orders/internal/projection"
 )
 
-// ordersRelayctl runs orders-relayctl against db's orders schema.
+// ordersRelayctl runs orders relayctl against db's orders schema.
 func ordersRelayctl(t *testing.T, db string, args ...string) (int, string) {
 	t.Helper()
 	return ordertest.Relayctl(t, append(args, "--schema", ordertest.Schema, "--database-url", db)...)
@@ -28,10 +28,7 @@ func ordersRelayctl(t *testing.T, db string, args ...string) (int, string) {
 // as the projector does (attributes, registry, handler in a transaction).
 func project(t *testing.T, pool *pgxpool.Pool, evs []relaytest.Row) {
 	t.Helper()
-	reg, err := orderproj.Registry()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := orderproj.Summaries.Tx
 	ctx := context.Background()
 	for _, e := range evs {
 		ev, err := projection.ParseAttributes(e.Message().Attributes)
@@ -52,7 +49,7 @@ func project(t *testing.T, pool *pgxpool.Pool, evs []relaytest.Row) {
 	}
 }
 
-// TestVerifyAndRebuildThroughRelayctl: orders-relayctl verify reports
+// TestVerifyAndRebuildThroughRelayctl: orders relayctl verify reports
 // the read model's drift (exit 1) and a clean one (exit 0); rebuild
 // restates every order at its current version through the outbox.
 func TestVerifyAndRebuildThroughRelayctl(t *testing.T) {
@@ -109,7 +106,7 @@ func TestVerifyAndRebuildThroughRelayctl(t *testing.T) {
 	}
 }
 
-// TestMigrateAppliesBothSets: orders-relayctl migrate up creates
+// TestMigrateAppliesBothSets: orders relayctl migrate up creates
 // eventrelay's tables and the orders tables in a new schema, each set with
 // its own version table.
 func TestMigrateAppliesBothSets(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package admin holds the orders service's relayctl hooks: Rebuilder
-// (orders rows -> restatement events through the outbox) and Hooks, which
-// adds eventrelay's ready-made Verifier (orders against order_summaries by
-// id and version) and the envelope codec's Decoder for `dlq show`.
-// cmd/orders-relayctl passes them to eventrelay's command set.
+// (orders rows -> restatement events through the outbox), Verifier
+// (eventrelay's ready-made TableVerifier: orders against order_summaries
+// by id, version and state columns) and Hooks, which adds the migration
+// sets. The service's binary runs eventrelay's command set with them:
+// `orders relayctl <command>` (embedded.Options.Admin).
 package admin

@@ -3,9 +3,12 @@ package admin
 import (
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 
-	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
 	"github.com/eventrelay/eventrelay/examples/orders/migrations"
 )
+
+// Hooks are the orders service's relayctl hooks (`orders relayctl`): its
+// rebuild, its verify and its migration sets.
+var Hooks = hook.Hooks{Rebuilder: Rebuilder{}, Verifier: Verifier, Migrations: migrations.Sets}
 
 // Verifier compares the orders table with the order_summaries read model.
 var Verifier = hook.TableVerifier{
@@ -14,11 +17,4 @@ var Verifier = hook.TableVerifier{
 	ReadModel: hook.Table{Name: "order_summaries", Key: "order_id", Version: "version"},
 	Columns: map[string]string{"customer_id": "customer_id", "amount_cents": "amount_cents", "currency": "currency",
 		"status": "status", "placed_at": "placed_at", "updated_at": "source_updated_at"},
-}
-
-// Hooks are the orders service's relayctl hooks, with its migration sets
-// and its schema (the default of --schema).
-func Hooks() hook.Hooks {
-	return hook.Hooks{Rebuilder: Rebuilder{}, Verifier: Verifier, Decoder: hook.DecoderFunc(events.Codec.DecodeEnvelope),
-		Migrations: migrations.Sets, Schema: "orders"}
 }

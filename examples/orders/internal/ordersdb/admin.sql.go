@@ -40,7 +40,7 @@ type ListOrdersForRestatementParams struct {
 	PageSize int32
 }
 
-// Operations (orders-relayctl rebuild; verify is eventrelay's TableVerifier).
+// Operations (orders relayctl rebuild; verify is eventrelay's TableVerifier).
 // ListOrdersForRestatement pages through the orders for rebuild, optionally
 // only the given ids. FOR SHARE holds off writers of the page until the
 // restatements are committed, so each restatement carries the row's

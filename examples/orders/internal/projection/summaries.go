@@ -2,7 +2,6 @@ package projection
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -17,30 +16,12 @@ import (
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordersdb"
 )
 
-// Summaries is the order_summaries projection (Register adds its
-// handlers); configs/pubsub.yaml holds its subscription and dead-letter
+// Summaries is the order_summaries projection: every order event goes to
+// summarize. configs/pubsub.yaml holds its subscription and dead-letter
 // topic.
 var Summaries = projector.Projection{Name: "order-summaries", Subscription: "orders.order-summaries",
-	DeadLetterTopic: "orders.order.events.dlq-summaries", Tables: []string{"order_summaries"}}
-
-// Registry routes every order event type to its typed handler.
-func Registry() (*projection.Registry[projection.TxHandler], error) {
-	reg := projection.NewRegistry[projection.TxHandler]()
-	return reg, errors.Join(
-		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderPlaced]),
-		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderPaid]),
-		envelope.Handle(reg, events.Codec, summarize[*ordersv1.OrderCancelled]),
-	)
-}
-
-// Register registers Summaries on p.
-func Register(p *projector.Projector) (err error) {
-	pr := Summaries
-	if pr.Tx, err = Registry(); err != nil {
-		return err
-	}
-	return p.Register(pr)
-}
+	DeadLetterTopic: "orders.order.events.dlq-summaries", Tables: []string{"order_summaries"},
+	Tx: envelope.MustHandleAll(events.Codec, summarize)}
 
 // stateful is an order event: each carries the order at the event's version.
 type stateful interface {
@@ -51,7 +32,7 @@ type stateful interface {
 // summarize upserts the order's state at the event's version, in tx. The
 // upsert changes nothing when the read model holds that version or a newer
 // one: Stale.
-func summarize[P stateful](ctx context.Context, tx pgx.Tx, ev *projection.Event, p P) (projection.Outcome, error) {
+func summarize(ctx context.Context, tx pgx.Tx, ev *projection.Event, p stateful) (projection.Outcome, error) {
 	o := p.GetOrder()
 	if o.GetId() != ev.AggregateID || o.GetVersion() != ev.Version {
 		return 0, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("event %s carries order %s v%d", ev, o.GetId(), o.GetVersion()))

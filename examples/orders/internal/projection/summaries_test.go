@@ -71,10 +71,7 @@ func apply(t *testing.T, db interface {
 func TestSummariesApplyIfNewer(t *testing.T) {
 	t.Parallel()
 	db := ordertest.NewDB(t)
-	reg, err := orderproj.Registry()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := orderproj.Summaries.Tx
 	now := timestamppb.Now()
 	o := &ordersv1.Order{Id: uuid.NewString(), CustomerId: "c-9", AmountCents: 990, Currency: "EUR",
 		Status: ordersv1.OrderStatus_ORDER_STATUS_PLACED, Version: 1, PlacedAt: now, UpdatedAt: now}
@@ -111,10 +108,7 @@ func TestSummariesApplyIfNewer(t *testing.T) {
 // TestRegistryClassifiesBadMessages: the registry refuses what the
 // projector must dead-letter, with the reason it will carry.
 func TestRegistryClassifiesBadMessages(t *testing.T) {
-	reg, err := orderproj.Registry()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := orderproj.Summaries.Tx
 	id := uuid.New()
 	for name, tc := range map[string]struct {
 		ev   projection.Event

@@ -1,4 +1,4 @@
--- Operations (orders-relayctl rebuild; verify is eventrelay's TableVerifier).
+-- Operations (orders relayctl rebuild; verify is eventrelay's TableVerifier).
 
 -- ListOrdersForRestatement pages through the orders for rebuild, optionally
 -- only the given ids. FOR SHARE holds off writers of the page until the
