@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -54,4 +55,24 @@ func TestStallIsReported(t *testing.T) {
 	eventually(t, "the stall cleared", func() bool {
 		return h.Ready(t.Context()).OK && opstest.Metric(t, reg, "projector_stalled", map[string]string{"projection": "counters-pg"}) == 0
 	})
+}
+
+// TestStallAfterOfANanosecondRuns: the shortest StallAfter still runs
+// (the stall watch's tick stays positive) and applies what it receives.
+func TestStallAfterOfANanosecondRuns(t *testing.T) {
+	t.Parallel()
+	db, ps := newCounterStack(t)
+	rowCalls := &calls{n: map[uuid.UUID]int{}}
+	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: prometheus.NewRegistry(), Health: health.NewHealth(0), StallAfter: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(t, p, pgProjection(t, counterRows(rowCalls), projector.BatchOptions{Linger: time.Millisecond}))
+	stop := run(t, p)
+	ev := setEvent(t, "c1", 1, 10)
+	publish(t, ps, "counters", ev)
+	eventually(t, "c1 applied", func() bool { return rowCalls.of(ev.id) == 1 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
 }
