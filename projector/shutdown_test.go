@@ -91,3 +91,29 @@ func TestShutdownIsBoundedWhenPubSubStopsAnswering(t *testing.T) {
 			time.Since(began).Round(time.Second), drain, err)
 	}
 }
+
+// TestStartAfterStopReturnsNil: a Kratos app stopped while it starts may
+// call Stop before Start; Start then returns nil at once, receiving
+// nothing, so the app stops cleanly instead of failing.
+func TestStartAfterStopReturnsNil(t *testing.T) {
+	t.Parallel()
+	db, ps := newCounterStack(t)
+	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(t, p, pgProjection(t, counterRows(&calls{n: map[uuid.UUID]int{}}), projector.BatchOptions{}))
+	if err := p.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() { started <- p.Start(t.Context()) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Errorf("Start after Stop = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start after Stop still running after 10s")
+	}
+}
