@@ -21,7 +21,7 @@
 // Wait is bounded (WaiterOptions.DefaultWait, capped at MaxWait) and
 // returns ErrTimeout when the read model has not caught up: the caller
 // decides whether to fail (e.g. 503 with a retryable reason such as
-// READ_MODEL_BEHIND, retryable) or to answer stale with a marker.
+// READ_MODEL_BEHIND) or to answer stale with a marker.
 //
 // In a Kratos service: a write calls Reply (the token in the
 // x-consistency-token response header or gRPC header metadata, TokenHeader),

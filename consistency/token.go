@@ -20,7 +20,9 @@ type Token struct {
 	Version       int64
 }
 
-// ErrMalformed is wrapped by every Parse error.
+// ErrMalformed is wrapped by every Parse error, and by the error of a Wait
+// for a token whose aggregate id the read model's key cannot hold
+// (TableLookup).
 var ErrMalformed = errors.New("malformed consistency token")
 
 // String is the opaque text form: base64url (no padding) of

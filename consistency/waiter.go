@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -40,16 +41,22 @@ func InboxLookup(pool *pgxpool.Pool, consumer string) Lookup {
 // none), as "SELECT version FROM table WHERE key = $1" on an index of the
 // key. The table and columns are identifiers (quoted here), resolved by
 // pool's search_path; the aggregate id is sent as text and converted to
-// the key column's type by Postgres (a uuid key refuses an id that is not
-// one, and the wait fails with that error).
+// the key column's type by Postgres. An id the key's type refuses (not a
+// uuid for a uuid key: the token names no row the read model can hold)
+// fails the wait with an error wrapping ErrMalformed, as a token that does
+// not parse.
 func TableLookup(pool *pgxpool.Pool, table, key, version string) Lookup {
 	sql := "SELECT " + pgx.Identifier{version}.Sanitize() + " FROM " + pgx.Identifier{table}.Sanitize() +
 		" WHERE " + pgx.Identifier{key}.Sanitize() + " = $1"
 	return func(ctx context.Context, _, aggregateID string) (int64, error) {
 		var v int64
 		err := pool.QueryRow(ctx, sql, aggregateID).Scan(&v)
-		if errors.Is(err, pgx.ErrNoRows) {
+		var pgErr *pgconn.PgError
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
 			return 0, nil
+		case errors.As(err, &pgErr) && (pgErr.Code == "22P02" || pgErr.Code == "22003"): // invalid text representation, out of range
+			return 0, fmt.Errorf("%w: aggregate id %q is not a value of %s.%s: %w", ErrMalformed, aggregateID, table, key, err)
 		}
 		return v, err
 	}

@@ -110,7 +110,7 @@ func TestWaitWakesOnAnnouncementWithoutPolling(t *testing.T) {
 
 // TestTableLookup: the version column of the row with the key (a uuid
 // key given as text), 0 without a row, and an id the key's type refuses
-// is an error.
+// is ErrMalformed.
 func TestTableLookup(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "kv"})
@@ -127,7 +127,12 @@ func TestTableLookup(t *testing.T) {
 	if v, err := lookup(ctx, "items.item", "0191b2c4-5a6e-7f00-8000-000000000002"); v != 0 || err != nil {
 		t.Errorf("lookup without a row: %d, %v; want 0", v, err)
 	}
-	if _, err := lookup(ctx, "items.item", "not-a-uuid"); err == nil {
-		t.Error("lookup of an id the key's type refuses: no error")
+	if _, err := lookup(ctx, "items.item", "not-a-uuid"); !errors.Is(err, consistency.ErrMalformed) {
+		t.Errorf("lookup of an id the key's type refuses: %v, want ErrMalformed", err)
+	}
+	w := consistency.NewWaiter(db.Pool, consistency.WaiterOptions{})
+	w.Register("items", lookup)
+	if err := w.Wait(ctx, "items", []consistency.Token{{AggregateType: "items.item", AggregateID: "not-a-uuid", Version: 1}}, 0); !errors.Is(err, consistency.ErrMalformed) {
+		t.Errorf("Wait for a token the key's type refuses: %v, want ErrMalformed", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/eventrelay/eventrelay/internal/conf"
 )
 
 // hardening holds the results of the faults that prove the pipeline's
@@ -86,12 +88,14 @@ func (s *Suite) checkHardening() {
 	t.Row("published events the emulator still held back a minute after the thaw (pinned ordered keys)", fmt.Sprint(h.frozen.HeldBack))
 }
 
-// envDuration reads key from env entries ("K=V"), the last one winning.
+// envDuration reads key from env entries ("K=V"), the last one winning,
+// as the daemons read it ("8s" or a number of seconds, conf.ParseDuration);
+// def when it is absent or does not parse (the daemon then refuses to start).
 func envDuration(env []string, key string, def time.Duration) time.Duration {
 	d := def
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, key+"="); ok {
-			if x, err := time.ParseDuration(v); err == nil {
+			if x, err := conf.ParseDuration(v); err == nil {
 				d = x
 			}
 		}

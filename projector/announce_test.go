@@ -10,10 +10,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
-	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // TestProjectorAnnouncesAppliedVersions: a read waiting for a version on
@@ -23,48 +20,24 @@ import (
 // never written times out.
 func TestProjectorAnnouncesAppliedVersions(t *testing.T) {
 	t.Parallel()
-	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
-	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, topic := range []string{"counters", "counters.dlq-pg", "counters.dlq-idx"} {
-		ps.Topic(t, topic)
-	}
-	ps.Subscription(t, "counters.pg", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
-	ps.Subscription(t, "counters.idx", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
-	rows := projection.NewRegistry[projection.TxHandler]()
-	if err := rows.Register(counterType(), counterRows(&calls{n: map[uuid.UUID]int{}})); err != nil {
-		t.Fatal(err)
-	}
-	idxReg := projection.NewRegistry[projection.BatchHandler]()
-	if err := idxReg.Register(counterType(), &index{calls: &calls{n: map[uuid.UUID]int{}}, docs: map[string][2]int64{}}); err != nil {
-		t.Fatal(err)
-	}
+	db, ps := newCounterStack(t)
 	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: prometheus.NewRegistry(), Health: health.NewHealth(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	batching := projector.BatchOptions{Linger: time.Millisecond, RetryBackoffMin: time.Millisecond}
-	for _, pr := range []projector.Projection{
-		{Name: "counters-pg", Subscription: "counters.pg", DeadLetterTopic: "counters.dlq-pg", Tx: rows, Batching: batching, Tables: []string{"order_totals"}},
-		{Name: "counters-idx", Subscription: "counters.idx", DeadLetterTopic: "counters.dlq-idx", Batch: idxReg, Batching: batching},
-	} {
-		if err := p.Register(pr); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, p, pgProjection(t, counterRows(&calls{n: map[uuid.UUID]int{}}), batching),
+		idxProjection(t, &index{calls: &calls{n: map[uuid.UUID]int{}}, docs: map[string][2]int64{}}, batching))
 	w := consistency.NewWaiter(db.Pool, consistency.WaiterOptions{DefaultWait: 20 * time.Second, MaxWait: 20 * time.Second})
 	for _, model := range []string{"counters-pg", "counters-idx"} {
 		w.Register(model, consistency.InboxLookup(db.Pool, model))
 	}
-	ctx, stop := context.WithCancel(t.Context())
-	defer stop()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	go w.Run(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- p.Run(ctx) }()
+	stop := run(t, p)
 	defer func() {
-		stop()
-		if err := <-ran; err != nil {
+		if err := stop(); err != nil {
 			t.Error(err)
 		}
 	}()

@@ -155,13 +155,15 @@ func (p *Projector) build(pr Projection, dl deadLetterer) (*engine, error) {
 // called, and then returns nil (transport.Server). Beside them it deletes
 // the inbox rows past each Projection.InboxRetention. A failing subscription
 // is retried with backoff without affecting the others (see
-// ReceiveOptions.RetryMin); it does not make Start return.
+// ReceiveOptions.RetryMin); it does not make Start return. Start after
+// Stop returns nil at once: a Kratos app stopped while it starts may stop
+// its servers before it starts them.
 func (p *Projector) Start(ctx context.Context) error {
 	p.mu.Lock()
 	switch {
 	case p.stopped:
 		p.mu.Unlock()
-		return errors.New("projector: Start after Stop")
+		return nil
 	case p.started:
 		p.mu.Unlock()
 		return errors.New("projector: Start called twice")
@@ -194,7 +196,7 @@ func (p *Projector) Start(ctx context.Context) error {
 // Stop stops receiving, waits (bounded by ctx) until every in-flight
 // message is acked or nacked, then flushes the dead-letter publishers
 // (transport.Server). Options.Health, if set, reports draining from the
-// start. After Stop the Projector cannot start again. When ctx ends
+// start. After Stop, Start returns at once without receiving. When ctx ends
 // first, whatever Pub/Sub does, Stop abandons the rest (final acks,
 // flushes) and returns nil: a message whose ack was not answered is
 // delivered again and absorbed by the inbox, so nothing is lost; Start

@@ -11,6 +11,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -170,6 +171,74 @@ func deadLetters(t *testing.T, ps *gpubsubtest.Server, sub string, want int) map
 	return got
 }
 
+// newCounterStack gives a test its Postgres schema with the order_totals
+// table and a Pub/Sub double (opts are its reactors) holding the counters
+// topic and, for each of the projections counters-pg and counters-idx, an
+// ordered subscription (counters.pg, counters.idx) and a dead-letter topic
+// (counters.dlq-pg, counters.dlq-idx).
+func newCounterStack(t *testing.T, opts ...pstest.ServerReactorOption) (*relaytest.DB, *gpubsubtest.Server) {
+	t.Helper()
+	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t, opts...)
+	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"counters", "counters.dlq-pg", "counters.dlq-idx"} {
+		ps.Topic(t, topic)
+	}
+	ps.Subscription(t, "counters.pg", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
+	ps.Subscription(t, "counters.idx", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
+	return db, ps
+}
+
+// pgProjection is counters-pg: the Tx projection of counters.pg into
+// order_totals, h handling counter.set.
+func pgProjection(t *testing.T, h projection.TxHandler, b projector.BatchOptions) projector.Projection {
+	t.Helper()
+	rows := projection.NewRegistry[projection.TxHandler]()
+	if err := rows.Register(counterType(), h); err != nil {
+		t.Fatal(err)
+	}
+	return projector.Projection{Name: "counters-pg", Subscription: "counters.pg", DeadLetterTopic: "counters.dlq-pg",
+		Tx: rows, Batching: b, Tables: []string{"order_totals"}}
+}
+
+// idxProjection is counters-idx: the Batch projection of counters.idx into
+// the in-memory index x.
+func idxProjection(t *testing.T, x *index, b projector.BatchOptions) projector.Projection {
+	t.Helper()
+	reg := projection.NewRegistry[projection.BatchHandler]()
+	if err := reg.Register(counterType(), x); err != nil {
+		t.Fatal(err)
+	}
+	return projector.Projection{Name: "counters-idx", Subscription: "counters.idx", DeadLetterTopic: "counters.dlq-idx", Batch: reg, Batching: b}
+}
+
+// register registers each projection with p.
+func register(t *testing.T, p *projector.Projector, prs ...projector.Projection) {
+	t.Helper()
+	for _, pr := range prs {
+		if err := p.Register(pr); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// run runs p until the returned stop is called, or the test ends; stop
+// returns what Run returned.
+func run(t *testing.T, p *projector.Projector) (stop func() error) {
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- p.Run(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() { cancel(); err = <-ran })
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
 // TestEmbeddedProjectorAppliesDedupesAndDeadLetters embeds the projector
 // through its public API with two projections of one topic — a Postgres
 // table (Tx) and an in-memory index (Batch) — and shows, on a
@@ -179,29 +248,12 @@ func deadLetters(t *testing.T, ps *gpubsubtest.Server, sub string, want int) map
 // dead-lettered with their reason.
 func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 	t.Parallel()
-	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
-	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, topic := range []string{"counters", "counters.dlq-pg", "counters.dlq-idx"} {
-		ps.Topic(t, topic)
-	}
-	ps.Subscription(t, "counters.pg", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
-	ps.Subscription(t, "counters.idx", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
+	db, ps := newCounterStack(t)
 	ps.Subscription(t, "dlq-pg-read", "counters.dlq-pg", gpubsubtest.SubscriptionOptions{})
 	ps.Subscription(t, "dlq-idx-read", "counters.dlq-idx", gpubsubtest.SubscriptionOptions{})
 
 	rowCalls, idxCalls := &calls{n: map[uuid.UUID]int{}}, &calls{n: map[uuid.UUID]int{}}
-	rows := projection.NewRegistry[projection.TxHandler]()
-	if err := rows.Register(counterType(), counterRows(rowCalls)); err != nil {
-		t.Fatal(err)
-	}
 	idx := &index{calls: idxCalls, docs: map[string][2]int64{}}
-	idxReg := projection.NewRegistry[projection.BatchHandler]()
-	if err := idxReg.Register(counterType(), idx); err != nil {
-		t.Fatal(err)
-	}
-
 	metrics, h := prometheus.NewRegistry(), health.NewHealth(0)
 	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: metrics, Health: h,
 		Receive: projector.ReceiveOptions{NumGoroutines: 2, RetryMin: 50 * time.Millisecond}})
@@ -209,17 +261,8 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 		t.Fatal(err)
 	}
 	batching := projector.BatchOptions{Linger: time.Millisecond, RetryBackoffMin: time.Millisecond}
-	for _, pr := range []projector.Projection{
-		{Name: "counters-pg", Subscription: "counters.pg", DeadLetterTopic: "counters.dlq-pg", Tx: rows, Batching: batching, Tables: []string{"order_totals"}},
-		{Name: "counters-idx", Subscription: "counters.idx", DeadLetterTopic: "counters.dlq-idx", Batch: idxReg, Batching: batching},
-	} {
-		if err := p.Register(pr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, stop := context.WithCancel(t.Context())
-	ran := make(chan error, 1)
-	go func() { ran <- p.Run(ctx) }()
+	register(t, p, pgProjection(t, counterRows(rowCalls), batching), idxProjection(t, idx, batching))
+	stop := run(t, p)
 
 	// One at a time, so that v1 is not skipped as stale behind v2. Each is
 	// waited for until both inboxes recorded it too: the Batch projection records
@@ -274,8 +317,7 @@ func TestEmbeddedProjectorAppliesDedupesAndDeadLetters(t *testing.T) {
 		t.Errorf("readiness while receiving: %+v", r)
 	}
 
-	stop()
-	if err := <-ran; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Run after cancel: %v", err)
 	}
 	if !h.Draining() {

@@ -1,7 +1,6 @@
 package projector_test
 
 import (
-	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -10,11 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
-	"github.com/eventrelay/eventrelay/relaytest"
 	"github.com/eventrelay/eventrelay/wire"
 )
 
@@ -26,46 +22,18 @@ import (
 // attribute reach both.
 func TestReplayReachesOnlyItsSubscription(t *testing.T) {
 	t.Parallel()
-	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
-	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, topic := range []string{"counters", "counters.dlq-pg", "counters.dlq-idx"} {
-		ps.Topic(t, topic)
-	}
-	ps.Subscription(t, "counters.pg", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
-	ps.Subscription(t, "counters.idx", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
-
+	db, ps := newCounterStack(t)
 	rowCalls, idxCalls := &calls{n: map[uuid.UUID]int{}}, &calls{n: map[uuid.UUID]int{}}
-	rows := projection.NewRegistry[projection.TxHandler]()
-	if err := rows.Register(counterType(), counterRows(rowCalls)); err != nil {
-		t.Fatal(err)
-	}
-	idx := &index{calls: idxCalls, docs: map[string][2]int64{}}
-	idxReg := projection.NewRegistry[projection.BatchHandler]()
-	if err := idxReg.Register(counterType(), idx); err != nil {
-		t.Fatal(err)
-	}
 	reg := prometheus.NewRegistry()
 	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	batching := projector.BatchOptions{Linger: time.Millisecond}
-	for _, pr := range []projector.Projection{
-		{Name: "counters-pg", Subscription: "counters.pg", DeadLetterTopic: "counters.dlq-pg", Tx: rows, Batching: batching, Tables: []string{"order_totals"}},
-		{Name: "counters-idx", Subscription: "counters.idx", DeadLetterTopic: "counters.dlq-idx", Batch: idxReg, Batching: batching},
-	} {
-		if err := p.Register(pr); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, stop := context.WithCancel(t.Context())
-	ran := make(chan error, 1)
-	go func() { ran <- p.Run(ctx) }()
+	register(t, p, pgProjection(t, counterRows(rowCalls), batching), idxProjection(t, &index{calls: idxCalls, docs: map[string][2]int64{}}, batching))
+	stop := run(t, p)
 	defer func() {
-		stop()
-		if err := <-ran; err != nil {
+		if err := stop(); err != nil {
 			t.Error(err)
 		}
 	}()

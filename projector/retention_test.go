@@ -1,18 +1,14 @@
 package projector_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
-	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // TestInboxRetentionLeavesOldRedeliveriesToTheVersionGuard shows that a
@@ -22,19 +18,8 @@ import (
 // it as stale, and the read model keeps the newer value.
 func TestInboxRetentionLeavesOldRedeliveriesToTheVersionGuard(t *testing.T) {
 	t.Parallel()
-	db, ps := relaytest.NewDB(t, relaytest.Options{Schema: "items"}), gpubsubtest.New(t)
-	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	ps.Topic(t, "counters")
-	ps.Topic(t, "counters.dlq")
-	ps.Subscription(t, "counters.pg", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
-
+	db, ps := newCounterStack(t)
 	rowCalls := &calls{n: map[uuid.UUID]int{}}
-	rows := projection.NewRegistry[projection.TxHandler]()
-	if err := rows.Register(counterType(), counterRows(rowCalls)); err != nil {
-		t.Fatal(err)
-	}
 	metrics := prometheus.NewRegistry()
 	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: metrics,
 		Receive:                 projector.ReceiveOptions{NumGoroutines: 1, RetryMin: 50 * time.Millisecond},
@@ -43,14 +28,10 @@ func TestInboxRetentionLeavesOldRedeliveriesToTheVersionGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Register(projector.Projection{Name: "counters-pg", Subscription: "counters.pg", DeadLetterTopic: "counters.dlq",
-		Tx: rows, Tables: []string{"order_totals"}, InboxRetention: time.Hour,
-		Batching: projector.BatchOptions{Linger: time.Millisecond, RetryBackoffMin: time.Millisecond}}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(t.Context())
-	ran := make(chan error, 1)
-	go func() { ran <- p.Run(ctx) }()
+	pr := pgProjection(t, counterRows(rowCalls), projector.BatchOptions{Linger: time.Millisecond, RetryBackoffMin: time.Millisecond})
+	pr.InboxRetention = time.Hour
+	register(t, p, pr)
+	stop := run(t, p)
 
 	total := func() (value, version int64) {
 		_ = db.Pool.QueryRow(t.Context(), `SELECT total, version FROM order_totals WHERE order_id = 'c1'`).Scan(&value, &version)
@@ -101,8 +82,7 @@ func TestInboxRetentionLeavesOldRedeliveriesToTheVersionGuard(t *testing.T) {
 		t.Errorf("after the replay of v1: c1 = %d at v%d, want 20 at v2", value, version)
 	}
 
-	stop()
-	if err := <-ran; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Run after cancel: %v", err)
 	}
 }

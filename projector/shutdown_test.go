@@ -11,10 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
-	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // freeze makes the Pub/Sub server stop answering the calls it reacts to
@@ -51,31 +48,17 @@ func (f *freeze) release() { f.once.Do(func() { close(f.released) }) }
 func TestShutdownIsBoundedWhenPubSubStopsAnswering(t *testing.T) {
 	t.Parallel()
 	f := &freeze{released: make(chan struct{})}
-	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	ps := gpubsubtest.New(t,
+	db, ps := newCounterStack(t,
 		pstest.ServerReactorOption{FuncName: "Acknowledge", Reactor: f},
 		pstest.ServerReactorOption{FuncName: "ModifyAckDeadline", Reactor: f})
 	t.Cleanup(f.release) // before the server stops
-	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE order_totals (order_id text PRIMARY KEY, total bigint NOT NULL, version bigint NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	ps.Topic(t, "counters")
-	ps.Subscription(t, "counters.pg", "counters", gpubsubtest.SubscriptionOptions{Ordered: true})
-	ps.Topic(t, "counters.dlq")
-	rows := projection.NewRegistry[projection.TxHandler]()
-	if err := rows.Register(counterType(), counterRows(&calls{n: map[uuid.UUID]int{}})); err != nil {
-		t.Fatal(err)
-	}
 	const drain = 2 * time.Second
 	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: prometheus.NewRegistry(), Health: health.NewHealth(0),
 		DrainTimeout: drain, Receive: projector.ReceiveOptions{RetryMin: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Register(projector.Projection{Name: "counters-pg", Subscription: "counters.pg", DeadLetterTopic: "counters.dlq",
-		Tx: rows, Batching: projector.BatchOptions{Linger: time.Millisecond}, Tables: []string{"order_totals"}}); err != nil {
-		t.Fatal(err)
-	}
+	register(t, p, pgProjection(t, counterRows(&calls{n: map[uuid.UUID]int{}}), projector.BatchOptions{Linger: time.Millisecond}))
 	ctx, stop := context.WithCancel(t.Context())
 	ran := make(chan error, 1)
 	go func() { ran <- p.Run(ctx) }()
@@ -106,5 +89,31 @@ func TestShutdownIsBoundedWhenPubSubStopsAnswering(t *testing.T) {
 		err := <-ran
 		t.Fatalf("Run still running %s after its context ended (DrainTimeout %s) while Pub/Sub did not answer; after the answers came it returned %v",
 			time.Since(began).Round(time.Second), drain, err)
+	}
+}
+
+// TestStartAfterStopReturnsNil: a Kratos app stopped while it starts may
+// call Stop before Start; Start then returns nil at once, receiving
+// nothing, so the app stops cleanly instead of failing.
+func TestStartAfterStopReturnsNil(t *testing.T) {
+	t.Parallel()
+	db, ps := newCounterStack(t)
+	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(t, p, pgProjection(t, counterRows(&calls{n: map[uuid.UUID]int{}}), projector.BatchOptions{}))
+	if err := p.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() { started <- p.Start(t.Context()) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Errorf("Start after Stop = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start after Stop still running after 10s")
 	}
 }

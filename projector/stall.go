@@ -39,7 +39,7 @@ func (r *receiver) watchStall(ctx context.Context) {
 	if r.stallAfter <= 0 {
 		return
 	}
-	t := time.NewTicker(min(time.Second, r.stallAfter/2))
+	t := time.NewTicker(max(min(time.Second, r.stallAfter/2), time.Millisecond)) // a ticker needs a positive period
 	defer t.Stop()
 	stalled := false
 	for {

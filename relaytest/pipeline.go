@@ -1,6 +1,7 @@
 package relaytest
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -26,7 +27,9 @@ type PipelineOptions struct {
 	// own servers (Servers, optional). The pipeline always embeds the
 	// relay, works in DB.Schema, listens on loopback ports chosen by the
 	// system (Pipeline.Endpoint) and discards the logs unless
-	// Service.Logger is set. Service.Name defaults to "relaytest".
+	// Service.Logger is set. Service.Name defaults to "relaytest"; of
+	// Service.Config, RequestTimeout (default 10s), ShutdownTimeout
+	// (default 1m) and Instance (default the test's name) stand.
 	Service embedded.Options
 }
 
@@ -57,8 +60,10 @@ func StartPipeline(t testing.TB, o PipelineOptions) *Pipeline {
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
-	s.Config = embedded.Config{Schema: o.DB.Schema, HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", RequestTimeout: 10 * time.Second,
-		ShutdownTimeout: time.Minute, EmbedRelay: true, Instance: t.Name()}
+	c := s.Config
+	s.Config = embedded.Config{Schema: o.DB.Schema, HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", EmbedRelay: true,
+		RequestTimeout: cmp.Or(c.RequestTimeout, 10*time.Second), ShutdownTimeout: cmp.Or(c.ShutdownTimeout, time.Minute),
+		Instance: cmp.Or(c.Instance, t.Name())}
 	e, err := embedded.New(o.DB.Pool, o.PubSub.Client, s)
 	if err != nil {
 		t.Fatalf("relaytest: StartPipeline: %v", err)

@@ -102,6 +102,22 @@ func TestPipeline(t *testing.T) {
 	}
 }
 
+// TestPipelineKeepsTheServicesConfig: the service's request and
+// shutdown timeouts and instance stand; the schema, addresses and the
+// embedded relay are the pipeline's.
+func TestPipelineKeepsTheServicesConfig(t *testing.T) {
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "notes", Migrations: []migrations.Set{migrations.Eventrelay, notesSet}})
+	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "testdata/notes-pubsub.yaml", RTT: time.Millisecond})
+	service := notesService
+	service.Config = embedded.Config{Schema: "elsewhere", RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, Instance: "notes-1"}
+	p := relaytest.StartPipeline(t, relaytest.PipelineOptions{DB: db, PubSub: ps, Service: service})
+	want := embedded.Config{Schema: "notes", HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", EmbedRelay: true,
+		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, Instance: "notes-1"}
+	if p.Config != want {
+		t.Errorf("pipeline config %+v, want %+v", p.Config, want)
+	}
+}
+
 // recorder keeps what a helper logs and the failure it ends with.
 type recorder struct {
 	testing.TB

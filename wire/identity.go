@@ -24,7 +24,7 @@ const (
 	// republished: the ID of the subscription whose consumer
 	// dead-lettered it. Consumers of every other subscription of the topic
 	// ack it without applying it, so a replay reaches the one projection
-	// it is for (see docs/decisions).
+	// it is for (docs/decisions/0017-dlq-replay-for-one-subscription.md).
 	AttrReplayFor = "replay_for"
 )
 

@@ -118,7 +118,7 @@ func checkAttribute(k, v string) error {
 		return &LimitError{Field: fmt.Sprintf("attribute %q key", k), Problem: "is not valid UTF-8"}
 	case len(k) > MaxAttributeKeyBytes:
 		return &LimitError{Field: fmt.Sprintf("attribute %q... key", k[:16]), Problem: fmt.Sprintf("is %d bytes, limit %d", len(k), MaxAttributeKeyBytes)}
-	case len(k) >= len(ReservedPrefix) && strings.EqualFold(k[:len(ReservedPrefix)], ReservedPrefix):
+	case ReservedKey(k):
 		return &LimitError{Field: fmt.Sprintf("attribute %q:", k), Problem: fmt.Sprintf("keys starting with %q are reserved", ReservedPrefix)}
 	case !utf8.ValidString(v):
 		return &LimitError{Field: fmt.Sprintf("attribute %q value", k), Problem: "is not valid UTF-8"}
@@ -126,6 +126,12 @@ func checkAttribute(k, v string) error {
 		return &LimitError{Field: fmt.Sprintf("attribute %q value", k), Problem: fmt.Sprintf("is %d bytes, limit %d", len(v), MaxAttributeValueBytes)}
 	}
 	return nil
+}
+
+// ReservedKey reports whether attribute key k starts with ReservedPrefix,
+// in any case.
+func ReservedKey(k string) bool {
+	return len(k) >= len(ReservedPrefix) && strings.EqualFold(k[:len(ReservedPrefix)], ReservedPrefix)
 }
 
 // MessageSize is the size of the message as a Publish request encodes it

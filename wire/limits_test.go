@@ -39,3 +39,11 @@ func TestCheckMessage(t *testing.T) {
 		t.Errorf("CheckMessage over maxBytes: %v", err)
 	}
 }
+
+func TestReservedKey(t *testing.T) {
+	for k, want := range map[string]bool{"goog": true, "GoOgle-trace": true, "googclient_x": true, "go": false, "xgoog": false, "": false} {
+		if got := wire.ReservedKey(k); got != want {
+			t.Errorf("ReservedKey(%q) = %t, want %t", k, got, want)
+		}
+	}
+}

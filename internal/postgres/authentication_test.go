@@ -9,30 +9,9 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
-
-// passwordRole is the one role the test server (scripts/pg.sh) checks
-// the password of; every other role is trusted.
-const passwordRole = "eventrelay_password_check"
-
-// passwordRoleURL creates passwordRole with password "right" (if missing)
-// on db's server and returns db's URL logged in as it with password.
-func passwordRoleURL(t *testing.T, db *relaytest.DB, password string) string {
-	t.Helper()
-	_, err := db.Pool.Exec(context.Background(), `DO $$ BEGIN
-		CREATE ROLE `+passwordRole+` LOGIN PASSWORD 'right';
-	EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(passwordRole, password)
-	return u.String()
-}
 
 // TestClassifyAuthenticationFailures: a wrong password (28P01) and an
 // unknown role (28000) on a real server are authentication_failed, a
@@ -41,9 +20,9 @@ func TestClassifyAuthenticationFailures(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "auth"})
 	ctx := context.Background()
-	right, err := pgx.Connect(ctx, passwordRoleURL(t, db, "right"))
+	right, err := pgx.Connect(ctx, testdb.PasswordRoleURL(t, db.Pool, db.URL, "right"))
 	if err != nil {
-		t.Fatalf("connecting as %s with its password: %v", passwordRole, err)
+		t.Fatalf("connecting as %s with its password: %v", testdb.PasswordRole, err)
 	}
 	right.Close(ctx)
 
@@ -53,13 +32,13 @@ func TestClassifyAuthenticationFailures(t *testing.T) {
 	}
 	unknown.User = url.User("eventrelay_no_such_role")
 	for name, dsn := range map[string]string{
-		"wrong password": passwordRoleURL(t, db, "wrong"),
+		"wrong password": testdb.PasswordRoleURL(t, db.Pool, db.URL, "wrong"),
 		"unknown role":   unknown.String(),
 	} {
 		conn, err := pgx.Connect(ctx, dsn)
 		if err == nil {
 			conn.Close(ctx)
-			t.Fatalf("%s: connected; the test server must check %s's password (start it with scripts/pg.sh, which adds the pg_hba line)", name, passwordRole)
+			t.Fatalf("%s: connected; the test server must check %s's password (start it with scripts/pg.sh, which adds the pg_hba line)", name, testdb.PasswordRole)
 		}
 		got := postgres.Classify(err)
 		if r := errclass.Of(got); r != errclass.AuthenticationFailed || !r.Transient() {

@@ -102,18 +102,14 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 	fs := newFlags(c, "status", statusUsage)
 	db := addDBFlags(c, fs)
 	ps := addPubSubFlags(fs, false)
-	maxProc := conf.Duration(5 * time.Minute)
-	if v := c.env("OUTBOX_MAX_PROCESSING_SECONDS", ""); v != "" {
-		if d, err := conf.ParseDuration(v); err == nil {
-			maxProc = conf.Duration(d)
-		}
+	maxProc, err := envDuration(c, "OUTBOX_MAX_PROCESSING_SECONDS", 5*time.Minute)
+	if err != nil {
+		return err
 	}
 	fs.Var(&durationFlag{&maxProc}, "max-processing", "a claim older than this is stuck (env OUTBOX_MAX_PROCESSING_SECONDS; default 5m)")
-	slo := conf.Duration(defaultOldestSLO)
-	if v := c.env("OUTBOX_OLDEST_SLO", ""); v != "" {
-		if d, err := conf.ParseDuration(v); err == nil {
-			slo = conf.Duration(d)
-		}
+	slo, err := envDuration(c, "OUTBOX_OLDEST_SLO", defaultOldestSLO)
+	if err != nil {
+		return err
 	}
 	fs.Var(&durationFlag{&slo}, "oldest-slo", "an oldest unpublished row older than this is a problem (env OUTBOX_OLDEST_SLO; default 1m, the page threshold of the shipped alert; 0: off)")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -150,6 +146,21 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 		return problemErr("%d problem(s):\n  %s", len(rep.Problems), strings.Join(rep.Problems, "\n  "))
 	}
 	return nil
+}
+
+// envDuration is the duration in the environment variable name ("5m" or
+// seconds), def when it is unset; an invalid one is a usage error naming
+// the variable rather than a default taken silently.
+func envDuration(c *cli, name string, def time.Duration) (conf.Duration, error) {
+	v := c.env(name, "")
+	if v == "" {
+		return conf.Duration(def), nil
+	}
+	d, err := conf.ParseDuration(v)
+	if err != nil {
+		return 0, usageErr("%s=%q: %v", name, v, err)
+	}
+	return conf.Duration(d), nil
 }
 
 // defaultOldestSLO is the page threshold of the shipped oldest-row alert.

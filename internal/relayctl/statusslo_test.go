@@ -46,3 +46,16 @@ func TestStatusNamesAnSLOBreachAndCountsOnlyHeadsAsReady(t *testing.T) {
 		t.Errorf("ready now = %d, behind a failed head = %d; want 2 and 2", rep.Outbox.Ready, rep.Outbox.BehindFailed)
 	}
 }
+
+// TestStatusRefusesAnInvalidDurationInTheEnvironment: a duration variable
+// status reads that does not parse is a usage error naming it, not its
+// default taken silently.
+func TestStatusRefusesAnInvalidDurationInTheEnvironment(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"OUTBOX_OLDEST_SLO", "OUTBOX_MAX_PROCESSING_SECONDS"} {
+		r := relayctl(t, map[string]string{"DATABASE_URL": "postgres://127.0.0.1:1/none", name: "5 min"}, "status")
+		if r.code != ExitUsage || !strings.Contains(r.stderr, name) {
+			t.Errorf("status with %s=\"5 min\": exit %d, stderr %q; want exit %d naming %s", name, r.code, r.stderr, ExitUsage, name)
+		}
+	}
+}

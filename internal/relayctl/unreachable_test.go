@@ -1,14 +1,13 @@
 package relayctl
 
 import (
-	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/internal/testdb"
 )
 
 // TestReadCommandsExitThreeOnUnreachableStores: with a store on a closed
@@ -57,17 +56,8 @@ func TestReadCommandsExitThreeOnUnreachableStores(t *testing.T) {
 func TestWrongPasswordIsNotUnreachable(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
-	if _, err := db.Pool.Exec(context.Background(), `DO $$ BEGIN
-		CREATE ROLE eventrelay_password_check LOGIN PASSWORD 'right';
-	EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword("eventrelay_password_check", "wrong")
-	r := relayctl(t, map[string]string{"DATABASE_URL": u.String()}, "status", "--connect-timeout", "5s")
+	dsn := testdb.PasswordRoleURL(t, db.Pool, db.URL, "wrong")
+	r := relayctl(t, map[string]string{"DATABASE_URL": dsn}, "status", "--connect-timeout", "5s")
 	if r.code != ExitRuntime || !strings.Contains(r.stderr, "Postgres refused the credentials") || !strings.Contains(r.stderr, "authentication_failed") ||
 		strings.Contains(r.stderr, "unreachable") || strings.Contains(r.stderr, "wrong") {
 		t.Errorf("relayctl status with a wrong password: exit %d, stderr %q; want exit %d, the credentials refused (authentication_failed), no password shown", r.code, r.stderr, ExitRuntime)

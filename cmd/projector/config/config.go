@@ -36,8 +36,9 @@ type Config struct {
 	// ShutdownTimeout bounds the drain on SIGTERM (projector.Options.DrainTimeout).
 	ShutdownTimeout conf.Duration `yaml:"shutdown_timeout" env:"PROJECTOR_SHUTDOWN_TIMEOUT"`
 	// StallAfter: a projection holding messages and applying none for
-	// this long is reported stalled (projector.Options.StallAfter).
-	StallAfter conf.Duration `yaml:"stall_after" env:"PROJECTOR_STALL_AFTER"`
+	// this long is reported stalled (projector.Options.StallAfter; 0 turns
+	// it off, as the publisher's outbox.stall_after).
+	StallAfter conf.Duration `yaml:"stall_after" env:"PROJECTOR_STALL_AFTER" zero:"allowed"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level" env:"PROJECTOR_LOG_LEVEL"`
 }
@@ -126,7 +127,7 @@ func (c *Config) Options(reg prometheus.Registerer, h *health.Health, logger *sl
 			RetryMin: r.RetryMin.D(), RetryMax: r.RetryMax.D(), ExactlyOnce: r.ExactlyOnce,
 		},
 		DrainTimeout:            c.ShutdownTimeout.D(),
-		StallAfter:              c.StallAfter.D(),
+		StallAfter:              stallAfter(c.StallAfter.D()),
 		InboxRetentionInterval:  c.InboxRetention.Interval.D(),
 		InboxRetentionBatchSize: c.InboxRetention.BatchSize,
 		Logger:                  logger, Registerer: reg, Health: h,
@@ -179,6 +180,15 @@ func keyed(err error) error {
 	return err
 }
 
+// stallAfter is projector.Options.StallAfter for the key stall_after,
+// whose 0 turns stall detection off (the option's negative).
+func stallAfter(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 // Validate checks every key and fills derived values.
 func (c *Config) Validate() error {
 	if c.HTTP.Port < 1 || c.HTTP.Port > 65535 {
@@ -197,6 +207,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Batching().Validate(); err != nil {
 		return keyed(err)
+	}
+	if c.StallAfter < 0 {
+		return fmt.Errorf("stall_after (PROJECTOR_STALL_AFTER) must be >= 0 (0: no stall detection), got %s", c.StallAfter)
 	}
 	if c.InboxRetention.Age < 0 {
 		return fmt.Errorf("inbox_retention.age (PROJECTOR_INBOX_RETENTION) must be >= 0 (0 keeps inbox rows forever), got %s", c.InboxRetention.Age)

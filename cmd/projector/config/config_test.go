@@ -177,3 +177,21 @@ func TestInboxRetentionKeys(t *testing.T) {
 		t.Errorf("PROJECTOR_INBOX_RETENTION_BATCH_SIZE=0: %v", err)
 	}
 }
+
+// stall_after: 2m shipped, 0 turns stall detection off (as the
+// publisher's outbox.stall_after), a negative value is refused naming the
+// key.
+func TestStallAfterZeroIsOff(t *testing.T) {
+	c, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
+	if err != nil || c.StallAfter.D() != 2*time.Minute || c.Options(nil, nil, nil).StallAfter != 2*time.Minute {
+		t.Fatalf("shipped stall_after: %s, %v", c.StallAfter, err)
+	}
+	c, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_STALL_AFTER": "0"})
+	if err != nil || c.Options(nil, nil, nil).StallAfter >= 0 {
+		t.Fatalf("PROJECTOR_STALL_AFTER=0: projector.Options.StallAfter %s, %v; want negative (off)", c.Options(nil, nil, nil).StallAfter, err)
+	}
+	if _, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_STALL_AFTER": "-1s"}); err == nil ||
+		!strings.Contains(err.Error(), "stall_after (PROJECTOR_STALL_AFTER) must be >= 0") {
+		t.Errorf("PROJECTOR_STALL_AFTER=-1s: %v, want a refusal naming the key", err)
+	}
+}

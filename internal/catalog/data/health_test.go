@@ -3,7 +3,6 @@ package data_test
 import (
 	"context"
 	"log/slog"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -21,17 +21,8 @@ import (
 func TestReadinessNamesRefusedCredentials(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	if _, err := db.Pool.Exec(context.Background(), `DO $$ BEGIN
-		CREATE ROLE eventrelay_password_check LOGIN PASSWORD 'right';
-	EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword("eventrelay_password_check", "wrong")
-	d, cleanup, err := data.NewData(&conf.Database{URL: u.String(), Schema: catalogmigrations.Schema, ConnectTimeout: iconf.Duration(5 * time.Second)}, nil, slog.New(slog.DiscardHandler))
+	dsn := testdb.PasswordRoleURL(t, db.Pool, db.URL, "wrong")
+	d, cleanup, err := data.NewData(&conf.Database{URL: dsn, Schema: catalogmigrations.Schema, ConnectTimeout: iconf.Duration(5 * time.Second)}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ func observe(log *slog.Logger) middleware.Middleware {
 	return func(next middleware.Handler) middleware.Handler {
 		return func(ctx context.Context, req any) (any, error) {
 			start := time.Now()
+			setObserved(ctx)
 			reply, err := next(ctx, req)
 			var op string
 			if tr, ok := transport.FromServerContext(ctx); ok {

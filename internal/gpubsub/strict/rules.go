@@ -2,7 +2,6 @@ package strict
 
 import (
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
@@ -95,7 +94,7 @@ func checkMessage(i int, m *pb.PubsubMessage) *Refusal {
 			return refuse(RuleInvalidUTF8, codes.InvalidArgument,
 				fmt.Sprintf("Message %d has an attribute that is not valid UTF-8.", i))
 		}
-		if len(k) >= len(wire.ReservedPrefix) && strings.EqualFold(k[:len(wire.ReservedPrefix)], wire.ReservedPrefix) {
+		if wire.ReservedKey(k) {
 			return refuse(RuleReservedKey, codes.InvalidArgument,
 				fmt.Sprintf("Message %d has an attribute key starting with the reserved prefix %q: %q.", i, wire.ReservedPrefix, k))
 		}
