@@ -87,7 +87,12 @@ type Engines struct {
 	Client *pubsub.Client
 	// Health is shared by the engines and the service's servers: mount it
 	// with health.Handler (on the service's HTTP server) or
-	// health.NewServer. It checks Postgres ("postgres").
+	// health.NewServer. Its readiness is the service's: Postgres
+	// ("postgres") and draining; the engines' checks (Pub/Sub, blocked
+	// topics, stalls) are advisory (health.Health.Advisory): /readyz lists
+	// them under "degraded" without taking the service's API out of
+	// rotation, and their alerts report them. The engines' loops count for
+	// /healthz.
 	Health *health.Health
 	// Metrics holds the engines' metrics; register the service's own on
 	// it and serve it with health.Handler.
@@ -126,12 +131,12 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 	if e.Logger == nil {
 		e.Logger = slog.Default()
 	}
-	e.Health.AddCheck("postgres", pool.Ping)
+	engineHealth := e.Health.Advisory()
 	var engines []transport.Server
 	drain := 10 * time.Second // Kratos' default stop timeout
 	if len(o.Projections) > 0 || o.Register != nil {
 		po := o.Projector
-		po.Schema, po.Logger, po.Registerer, po.Health = c.Schema, e.Logger, e.Metrics, e.Health
+		po.Schema, po.Logger, po.Registerer, po.Health = c.Schema, e.Logger, e.Metrics, engineHealth
 		p, err := projector.New(pool, client, po)
 		if err != nil {
 			return nil, fmt.Errorf("embedded projector: %w", err)
@@ -151,7 +156,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 	}
 	if c.EmbedRelay {
 		ro := o.Relay
-		ro.Schema, ro.Logger, ro.Registerer, ro.Health = c.Schema, e.Logger, e.Metrics, e.Health
+		ro.Schema, ro.Logger, ro.Registerer, ro.Health = c.Schema, e.Logger, e.Metrics, engineHealth
 		if ro.Publish.ReadyTopic == "" && o.Writer != nil {
 			ro.Publish.ReadyTopic = o.Writer.DefaultTopic // GetTopic needs no project-wide list permission
 		}
@@ -162,6 +167,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 		e.Relay, engines = r, append(engines, r)
 		drain = max(drain, ro.StopTimeout())
 	}
+	e.Health.AddCheck("postgres", pool.Ping) // after the engines: the relay's advisory "postgres" is replaced
 	if o.Writer != nil {
 		wc := *o.Writer
 		if wc.Producer == (outbox.Producer{}) {

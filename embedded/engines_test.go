@@ -12,7 +12,9 @@ import (
 
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/internal/testevent"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relay"
@@ -69,5 +71,40 @@ func TestNewStopTimeoutAndErrors(t *testing.T) {
 		if _, err := embedded.New(pool, client, o); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("New: %v, want an error naming %q", err, name)
 		}
+	}
+}
+
+// TestEnginesChecksDoNotFailTheServicesReadiness: with the writer's topic
+// missing on Pub/Sub, the embedded relay's "pubsub" check (probing that
+// topic) is degraded, not failing: the service stays ready while Postgres
+// answers, and is not ready when it does not.
+func TestEnginesChecksDoNotFailTheServicesReadiness(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t, testdb.Options{Schema: "shop", Migrations: []migrations.Set{migrations.Eventrelay}})
+	client := gpubsubtest.New(t).Client
+	o := embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true},
+		Writer: &outbox.Config{Encoder: testevent.Encode, DefaultTopic: "shop.missing"}}
+	e, err := embedded.New(db.Pool, client, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Health.Ready(context.Background())
+	if !r.OK || !strings.Contains(r.Degraded["pubsub"], "shop.missing") {
+		t.Fatalf("ready with the writer's topic missing: %+v, want OK with pubsub degraded naming shop.missing", r)
+	}
+	pc, err := relay.PoolConfig("postgres://nobody@127.0.0.1:1/none", "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, err := pgxpool.NewWithConfig(context.Background(), pc) // never connects
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(down.Close)
+	if e, err = embedded.New(down, client, o); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Health.Ready(context.Background()); r.OK || r.Failures["postgres"] == "" {
+		t.Fatalf("ready with Postgres down: %+v, want not ready naming postgres", r)
 	}
 }

@@ -15,12 +15,24 @@ type Check func(ctx context.Context) error
 // Health tracks loop liveness, dependency readiness and draining. It is
 // safe for concurrent use.
 type Health struct {
+	*state
+	// advisory: AddCheck registers checks that do not fail readiness.
+	advisory bool
+}
+
+// state is what a Health and its Advisory view share.
+type state struct {
 	mu       sync.Mutex
 	loops    map[string]*loop
-	checks   map[string]Check
+	checks   map[string]check
 	draining atomic.Bool
 	timeout  time.Duration
 	ready    readiness
+}
+
+type check struct {
+	probe    Check
+	advisory bool
 }
 
 type loop struct {
@@ -34,8 +46,17 @@ func NewHealth(checkTimeout time.Duration) *Health {
 	if checkTimeout <= 0 {
 		checkTimeout = 2 * time.Second
 	}
-	return &Health{loops: map[string]*loop{}, checks: map[string]Check{}, timeout: checkTimeout}
+	return &Health{state: &state{loops: map[string]*loop{}, checks: map[string]check{}, timeout: checkTimeout}}
 }
+
+// Advisory returns a view of h sharing its loops, checks and draining, on
+// which AddCheck registers advisory checks: /readyz lists their failures
+// under "degraded" and still passes. A service that embeds the relay or
+// the projector gives them this view, so that a Pub/Sub outage or a
+// stalled projection (which its alerts report) does not take the
+// service's own API out of rotation; their loops still count for
+// /healthz.
+func (h *Health) Advisory() *Health { return &Health{state: h.state, advisory: true} }
 
 // RegisterLoop declares a loop that must Tick at least every maxSilence for
 // /healthz to pass. The loop counts as ticking from registration.
@@ -61,7 +82,7 @@ func (h *Health) Tick(name string) {
 func (h *Health) AddCheck(name string, c Check) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.checks[name] = c
+	h.checks[name] = check{probe: c, advisory: h.advisory}
 }
 
 // SetDraining marks the process as shutting down: /readyz fails from now on.
@@ -75,6 +96,9 @@ type Report struct {
 	OK       bool              `json:"ok"`
 	Draining bool              `json:"draining,omitempty"`
 	Failures map[string]string `json:"failures,omitempty"`
+	// Degraded are the failing advisory checks (see Advisory): reported,
+	// not failing readiness.
+	Degraded map[string]string `json:"degraded,omitempty"`
 }
 
 // Live reports whether every loop ticked recently enough.
@@ -101,7 +125,7 @@ func (h *Health) Ready(ctx context.Context) Report {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	checks := make([]Check, len(names))
+	checks := make([]check, len(names))
 	for i, n := range names {
 		checks[i] = h.checks[n]
 	}
@@ -119,12 +143,19 @@ func (h *Health) Ready(ctx context.Context) Report {
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, h.timeout)
 			defer cancel()
-			errs[i] = c(cctx)
+			errs[i] = c.probe(cctx)
 		}()
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err != nil {
+		switch {
+		case err == nil:
+		case checks[i].advisory:
+			if r.Degraded == nil {
+				r.Degraded = map[string]string{}
+			}
+			r.Degraded[names[i]] = err.Error()
+		default:
 			r.fail(names[i], err.Error())
 		}
 	}
@@ -138,13 +169,13 @@ func (h *Health) Ready(ctx context.Context) Report {
 func (h *Health) LogFailing(ctx context.Context, log *slog.Logger, names ...string) {
 	for _, name := range names {
 		h.mu.Lock()
-		c := h.checks[name]
+		c, ok := h.checks[name]
 		h.mu.Unlock()
-		if c == nil {
+		if !ok {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, h.timeout)
-		err := c(cctx)
+		err := c.probe(cctx)
 		cancel()
 		if err != nil {
 			log.Error("not ready: "+name, "check", name, "error", err.Error())

@@ -102,3 +102,31 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestAdvisoryChecksReportWithoutFailingReadiness: a check added through
+// Advisory shows under "degraded" and /readyz still passes; the view's
+// loops and draining are the Health's own.
+func TestAdvisoryChecksReportWithoutFailingReadiness(t *testing.T) {
+	h := NewHealth(time.Second)
+	engines := h.Advisory()
+	engines.AddCheck("pubsub", func(context.Context) error { return errors.New("topic not found") })
+	engines.RegisterLoop("outbox-relay", 50*time.Millisecond)
+	srv := httptest.NewServer(Handler(h, NewRegistry()))
+	defer srv.Close()
+
+	if code, body := get(t, srv, "/readyz"); code != 200 || !strings.Contains(body, `"degraded":{"pubsub":"topic not found"}`) {
+		t.Fatalf("readyz with an advisory check failing = %d %s, want 200 naming it degraded", code, body)
+	}
+	h.AddCheck("postgres", func(context.Context) error { return errors.New("connection refused") })
+	if code, body := get(t, srv, "/readyz"); code != 503 || !strings.Contains(body, `"failures":{"postgres"`) || strings.Contains(body, `"failures":{"pubsub"`) {
+		t.Fatalf("readyz with postgres down = %d %s", code, body)
+	}
+	time.Sleep(80 * time.Millisecond)
+	if code, body := get(t, srv, "/healthz"); code != 503 || !strings.Contains(body, "outbox-relay") {
+		t.Fatalf("healthz with the view's loop silent = %d %s", code, body)
+	}
+	engines.SetDraining()
+	if !h.Draining() {
+		t.Fatal("draining through the view did not reach the Health")
+	}
+}
