@@ -30,8 +30,8 @@ type Config struct {
 	// (REQUEST_TIMEOUT, default 10s).
 	RequestTimeout time.Duration
 	// ShutdownTimeout is the Kratos app's stop timeout (SHUTDOWN_TIMEOUT,
-	// default: the relay's drain, relay.Options.StopTimeout, when the relay
-	// is embedded, else the projector's DrainTimeout). Keep the pod's
+	// default: the longest drain of what the app embeds, the relay's
+	// relay.Options.StopTimeout and the projector's DrainTimeout). Keep the pod's
 	// termination grace period above it.
 	ShutdownTimeout time.Duration
 	// EmbedRelay runs eventrelay's relay in the app (EMBED_RELAY, default

@@ -60,8 +60,8 @@ type Options struct {
 	// lookup on it (Waiter.Register) in Servers.
 	Waiter *consistency.WaiterOptions
 	// Servers builds the service's own servers (HTTP, gRPC) from the
-	// engines: its pool, writer, waiter, health and metrics. They start before
-	// the engines.
+	// engines: its pool, writer, waiter, health and metrics. The app
+	// starts them with the engines (Kratos starts its servers at once).
 	Servers func(*Engines) ([]transport.Server, error)
 	// Migrations, when set, are applied to Config.Schema by Main before
 	// the app starts (migrations.Up; e.g. migrations.Eventrelay and the

@@ -80,6 +80,8 @@ func (s *OrderService) GetCustomerSummary(ctx context.Context, req *ordersv1.Get
 		err := s.waiter.Wait(ctx, orderproj.Summaries.Name, tokens, 0)
 		if errors.Is(err, consistency.ErrTimeout) {
 			return nil, biz.ReadModelBehind("order_summaries")
+		} else if errors.Is(err, consistency.ErrMalformed) {
+			return nil, biz.InvalidArgument(consistency.TokenHeader, "%v", err)
 		} else if err != nil {
 			return nil, s.apiError(ctx, "GetCustomerSummary", err)
 		}
