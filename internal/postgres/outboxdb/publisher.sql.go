@@ -89,13 +89,18 @@ grouped AS (
     SELECT g.id
     FROM heads h
     CROSS JOIN LATERAL (
-        -- in the order of outbox_events_pending_key_idx
+        -- in the order of outbox_events_pending_key_idx, from the head on.
+        -- The row comparison, not k.id >= h.id, which the planner may
+        -- read from outbox_events_pending_idx instead: from the head's id
+        -- on, filtering on the key, past every later row of every key
+        -- (10,000 index entries per key at 10,000 pending rows, 35,000
+        -- buffers and 350 ms per claim of 500 rows).
         SELECT k.id
         FROM outbox_events k
         WHERE k.status = 'pending'
           AND k.topic = h.topic
           AND k.ordering_key = h.ordering_key
-          AND k.id >= h.id
+          AND (k.topic, k.ordering_key, k.id) >= (h.topic, h.ordering_key, h.id)
           AND k.next_attempt_at <= now()
         ORDER BY k.topic, k.ordering_key, k.id
         LIMIT $5
