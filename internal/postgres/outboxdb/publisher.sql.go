@@ -97,7 +97,9 @@ grouped AS (
         -- read the key's rows from that index instead, filtering on the
         -- key: past the later rows of every key, per key (10,000 index
         -- entries per key at 10,000 pending rows, 35,000 buffers and
-        -- 350 ms per claim of 500 rows;
+        -- 350 ms per claim of 500 rows, in the plan for the claim's values
+        -- and in the generic plan the driver's prepared statement switches
+        -- to after five executions alike;
         -- TestClaimReadsEachPickedKeyFromTheKeyIndex). The row comparison
         -- gives that index no id range to start from either.
         SELECT k.id
@@ -355,7 +357,6 @@ func (q *Queries) ExtendOutboxLease(ctx context.Context, arg ExtendOutboxLeasePa
 const lockClaimPartitions = `-- name: LockClaimPartitions :exec
 
 SELECT set_config('synchronous_commit', 'off', true),
-       set_config('plan_cache_mode', 'force_custom_plan', true),
        pg_advisory_xact_lock_shared(hashtextextended('eventrelay.outbox.claim.' || current_schema(), 0)),
        count(pg_advisory_xact_lock(hashtext('eventrelay.outbox.claim.' || current_schema()), s.partition))
 FROM (SELECT DISTINCT unnest($1::int[]) AS partition ORDER BY 1) AS s
@@ -392,19 +393,6 @@ FROM (SELECT DISTINCT unnest($1::int[]) AS partition ORDER BY 1) AS s
 // published again: a duplicate, never a loss or a reordering). So the
 // claim does not wait for a WAL flush of its own before the batch is
 // published, and adds none to the writers' commits.
-//
-// And it makes the transaction's statements planned for their parameters
-// (plan_cache_mode force_custom_plan, for this transaction only). The
-// driver prepares statements, and after five executions Postgres may
-// reuse a generic plan, costed without the parameter values (batch size,
-// partitions). For the claim such a plan can look cheap and be ruinous:
-// after an ANALYZE of a table that had been emptied, one read each key's
-// rows by walking outbox_events_pending_idx from the key's first id and
-// filtering on the key, about 10,000 index entries per key, 280,000
-// buffers and 350 ms per claim of 500 rows at 10,000 pending rows, where
-// the plan for the values reads 20,000 buffers in 30 ms. Planning the
-// claim costs about 2 ms. The setting holds whatever the pool's, role's or
-// database's plan_cache_mode (TestClaimIsPlannedForItsParameters).
 func (q *Queries) LockClaimPartitions(ctx context.Context, partitions []int32) error {
 	_, err := q.db.Exec(ctx, lockClaimPartitions, partitions)
 	return err
