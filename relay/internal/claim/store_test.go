@@ -149,6 +149,26 @@ func TestClaimHeadOfLine(t *testing.T) {
 	}
 }
 
+// TestClaimStopsAKeyAtARowWaitingForARetry checks a key whose head is
+// ready but whose next version waits for a retry (a replayed head, say):
+// the claim takes the head and none of the versions after the waiting one.
+func TestClaimStopsAKeyAtARowWaitingForARetry(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	s := newStore(db.Pool)
+	w := fx.Writer(t, false)
+	a, b := fx.ID(1), fx.ID(2)
+	written := fx.Insert(t, db.Pool, w, fx.Item(a, 1, 0), fx.Item(a, 2, 0), fx.Item(a, 3, 0), fx.Item(b, 1, 0))
+	if _, err := db.Pool.Exec(ctxT(t), `UPDATE outbox_events SET attempts = 1, next_attempt_at = now() + interval '1 hour'
+		WHERE id = $1`, written[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	_, evs := claimRows(t, s, 10, time.Minute)
+	if got := keyVersions(evs); len(evs) != 2 || len(got[a]) != 1 || got[a][0] != 1 || len(got[b]) != 1 {
+		t.Fatalf("claim = %v, want a:[1] b:[1]", got)
+	}
+}
+
 func TestFencedWritesAndReclaim(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
