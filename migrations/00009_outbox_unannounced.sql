@@ -24,9 +24,11 @@
 
 -- +goose Up
 -- +goose StatementBegin
+-- The key of the lock, derived from the schema: called only by the two
+-- functions below, whose search_path is the migration's (no SET clause
+-- here, so the call is inlined).
 CREATE FUNCTION outbox_unannounced_lock() RETURNS bigint
     LANGUAGE sql STABLE
-    SET search_path FROM CURRENT
 AS $$
     SELECT ('x' || left(md5('eventrelay unannounced ' || current_schema()), 16))::bit(64)::bigint
 $$;
@@ -53,15 +55,15 @@ CREATE OR REPLACE FUNCTION outbox_notify(channel text, always boolean) RETURNS b
     SET search_path FROM CURRENT
 AS $$
 BEGIN
-    IF NOT (always
-            OR NOT EXISTS (SELECT 1 FROM outbox_wakeups)
-            OR EXISTS (SELECT 1 FROM outbox_wakeups WHERE armed_until > now())
-            OR current_setting('transaction_isolation') <> 'read committed') THEN
+    IF NOT always
+       AND current_setting('transaction_isolation') = 'read committed'
+       AND EXISTS (SELECT 1 FROM outbox_wakeups)
+       AND NOT EXISTS (SELECT 1 FROM outbox_wakeups WHERE armed_until > now()) THEN
         -- Every publisher is busy: stay unannounced until this transaction
-        -- ends and decide on a read made after the lock.
+        -- ends, and decide on a read made after the lock.
         PERFORM pg_advisory_xact_lock_shared(outbox_unannounced_lock());
-        IF NOT EXISTS (SELECT 1 FROM outbox_wakeups WHERE armed_until > now())
-           AND EXISTS (SELECT 1 FROM outbox_wakeups) THEN
+        IF EXISTS (SELECT 1 FROM outbox_wakeups)
+           AND NOT EXISTS (SELECT 1 FROM outbox_wakeups WHERE armed_until > now()) THEN
             RETURN false;
         END IF;
     END IF;

@@ -191,10 +191,12 @@ func TestCommitAfterTheRelayArmedIsPublished(t *testing.T) {
 	}
 	busyEmpty := emptyClaims()
 
-	// The relay finds nothing (the insert is not committed), arms and
-	// claims once more (an empty claim each) before the writer commits.
+	// The relay finds nothing (the insert is not committed) and arms; a
+	// relay that claims once more without waiting for the writer does so
+	// before the commit (an empty claim each). One that waits claims no
+	// more: the commit then follows after two seconds.
 	fx.WaitFor(t, 10*time.Second, "the relay armed", func() bool { _, armed := state(db.Pool); return armed })
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(2 * time.Second)
 	for emptyClaims() < busyEmpty+2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
