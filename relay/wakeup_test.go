@@ -189,18 +189,27 @@ func TestCommitAfterTheRelayArmedIsPublished(t *testing.T) {
 		}
 		tx = c // the insert read the busy row: no NOTIFY at commit
 	}
-	busyEmpty := emptyClaims()
 
-	// The relay finds nothing (the insert is not committed) and arms; a
+	// The relay finds nothing (the insert is not committed) and arms. A
 	// relay that claims once more without waiting for the writer does so
-	// before the commit (an empty claim each). One that waits claims no
-	// more: the commit then follows after two seconds.
+	// before the commit: an empty claim while its row stays armed, at the
+	// same version. One that waits claims no more: the commit then follows
+	// after two seconds.
 	fx.WaitFor(t, 10*time.Second, "the relay armed", func() bool { _, armed := state(db.Pool); return armed })
-	deadline := time.Now().Add(2 * time.Second)
-	for emptyClaims() < busyEmpty+2 && time.Now().Before(deadline) {
+	version, armed := state(db.Pool)
+	empty := emptyClaims()
+	claimedArmed := false
+	for deadline := time.Now().Add(2 * time.Second); !claimedArmed && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
+		e := emptyClaims()
+		v, a := state(db.Pool)
+		claimedArmed = armed && a && v == version && e > empty
+		if v != version || a != armed { // rewritten (woken, then armed again): start over
+			version, armed = v, a
+			empty = emptyClaims()
+		}
 	}
-	t.Logf("insert read the busy relay at attempt %d; empty claims before the commit: %v (%v while busy)", published, emptyClaims(), busyEmpty)
+	t.Logf("insert read the busy relay at attempt %d; the relay claimed while armed before the commit: %v", published, claimedArmed)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
