@@ -65,4 +65,5 @@ func ExampleSQL() {
 	// -- ==== 00006_outbox_notify.sql (goose runs this file in one transaction)
 	// -- ==== 00007_outbox_status_statistics.sql (goose runs this file in one transaction)
 	// -- ==== 00008_outbox_fillfactor.sql (goose runs this file in one transaction)
+	// -- ==== 00009_outbox_unannounced.sql (goose runs this file in one transaction)
 }

@@ -104,10 +104,10 @@ func (r *Relay) claimLoop(ctx context.Context) {
 	cooldown := r.opts.fetchCooldown()
 	var bell *doorbell // nil: no cooldown, claim on every wake-up (writers always notify)
 	if cooldown > 0 {
-		bell = newDoorbell(r.wakeup, r.opts.WorkerID, r.opts.PollInterval, r.m, r.log)
+		bell = newDoorbell(r.wakeup, r.opts.WorkerID, r.opts.PollInterval, cooldown, r.m, r.log)
 		defer bell.leave()
 	}
-	again := time.NewTimer(time.Hour) // the claim one cooldown after a busy one
+	again := time.NewTimer(time.Hour) // the relay's own next claim (bell.claimsAlone)
 	again.Stop()
 	defer again.Stop()
 	now := true // claim at once at start and after a full batch
@@ -130,6 +130,10 @@ func (r *Relay) claimLoop(ctx context.Context) {
 					bell.set(ctx, false)
 				}
 			case <-again.C:
+				if bell != nil && !bell.look(ctx) { // an unannounced writer is still in flight
+					again.Reset(bell.retryIn())
+					continue
+				}
 			case <-poll.C:
 				// The poll is the fallback for missed notifications and for
 				// retries coming due: a claim less than a poll interval ago
@@ -150,6 +154,9 @@ func (r *Relay) claimLoop(ctx context.Context) {
 		again.Stop() // this claim is the one it would have started
 		lastClaim = time.Now()
 		batch, err := r.claim(ctx)
+		if bell != nil {
+			bell.claimed(err)
+		}
 		if err != nil {
 			<-slots
 			r.m.StoreErrors.WithLabelValues("claim").Inc()
@@ -158,16 +165,22 @@ func (r *Relay) claimLoop(ctx context.Context) {
 				r.log.Error("claiming outbox rows", "error", err, "error_reason", errclass.Of(err), "failed_claims", failedClaims)
 				lastErrLog, failedClaims = time.Now(), 0
 			}
+			if bell != nil && bell.claimsAlone() { // writers rely on this relay's own claims
+				again.Reset(time.Until(lastClaim.Add(bell.retryIn())))
+			}
 			continue // next poll tick or wake-up
 		}
 		if len(batch.Events) == 0 {
 			<-slots
 			r.m.EmptyClaims.Inc()
-			if bell != nil && bell.set(ctx, true) {
-				// Writers that read "busy" just before the change commit
-				// without a NOTIFY: one more claim after the cooldown takes
-				// their rows.
-				again.Reset(time.Until(lastClaim.Add(cooldown)))
+			if bell != nil {
+				bell.set(ctx, true)
+				// Just armed, the relay claims once more when the writers
+				// that read it busy have ended (they commit without a
+				// NOTIFY).
+				if bell.claimsAlone() {
+					again.Reset(time.Until(lastClaim.Add(bell.retryIn())))
+				}
 			}
 			continue
 		}

@@ -84,6 +84,10 @@ type wakeups interface {
 	// commit for the next armedFor, or (armedFor 0) that it is busy and
 	// claims again by itself. A wakeups that does not listen ignores it.
 	Want(ctx context.Context, worker string, armedFor time.Duration) error
+	// Unannounced reports whether a writer that read every relay busy
+	// (and so commits without a NOTIFY) is still in flight, without
+	// waiting for it.
+	Unannounced(ctx context.Context) (bool, error)
 	// Leave withdraws worker's wish when it stops.
 	Leave(ctx context.Context, worker string) error
 }

@@ -122,3 +122,99 @@ func TestBusyRelayClaimsWithoutNotifyAndIdleRelayIsWoken(t *testing.T) {
 		t.Errorf("outbox_wakeups holds %d rows after the relay stopped, want 0 (writers then notify on every commit)", rows)
 	}
 }
+
+// TestCommitAfterTheRelayArmedIsPublished: a writer whose insert read the
+// relay as busy (so it skips its NOTIFY) commits only after the relay
+// went idle, armed its row and would have claimed once more. Polling is
+// hourly, so the rows are published only if the relay's last claim comes
+// after that commit.
+func TestCommitAfterTheRelayArmedIsPublished(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	ctx := context.Background()
+	cfg := fx.NewConfig("settling", ps.Config)
+	cfg.PollInterval = time.Hour
+	cfg.FetchCooldown = 100 * time.Millisecond
+	r := fx.StartRelay(t, db.Pool, cfg)
+	// state is the relay's row as outbox_notify reads it: its version
+	// (xmin) and whether it is armed at the reading transaction's now().
+	state := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) (version string, armed bool) {
+		if err := q.QueryRow(ctx, `SELECT coalesce(max(xmin::text), ''), coalesce(bool_or(armed_until > now()), false)
+			FROM outbox_wakeups WHERE worker_id = 'settling'`).Scan(&version, &armed); err != nil {
+			t.Fatal(err)
+		}
+		return version, armed
+	}
+	emptyClaims := func() float64 { return opstest.Metric(t, r.Registry, "outbox_empty_claims_total", nil) }
+	fx.WaitFor(t, 10*time.Second, "the idle relay armed", func() bool { _, armed := state(db.Pool); return armed })
+
+	w := fx.Writer(t, true)
+	published := 0
+	var tx pgx.Tx
+	for attempt := 1; tx == nil; attempt++ {
+		if attempt > 50 {
+			t.Fatal("no insert read the relay as busy in 50 attempts")
+		}
+		// A lone commit wakes the armed relay, which turns busy at once.
+		fx.Insert(t, db.Pool, w, fx.Item(fx.ID(0), int64(attempt), 0))
+		published++
+		fx.WaitFor(t, 10*time.Second, "the woken relay busy", func() bool {
+			_, armed := state(db.Pool)
+			return !armed || len(ps.Messages()) == published
+		})
+		c, err := db.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, armedBefore := state(c)
+		if _, err := w.InsertTx(ctx, c, fx.Item(fx.ID(1), 1, 0)); err != nil {
+			t.Fatal(err)
+		}
+		after, armedAfter := state(c)
+		if armedBefore || armedAfter || before != after {
+			// The relay's row changed around the insert: its outbox_notify
+			// may have seen it armed. Publish and try again.
+			if err := c.Rollback(ctx); err != nil {
+				t.Fatal(err)
+			}
+			fx.WaitFor(t, 10*time.Second, "the relay idle again", func() bool {
+				_, armed := state(db.Pool)
+				return armed && len(ps.Messages()) == published
+			})
+			continue
+		}
+		tx = c // the insert read the busy row: no NOTIFY at commit
+	}
+
+	// The relay finds nothing (the insert is not committed) and arms. A
+	// relay that claims once more without waiting for the writer does so
+	// before the commit: an empty claim while its row stays armed, at the
+	// same version. One that waits claims no more: the commit then follows
+	// after two seconds.
+	fx.WaitFor(t, 10*time.Second, "the relay armed", func() bool { _, armed := state(db.Pool); return armed })
+	version, armed := state(db.Pool)
+	empty := emptyClaims()
+	claimedArmed := false
+	for deadline := time.Now().Add(2 * time.Second); !claimedArmed && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		e := emptyClaims()
+		v, a := state(db.Pool)
+		claimedArmed = armed && a && v == version && e > empty
+		if v != version || a != armed { // rewritten (woken, then armed again): start over
+			version, armed = v, a
+			empty = emptyClaims()
+		}
+	}
+	t.Logf("insert read the busy relay at attempt %d; the relay claimed while armed before the commit: %v", published, claimedArmed)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fx.WaitFor(t, 10*time.Second, "the late commit published", func() bool { return len(ps.Messages()) == published+1 })
+	if n := opstest.Metric(t, r.Registry, "outbox_store_errors_total", map[string]string{"op": "wakeup"}); n != 0 {
+		t.Errorf("%v failed wake-up writes or looks for unannounced writers (the relay then claims by itself)", n)
+	}
+}

@@ -69,6 +69,22 @@ func (l *Listener) Want(ctx context.Context, worker string, armedFor time.Durati
 	return nil
 }
 
+// Unannounced reports whether a writer that read every relay busy (and
+// so commits without a NOTIFY) is still in flight; it never waits for one.
+// A relay that armed its row claims once more after Unannounced reported
+// false. A disabled Listener keeps no row (writers notify on every
+// commit) and reports false.
+func (l *Listener) Unannounced(ctx context.Context) (bool, error) {
+	if !l.enabled {
+		return false, nil
+	}
+	unannounced, err := outboxdb.New(l.pool).OutboxUnannounced(ctx)
+	if err != nil {
+		return false, fmt.Errorf("looking for unannounced writers: %w", postgres.Classify(err))
+	}
+	return unannounced, nil
+}
+
 // AnnouncePartitions notifies the other relays (payload
 // PartitionsChanged) that partitions were released or are wanted, so they
 // run their heartbeat at once.
