@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/projector"
 )
 
@@ -64,6 +66,11 @@ type childSpec struct {
 	// Profile, when set, is where the child writes a CPU profile of its
 	// measured window.
 	Profile string `json:"profile,omitempty"`
+	// Decode (receive) keeps the bodies and, after the window, decodes
+	// each once with the items' decoder (testevent.Decode), measured
+	// apart: the share of a projector's CPU that is the application's
+	// envelope format, not the projector's.
+	Decode bool `json:"decode,omitempty"`
 }
 
 // childResult is what a child measured.
@@ -72,6 +79,8 @@ type childResult struct {
 	Seconds      float64 `json:"seconds"`
 	CPUSeconds   float64 `json:"cpu_seconds"`
 	DeadLettered int     `json:"dead_lettered,omitempty"`
+	// DecodeCPUSeconds is the CPU decoding every body once took (Decode).
+	DecodeCPUSeconds float64 `json:"decode_cpu_seconds,omitempty"`
 }
 
 // rate is events per second.
@@ -79,6 +88,9 @@ func (c childResult) rate() float64 { return float64(c.Events) / c.Seconds }
 
 // cpuPer1k is CPU seconds per 1,000 events.
 func (c childResult) cpuPer1k() float64 { return c.CPUSeconds / float64(c.Events) * 1000 }
+
+// decodePer1k is the decoder's CPU seconds per 1,000 events.
+func (c childResult) decodePer1k() float64 { return c.DecodeCPUSeconds / float64(c.Events) * 1000 }
 
 // childStall is how long a child waits without progress before it fails.
 const childStall = time.Minute
@@ -206,7 +218,11 @@ func childReceiveRun(ctx context.Context, cl *pubsub.Client, spec childSpec) (ch
 	sub.ReceiveSettings = receiveSettings(spec.NumGoroutines)
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var acked atomic.Int64
+	var (
+		acked  atomic.Int64
+		mu     sync.Mutex
+		bodies [][]byte
+	)
 	done := make(chan childResult, 1)
 	w, err := startWindow(spec.Profile)
 	if err != nil {
@@ -215,6 +231,11 @@ func childReceiveRun(ctx context.Context, cl *pubsub.Client, spec childSpec) (ch
 	go watchProgress(rctx, cancel, acked.Load, spec.Events)
 	err = sub.Receive(rctx, func(_ context.Context, m *pubsub.Message) {
 		m.Ack()
+		if spec.Decode {
+			mu.Lock()
+			bodies = append(bodies, m.Data)
+			mu.Unlock()
+		}
 		if acked.Add(1) == int64(spec.Events) {
 			done <- w.end(spec.Events)
 			cancel(nil)
@@ -222,6 +243,17 @@ func childReceiveRun(ctx context.Context, cl *pubsub.Client, spec childSpec) (ch
 	})
 	select {
 	case res := <-done:
+		if spec.Decode {
+			mu.Lock()
+			defer mu.Unlock()
+			cpu := rusageCPU()
+			for i, b := range bodies {
+				if _, err := testevent.Decode(b); err != nil {
+					return res, fmt.Errorf("decoding message %d: %w", i, err)
+				}
+			}
+			res.DecodeCPUSeconds = rusageCPU() - cpu
+		}
 		return res, nil
 	default:
 	}

@@ -22,9 +22,12 @@ var receivePivot = pivot{"receive",
 	"Projector against a bare Receive loop: the same messages (internal/testevent items the relay published, both on ordered " +
 		"subscriptions of one topic), received with the projector's flow control by a client-library Receive loop that only acks, " +
 		"and applied by the projector (public package, defaults) to the items read model in Postgres; each in its own process, " +
-		"CPU seconds per 1,000 events of that process alone (getrusage; pstest, the double and Postgres excluded); medians of the runs:",
-	[]string{"Backend", "Receive loop events/s", "CPU s / 1k", "Projector events/s", "CPU s / 1k", "Projector / Receive loop CPU"},
-	[]string{"bare-rate", "bare-cpu-per-1k", "projector-rate", "projector-cpu-per-1k", "cpu-ratio"}}
+		"CPU seconds per 1,000 events of that process alone (getrusage; pstest, the double and Postgres excluded); decoding: the items' " +
+		"decoder (internal/testevent, a Struct envelope) run once over the same bodies, measured apart, the part of the projector's CPU " +
+		"that is the application's envelope format; medians of the runs:",
+	[]string{"Backend", "Receive loop events/s", "CPU s / 1k", "Projector events/s", "CPU s / 1k", "Projector / Receive loop CPU",
+		"Decoding CPU s / 1k", "Ratio without decoding"},
+	[]string{"bare-rate", "bare-cpu-per-1k", "projector-rate", "projector-cpu-per-1k", "cpu-ratio", "decode-cpu-per-1k", "cpu-ratio-without-decode"}}
 
 // runReceive measures the projector's CPU per event against a bare
 // Receive loop that acks the same messages, in the same run: the relay
@@ -93,7 +96,7 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 	var profile string
 	for _, role := range order {
 		spec := childSpec{Role: role, EmulatorHost: b.Config.EmulatorHost, Subscription: subs[role], DeadLetterTopic: dlq,
-			Events: n, NumGoroutines: streams, DatabaseURL: r.db.URL}
+			Events: n, NumGoroutines: streams, DatabaseURL: r.db.URL, Decode: role == childReceive}
 		if role == childProject && run == 1 && !r.cfg.Smoke {
 			spec.Profile = filepath.Join(r.profileDir(), "receive."+b.Name+".projector.pprof")
 			profile = r.rel(spec.Profile)
@@ -126,8 +129,11 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 	add("projector-rate", "events/s", proj.rate(), "")
 	add("projector-cpu-per-1k", "CPU s", proj.cpuPer1k(), profile)
 	add("cpu-ratio", "x", proj.cpuPer1k()/bare.cpuPer1k(), profile)
-	r.logf("  run %d: %s: Receive loop %.0f events/s, %.3f CPU s per 1k; projector %.0f events/s, %.3f CPU s per 1k (%.2fx)",
-		run, b.Name, bare.rate(), bare.cpuPer1k(), proj.rate(), proj.cpuPer1k(), proj.cpuPer1k()/bare.cpuPer1k())
+	add("decode-cpu-per-1k", "CPU s", bare.decodePer1k(), "")
+	add("cpu-ratio-without-decode", "x", (proj.cpuPer1k()-bare.decodePer1k())/bare.cpuPer1k(), "")
+	r.logf("  run %d: %s: Receive loop %.0f events/s, %.3f CPU s per 1k; projector %.0f events/s, %.3f CPU s per 1k (%.2fx; "+
+		"decoding alone %.3f CPU s per 1k, %.2fx without it)", run, b.Name, bare.rate(), bare.cpuPer1k(), proj.rate(), proj.cpuPer1k(),
+		proj.cpuPer1k()/bare.cpuPer1k(), bare.decodePer1k(), (proj.cpuPer1k()-bare.decodePer1k())/bare.cpuPer1k())
 	return nil
 }
 

@@ -251,10 +251,13 @@ func cpuTargets(med func(string) (float64, bool), check func(Target) Target, cfg
 		bare, _ := med("receive." + backend + ".bare-cpu-per-1k")
 		projRate, _ := med("receive." + backend + ".projector-rate")
 		bareRate, _ := med("receive." + backend + ".bare-rate")
+		decode, _ := med("receive." + backend + ".decode-cpu-per-1k")
+		without, _ := med("receive." + backend + ".cpu-ratio-without-decode")
 		ts = append(ts, check(Target{Name: "projector CPU per event vs a bare Receive loop (" + backend + ")", Op: "<=",
 			Threshold: 1.5, Figure: ratio, Unit: "x", from: "receive." + backend + ".cpu-ratio",
 			Detail: fmt.Sprintf("median of the runs' ratios; medians %.3f / %.3f CPU s per 1,000 events, %.0f / %.0f events/s "+
-				"(projector / Receive loop, each in its own process, the same messages)", proj, bare, projRate, bareRate)}))
+				"(projector / Receive loop, each in its own process, the same messages); the items' decoder alone %.3f CPU s per 1,000 "+
+				"events, %.2fx without it", proj, bare, projRate, bareRate, decode, without)}))
 	}
 	return ts
 }
