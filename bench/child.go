@@ -319,7 +319,7 @@ func childProjectRun(ctx context.Context, cl *pubsub.Client, spec childSpec) (ch
 	go func() { ran <- p.Run(runCtx) }()
 	var settled atomic.Int64
 	go watchProgress(runCtx, stop, settled.Load, spec.Events)
-	t := time.NewTicker(20 * time.Millisecond)
+	t := time.NewTicker(100 * time.Millisecond) // each look gathers the metrics: not too often
 	defer t.Stop()
 	for {
 		select {
