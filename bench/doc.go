@@ -19,6 +19,11 @@
 //     with the publisher's duty cycle (CPUBurstEnv), which separate the
 //     database's share of a co-located publisher's cost from the
 //     machine's.
+//   - Receive: the projector against a bare client-library Receive loop
+//     acking the same messages, each in its own process (relaybench run
+//     as a child, ChildEnv), CPU seconds per 1,000 events of each; the
+//     publish ceiling's library runs as such a child too, so its CPU is
+//     the library's alone.
 //   - Read-your-writes (readwait): the wait a read with its write's
 //     consistency token adds (consistency.Waiter), with the writer, relay
 //     and projector of the public packages in process.

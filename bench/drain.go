@@ -116,6 +116,9 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 	r.addRun(Measurement{ID: fmt.Sprintf("drain.%s.i%d", b.Name, instances), Scenario: "drain",
 		Name:    fmt.Sprintf("publisher drain of %d rows over %d aggregates, %d instance(s), bulk %d", cfg.Events, cfg.Aggregates, instances, cfg.Bulk),
 		Backend: b.Name, Unit: "events/s", Note: cost.String() + "; " + use.String(), Profile: profile}, ev)
+	r.addRun(Measurement{ID: fmt.Sprintf("drain.%s.i%d.cpu", b.Name, instances), Scenario: "drain",
+		Name:    fmt.Sprintf("publisher drain, %d instance(s): CPU per 1,000 events (every instance)", instances),
+		Backend: b.Name, Unit: "CPU s / 1k events"}, cost.cpuSeconds/float64(cfg.Events)*1000)
 	r.addRun(Measurement{ID: "memory.publisher." + b.Name, Scenario: "memory",
 		Name: "publisher (" + b.Name + ", drain)", Backend: b.Name, Unit: "MB"}, peak)
 	r.logf("  run %d: drain %s x%d: %.0f events/s, peak RSS %.0f MB; %s; %s", run, b.Name, instances, ev, peak, cost, use)

@@ -16,18 +16,8 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
-	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relay"
-)
-
-// readWaitModel is the read model (and inbox consumer) of the read-wait
-// scenario: the items of internal/testevent in readWaitTable.
-const (
-	readWaitModel = "bench.items"
-	readWaitTable = "bench_items"
-	// readWaitPadding makes each event's payload a few hundred bytes.
-	readWaitPadding = 300
 )
 
 // readWaitRates are the offered write rates of the scenario.
@@ -131,8 +121,7 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	}
 	pool := r.db.Pool
 	for _, sql := range []string{sqlResetPartitions, sqlResetPublishers,
-		`CREATE TABLE IF NOT EXISTS ` + readWaitTable + ` (item_id text PRIMARY KEY, version bigint NOT NULL, deleted boolean NOT NULL)`,
-		`TRUNCATE ` + readWaitTable} {
+		sqlCreateItems, `TRUNCATE ` + itemsTable} {
 		if _, err := pool.Exec(ctx, sql); err != nil {
 			return res, fmt.Errorf("preparing the read model: %w", postgres.Classify(err))
 		}
@@ -159,18 +148,16 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	if err != nil {
 		return res, err
 	}
-	reg := projection.NewRegistry[projection.TxHandler]()
-	for _, typ := range []string{testevent.TypeCreated, testevent.TypeUpdated, testevent.TypeDeleted} {
-		if err := reg.Register(projection.EventType{Name: typ, SchemaVersions: []int32{1}, Decode: testevent.Decode}, benchItems{}); err != nil {
-			return res, err
-		}
+	reg, err := itemsRegistry()
+	if err != nil {
+		return res, err
 	}
-	if err := p.Register(projector.Projection{Name: readWaitModel, Subscription: sub, DeadLetterTopic: dlq, Tx: reg,
-		Tables: []string{readWaitTable}}); err != nil {
+	if err := p.Register(projector.Projection{Name: itemsModel, Subscription: sub, DeadLetterTopic: dlq, Tx: reg,
+		Tables: []string{itemsTable}}); err != nil {
 		return res, err
 	}
 	w := consistency.NewWaiter(pools["reads"], consistency.WaiterOptions{Logger: log})
-	w.Register(readWaitModel, readWaitLookup(pools["reads"]))
+	w.Register(itemsModel, readWaitLookup(pools["reads"]))
 
 	// Relay and projector run until runCtx ends, then drain.
 	runCtx, stop := context.WithCancel(ctx)
@@ -195,7 +182,7 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	if err := pgx.BeginFunc(ctx, pools["writers"], func(tx pgx.Tx) error { _, err := ow.InsertTx(ctx, tx, warm); return err }); err != nil {
 		return res, fmt.Errorf("warm-up write: %w", postgres.Classify(err))
 	}
-	if err := w.Wait(ctx, readWaitModel, []consistency.Token{{AggregateType: warm.AggregateType, AggregateID: warm.AggregateID, Version: 1}}, 10*time.Second); err != nil {
+	if err := w.Wait(ctx, itemsModel, []consistency.Token{{AggregateType: warm.AggregateType, AggregateID: warm.AggregateID, Version: 1}}, 10*time.Second); err != nil {
 		return res, fmt.Errorf("warm-up item not projected: %w", err)
 	}
 
@@ -241,7 +228,7 @@ func readWaitLoad(ctx context.Context, pool *pgxpool.Pool, ow *outbox.Writer, w 
 			versions[agg]++
 			v := versions[agg]
 			err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-				_, err := ow.InsertTx(ctx, tx, testevent.Item(id, v, readWaitPadding))
+				_, err := ow.InsertTx(ctx, tx, testevent.Item(id, v, itemsPadding))
 				return err
 			})
 			locks[agg].Unlock()
@@ -252,7 +239,7 @@ func readWaitLoad(ctx context.Context, pool *pgxpool.Pool, ow *outbox.Writer, w 
 			}
 			committed := time.Now()
 			pr := &lookupProbe{}
-			err = w.Wait(context.WithValue(ctx, lookupProbeKey{}, pr), readWaitModel,
+			err = w.Wait(context.WithValue(ctx, lookupProbeKey{}, pr), itemsModel,
 				[]consistency.Token{{AggregateType: testevent.AggregateType, AggregateID: id, Version: v}}, 0)
 			o := outcome{wait: time.Since(committed), noWait: pr.looked && pr.first >= v, committedAt: committed}
 			switch {
@@ -304,28 +291,10 @@ type lookupProbeKey struct{}
 func readWaitLookup(pool *pgxpool.Pool) consistency.Lookup {
 	return func(ctx context.Context, _, id string) (int64, error) {
 		var v int64
-		err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+readWaitTable+` WHERE item_id = $1`, id).Scan(&v)
+		err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+itemsTable+` WHERE item_id = $1`, id).Scan(&v)
 		if pr, ok := ctx.Value(lookupProbeKey{}).(*lookupProbe); ok && !pr.looked && err == nil {
 			pr.looked, pr.first = true, v
 		}
 		return v, err
 	}
-}
-
-// benchItems is the scenario's read model: the newest version of each
-// item, version-guarded.
-type benchItems struct{}
-
-func (benchItems) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
-	tag, err := tx.Exec(ctx, `INSERT INTO `+readWaitTable+` (item_id, version, deleted) VALUES ($1, $2, $3)
-		ON CONFLICT (item_id) DO UPDATE SET version = EXCLUDED.version, deleted = EXCLUDED.deleted
-		WHERE `+readWaitTable+`.version < EXCLUDED.version`,
-		ev.AggregateID, ev.Version, ev.Type == testevent.TypeDeleted)
-	if err != nil {
-		return 0, err
-	}
-	if tag.RowsAffected() == 0 {
-		return projection.Stale, nil
-	}
-	return projection.Applied, nil
 }

@@ -28,6 +28,7 @@ var scenarios = []scenario{
 	{"drain", runDrain},
 	{"replicas", runReplicas},
 	{"apply", runApply},
+	{"receive", runReceive},
 	{"latency", runLatency},
 	{"scale", runScale},
 	{"cost", runCost},

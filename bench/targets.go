@@ -120,6 +120,7 @@ func targets(r *Report, cfg Config) []Target {
 		}
 	}
 
+	ts = append(ts, cpuTargets(med, check, cfg)...)
 	ts = append(ts, waveTargets(med, check)...)
 	ts = append(ts, replicaTargets(med, check)...)
 
@@ -225,6 +226,41 @@ func costTargets(r *Report, cfg Config) []Target {
 }
 
 func first(v float64, _ bool) float64 { return v }
+
+// cpuTargets compare CPU per event with the client library's, each
+// process's own CPU in the same run: the publisher draining (one
+// instance) against the library publishing the same messages in its own
+// process (ceilings), and the projector against a bare Receive loop
+// acking the same messages (receive). At most 1.5x each.
+func cpuTargets(med func(string) (float64, bool), check func(Target) Target, cfg Config) []Target {
+	var ts []Target
+	for _, backend := range backendNames(cfg) {
+		pub, ok1 := med("drain." + backend + ".i1.cpu")
+		lib, ok2 := med("ceiling.publish." + backend + ".cpu")
+		if ok1 && ok2 && lib > 0 {
+			ts = append(ts, check(Target{Name: "publisher CPU per event vs the client library's (" + backend + ")", Op: "<=",
+				Threshold: 1.5, Figure: pub / lib, Unit: "x", from: "drain." + backend + ".i1",
+				Detail: fmt.Sprintf("%.3f / %.3f CPU s per 1,000 events: the publisher draining, 1 instance, against the "+
+					"library publishing the same messages in its own process", pub, lib)}))
+		}
+		ratio, ok := med("receive." + backend + ".cpu-ratio")
+		if !ok {
+			continue
+		}
+		proj, _ := med("receive." + backend + ".projector-cpu-per-1k")
+		bare, _ := med("receive." + backend + ".bare-cpu-per-1k")
+		projRate, _ := med("receive." + backend + ".projector-rate")
+		bareRate, _ := med("receive." + backend + ".bare-rate")
+		decode, _ := med("receive." + backend + ".decode-cpu-per-1k")
+		without, _ := med("receive." + backend + ".cpu-ratio-without-decode")
+		ts = append(ts, check(Target{Name: "projector CPU per event vs a bare Receive loop (" + backend + ")", Op: "<=",
+			Threshold: 1.5, Figure: ratio, Unit: "x", from: "receive." + backend + ".cpu-ratio",
+			Detail: fmt.Sprintf("median of the runs' ratios; medians %.3f / %.3f CPU s per 1,000 events, %.0f / %.0f events/s "+
+				"(projector / Receive loop, each in its own process, the same messages); the items' decoder alone %.3f CPU s per 1,000 "+
+				"events, %.2fx without it", proj, bare, projRate, bareRate, decode, without)}))
+	}
+	return ts
+}
 
 // waveTargets is the target of the scale scenario: the outbox's
 // indexes, after a wave was published, deleted by retention and the index

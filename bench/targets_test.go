@@ -24,6 +24,12 @@ func TestTargets(t *testing.T) {
 	put("scale.claim-p50.n10000", 2)
 	put("scale.claim-p50.n1000000", 5) // 2.5x: MISS
 	r.add(Measurement{ID: "memory.publisher.pstest", Scenario: "memory", Name: "publisher", Runs: []float64{40, 160}})
+	put("drain.pstest.i1.cpu", 0.040)
+	put("ceiling.publish.pstest.cpu", 0.030) // 1.33x: PASS
+	put("drain.pstest-rtt15ms.i1.cpu", 0.050)
+	put("ceiling.publish.pstest-rtt15ms.cpu", 0.030) // 1.67x: MISS
+	put("receive.pstest.cpu-ratio", 1.4)             // PASS
+	put("receive.pstest-rtt15ms.cpu-ratio", 2.1)     // MISS
 
 	wantStatuses(t, targets(r, cfg), map[string]string{
 		"publisher drain, 1 instance, vs the publish ceiling (pstest)":         "PASS",
@@ -32,6 +38,10 @@ func TestTargets(t *testing.T) {
 		"projector apply into pg (direct)":                                     "MISS",
 		"claim latency at 1000000 vs 10000 pending":                            "MISS",
 		"peak RSS, publisher":                                                  "MISS", // max over runs, not the median
+		"publisher CPU per event vs the client library's (pstest)":             "PASS",
+		"publisher CPU per event vs the client library's (pstest-rtt15ms)":     "MISS",
+		"projector CPU per event vs a bare Receive loop (pstest)":              "PASS",
+		"projector CPU per event vs a bare Receive loop (pstest-rtt15ms)":      "MISS",
 	})
 
 	r.Measurements = nil

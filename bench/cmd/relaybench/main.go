@@ -35,6 +35,15 @@ func main() {
 		}
 		return
 	}
+	// The ceilings and the receive scenario run this binary as a measured
+	// Pub/Sub client in its own process.
+	if ran, err := bench.RunChildFromEnv(); ran {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "relaybench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "relaybench:", err)
 		os.Exit(1)
@@ -53,7 +62,7 @@ func run() error {
 	costModes := flag.String("cost-modes", "", "modes of the cost scenario, comma separated (off,notify,poll,coalesced,sql,burst; default all)")
 	costCPUs := flag.String("cost-cpus", "", "pin the cost scenario: Postgres on one set of CPUs, the bench on another, its daemons (publisher, burner) on the bench's or a third, e.g. db=0-1,app=2,relay=3 (default no pinning)")
 	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step of latency and cost (default 10s; smoke 1s)")
-	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,scale,drain,apply,latency,cost,readwait)")
+	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,drain,replicas,apply,receive,latency,scale,cost,readwait)")
 	emulator := flag.String("emulator", "", "auto|on|off: use the real Pub/Sub emulator (default auto; smoke off)")
 	rtts := flag.String("rtts", "", "round trips of the strict Pub/Sub double in front of every server, comma separated (default 0,15ms)")
 	emuPort := flag.Int("emulator-port", 0, "port of the bench's private emulator (default 28185)")

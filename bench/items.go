@@ -1,0 +1,51 @@
+package bench
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/eventrelay/eventrelay/internal/testevent"
+	"github.com/eventrelay/eventrelay/projection"
+)
+
+// The generic read model of the readwait and receive scenarios: the items
+// of internal/testevent in itemsTable, the projection (and inbox
+// consumer) itemsModel.
+const (
+	itemsModel = "bench.items"
+	itemsTable = "bench_items"
+	// itemsPadding makes each event's payload a few hundred bytes.
+	itemsPadding = 300
+	// sqlCreateItems creates the read model's table.
+	sqlCreateItems = `CREATE TABLE IF NOT EXISTS ` + itemsTable + ` (item_id text PRIMARY KEY, version bigint NOT NULL, deleted boolean NOT NULL)`
+)
+
+// itemsRegistry maps every testevent type to benchItems.
+func itemsRegistry() (*projection.Registry[projection.TxHandler], error) {
+	reg := projection.NewRegistry[projection.TxHandler]()
+	for _, typ := range []string{testevent.TypeCreated, testevent.TypeUpdated, testevent.TypeDeleted} {
+		if err := reg.Register(projection.EventType{Name: typ, SchemaVersions: []int32{1}, Decode: testevent.Decode}, benchItems{}); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+// benchItems is the scenario's read model: the newest version of each
+// item, version-guarded.
+type benchItems struct{}
+
+func (benchItems) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO `+itemsTable+` (item_id, version, deleted) VALUES ($1, $2, $3)
+		ON CONFLICT (item_id) DO UPDATE SET version = EXCLUDED.version, deleted = EXCLUDED.deleted
+		WHERE `+itemsTable+`.version < EXCLUDED.version`,
+		ev.AggregateID, ev.Version, ev.Type == testevent.TypeDeleted)
+	if err != nil {
+		return 0, err
+	}
+	if tag.RowsAffected() == 0 {
+		return projection.Stale, nil
+	}
+	return projection.Applied, nil
+}
