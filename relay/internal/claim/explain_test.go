@@ -48,18 +48,7 @@ func explain(t *testing.T, pool *pgxpool.Pool, q []any) string {
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(plan, "\n")
+	return planText(t, rows)
 }
 
 // explainGeneric is explain with the generic plan of the query, the one
@@ -88,15 +77,14 @@ func explainGeneric(t *testing.T, pool *pgxpool.Pool, q []any) string {
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
+	return planText(t, rows)
+}
+
+// planText is an EXPLAIN's output, one line per row.
+func planText(t *testing.T, rows pgx.Rows) string {
+	t.Helper()
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	return strings.Join(plan, "\n")
