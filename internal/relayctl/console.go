@@ -49,8 +49,10 @@ type ConsoleConfig struct {
 	// operator's identity (X-Goog-Authenticated-User-Email behind
 	// Identity-Aware Proxy). Empty: the local user runs everything.
 	IdentityHeader string
-	// MaxProcessing is status's --max-processing (default 5m).
+	// MaxProcessing and OldestSLO are status's --max-processing (default
+	// 5m) and --oldest-slo (default 1m; negative: off).
 	MaxProcessing time.Duration
+	OldestSLO     time.Duration
 	// SampleEvery is how often the console samples lag and throughput for
 	// its charts (default 5s); it keeps the last hour.
 	SampleEvery time.Duration
@@ -89,6 +91,9 @@ type Console struct {
 func NewConsole(ctx context.Context, cfg ConsoleConfig) (*Console, error) {
 	if cfg.MaxProcessing <= 0 {
 		cfg.MaxProcessing = 5 * time.Minute
+	}
+	if cfg.OldestSLO == 0 {
+		cfg.OldestSLO = defaultOldestSLO
 	}
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = 5 * time.Second
@@ -384,7 +389,7 @@ type reasonCount struct {
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	rep := &statusReport{Problems: []string{}}
-	if err := outboxStatus(r.Context(), c.pool, c.cfg.MaxProcessing, defaultOldestSLO, rep); err != nil {
+	if err := outboxStatus(r.Context(), c.pool, c.cfg.MaxProcessing, max(c.cfg.OldestSLO, 0), rep); err != nil {
 		c.render(w, r, "overview", "Overview", nil, "", err.Error())
 		return
 	}

@@ -43,6 +43,10 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	redrive := fs.String("redrive", "", "comma-separated transient reasons to re-drive automatically (e.g. unavailable,timeout); empty: off")
 	rate := fs.Float64("redrive-rate", 10, "automatic re-drive: at most N rows per second")
 	every := fs.Duration("redrive-every", 15*time.Second, "automatic re-drive: how often to look")
+	maxProc, slo, err := addThresholdFlags(c, fs)
+	if err != nil {
+		return err
+	}
 	var daemons []string
 	fs.Func("daemon", "NAME=URL of a daemon's readiness endpoint the overview probes (repeatable), e.g. publisher-0=http://10.0.0.7:8081/readyz", func(v string) error {
 		name, u, ok := strings.Cut(v, "=")
@@ -60,7 +64,7 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	}
 	cfg := ConsoleConfig{DatabaseURL: db.url, Schema: db.schema, PubSubFile: *file, Write: *write, IdentityHeader: *idHeader,
 		Hooks: c.hooks, Lookup: c.lookup, ConnectTimeout: c.connectTimeout, Log: c.stderr,
-		Redrive: RedrivePolicy{Rate: *rate, Every: *every}}
+		Redrive: RedrivePolicy{Rate: *rate, Every: *every}, MaxProcessing: maxProc.D(), OldestSLO: offIfZero(slo.D())}
 	if len(daemons) > 0 {
 		cfg.Daemons = map[string]string{}
 		for i := 0; i < len(daemons); i += 2 {
@@ -107,4 +111,13 @@ func identityNote(cfg ConsoleConfig) string {
 		return "the identity in " + cfg.IdentityHeader
 	}
 	return "the local user"
+}
+
+// offIfZero maps the flags' 0 (off) to ConsoleConfig's negative (off; 0 is
+// the default there).
+func offIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

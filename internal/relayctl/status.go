@@ -2,6 +2,7 @@ package relayctl
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -102,16 +103,10 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 	fs := newFlags(c, "status", statusUsage)
 	db := addDBFlags(c, fs)
 	ps := addPubSubFlags(fs, false)
-	maxProc, err := envDuration(c, "OUTBOX_MAX_PROCESSING_SECONDS", 5*time.Minute)
+	maxProc, slo, err := addThresholdFlags(c, fs)
 	if err != nil {
 		return err
 	}
-	fs.Var(&durationFlag{&maxProc}, "max-processing", "a claim older than this is stuck (env OUTBOX_MAX_PROCESSING_SECONDS; default 5m)")
-	slo, err := envDuration(c, "OUTBOX_OLDEST_SLO", defaultOldestSLO)
-	if err != nil {
-		return err
-	}
-	fs.Var(&durationFlag{&slo}, "oldest-slo", "an oldest unpublished row older than this is a problem (env OUTBOX_OLDEST_SLO; default 1m, the page threshold of the shipped alert; 0: off)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args, false); err != nil {
 		return err
@@ -161,6 +156,23 @@ func envDuration(c *cli, name string, def time.Duration) (conf.Duration, error) 
 		return 0, usageErr("%s=%q: %v", name, v, err)
 	}
 	return conf.Duration(d), nil
+}
+
+// addThresholdFlags adds --max-processing and --oldest-slo to fs, their
+// defaults from OUTBOX_MAX_PROCESSING_SECONDS and OUTBOX_OLDEST_SLO: the
+// thresholds status and the console judge the outbox by.
+func addThresholdFlags(c *cli, fs *flag.FlagSet) (maxProc, slo *conf.Duration, err error) {
+	mp, err := envDuration(c, "OUTBOX_MAX_PROCESSING_SECONDS", 5*time.Minute)
+	if err != nil {
+		return nil, nil, err
+	}
+	fs.Var(&durationFlag{&mp}, "max-processing", "a claim older than this is stuck (env OUTBOX_MAX_PROCESSING_SECONDS; default 5m)")
+	o, err := envDuration(c, "OUTBOX_OLDEST_SLO", defaultOldestSLO)
+	if err != nil {
+		return nil, nil, err
+	}
+	fs.Var(&durationFlag{&o}, "oldest-slo", "an oldest unpublished row older than this is a problem (env OUTBOX_OLDEST_SLO; default 1m, the page threshold of the shipped alert; 0: off)")
+	return &mp, &o, nil
 }
 
 // defaultOldestSLO is the page threshold of the shipped oldest-row alert.
