@@ -24,6 +24,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/testevent"
+	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 )
 
@@ -43,6 +44,10 @@ const (
 	childPublish = "publish" // the library publishes Events fixture messages to Topic
 	childReceive = "receive" // a bare Receive loop acks Events messages of Subscription
 	childProject = "project" // the projector applies Events messages of Subscription to the items
+	// childProjectNoop is childProject with a handler that does nothing:
+	// the projector's own work (receiving, batching, inbox rows, announce,
+	// settling) without the read model's statements.
+	childProjectNoop = "project-noop"
 )
 
 // childSpec is what a child does.
@@ -64,7 +69,8 @@ type childSpec struct {
 	// DatabaseURL is the bench database (project).
 	DatabaseURL string `json:"database_url,omitempty"`
 	// Profile, when set, is where the child writes a CPU profile of its
-	// measured window.
+	// measured window, and beside it (.allocs.pprof) its allocations
+	// since the process started.
 	Profile string `json:"profile,omitempty"`
 	// Decode (receive) keeps the bodies and, after the window, decodes
 	// each once with the items' decoder (testevent.Decode), measured
@@ -129,7 +135,7 @@ func runChild(ctx context.Context, spec childSpec) (childResult, error) {
 		return childPublishRun(ctx, cl, spec)
 	case childReceive:
 		return childReceiveRun(ctx, cl, spec)
-	case childProject:
+	case childProject, childProjectNoop:
 		return childProjectRun(ctx, cl, spec)
 	}
 	return childResult{}, fmt.Errorf("unknown role %q", spec.Role)
@@ -141,6 +147,7 @@ type window struct {
 	at      time.Time
 	cpu     float64
 	profile *os.File
+	allocs  string // path of the allocation profile written at the end
 }
 
 func startWindow(path string) (*window, error) {
@@ -155,6 +162,7 @@ func startWindow(path string) (*window, error) {
 			return nil, err
 		}
 		w.profile = f
+		w.allocs = strings.TrimSuffix(path, ".pprof") + ".allocs.pprof"
 	}
 	w.at, w.cpu = time.Now(), rusageCPU()
 	return w, nil
@@ -165,6 +173,10 @@ func (w *window) end(events int) childResult {
 	if w.profile != nil {
 		pprof.StopCPUProfile()
 		w.profile.Close()
+		if f, err := os.Create(w.allocs); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0) // a missing allocation profile only loses a diagnosis
+			f.Close()
+		}
 	}
 	return res
 }
@@ -301,11 +313,15 @@ func childProjectRun(ctx context.Context, cl *pubsub.Client, spec childSpec) (ch
 	if err != nil {
 		return childResult{}, err
 	}
-	handlers, err := itemsRegistry()
+	name, handler := itemsModel, projection.TxHandler(benchItems{})
+	if spec.Role == childProjectNoop {
+		name, handler = noopModel, noopItems
+	}
+	handlers, err := itemsRegistry(handler)
 	if err != nil {
 		return childResult{}, err
 	}
-	if err := p.Register(projector.Projection{Name: itemsModel, Subscription: spec.Subscription,
+	if err := p.Register(projector.Projection{Name: name, Subscription: spec.Subscription,
 		DeadLetterTopic: spec.DeadLetterTopic, Tx: handlers, Tables: []string{itemsTable}}); err != nil {
 		return childResult{}, err
 	}

@@ -14,6 +14,8 @@ import (
 // consumer) itemsModel.
 const (
 	itemsModel = "bench.items"
+	// noopModel is the projection (and inbox consumer) of noopItems.
+	noopModel = "bench.items-noop"
 	itemsTable = "bench_items"
 	// itemsPadding makes each event's payload a few hundred bytes.
 	itemsPadding = 300
@@ -21,11 +23,12 @@ const (
 	sqlCreateItems = `CREATE TABLE IF NOT EXISTS ` + itemsTable + ` (item_id text PRIMARY KEY, version bigint NOT NULL, deleted boolean NOT NULL)`
 )
 
-// itemsRegistry maps every testevent type to benchItems.
-func itemsRegistry() (*projection.Registry[projection.TxHandler], error) {
+// itemsRegistry maps every testevent type to h (benchItems, or
+// noopItems).
+func itemsRegistry(h projection.TxHandler) (*projection.Registry[projection.TxHandler], error) {
 	reg := projection.NewRegistry[projection.TxHandler]()
 	for _, typ := range []string{testevent.TypeCreated, testevent.TypeUpdated, testevent.TypeDeleted} {
-		if err := reg.Register(projection.EventType{Name: typ, SchemaVersions: []int32{1}, Decode: testevent.Decode}, benchItems{}); err != nil {
+		if err := reg.Register(projection.EventType{Name: typ, SchemaVersions: []int32{1}, Decode: testevent.Decode}, h); err != nil {
 			return nil, err
 		}
 	}
@@ -49,3 +52,10 @@ func (benchItems) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event)
 	}
 	return projection.Applied, nil
 }
+
+// noopItems applies nothing: the receive scenario's floor, the
+// projector's own work per event (and the items' decoder) without a read
+// model statement.
+var noopItems = projection.TxHandlerFunc(func(context.Context, pgx.Tx, *projection.Event) (projection.Outcome, error) {
+	return projection.Applied, nil
+})

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,17 +27,20 @@ var receivePivot = pivot{"receive",
 		"and applied by the projector (public package, defaults) to the items read model in Postgres; each in its own process, " +
 		"CPU seconds per 1,000 events of that process alone (getrusage; pstest, the double and Postgres excluded); decoding: the items' " +
 		"decoder (internal/testevent, a Struct envelope) run once over the same bodies, measured apart, the part of the projector's CPU " +
-		"that is the application's envelope format; medians of the runs:",
+		"that is the application's envelope format; no-op projector: the same projector on a third subscription with a handler " +
+		"that does nothing (inbox rows, announce and settling, no read model statement), the projector's floor with this decoder; " +
+		"medians of the runs:",
 	[]string{"Backend", "Receive loop events/s", "CPU s / 1k", "Projector events/s", "CPU s / 1k", "Projector / Receive loop CPU",
-		"Decoding CPU s / 1k", "Ratio without decoding"},
-	[]string{"bare-rate", "bare-cpu-per-1k", "projector-rate", "projector-cpu-per-1k", "cpu-ratio", "decode-cpu-per-1k", "cpu-ratio-without-decode"}}
+		"Decoding CPU s / 1k", "Ratio without decoding", "No-op projector CPU s / 1k", "No-op / Receive loop CPU"},
+	[]string{"bare-rate", "bare-cpu-per-1k", "projector-rate", "projector-cpu-per-1k", "cpu-ratio", "decode-cpu-per-1k",
+		"cpu-ratio-without-decode", "noop-cpu-per-1k", "noop-cpu-ratio"}}
 
 // runReceive measures the projector's CPU per event against a bare
 // Receive loop that acks the same messages, in the same run: the relay
 // publishes Events items over Aggregates (at most receiveKeys) items once
-// to a topic with two ordered subscriptions, on pstest and the emulator
-// at every round trip; a child process drains each (childReceive, then
-// childProject; the other way round on even runs).
+// to a topic with three ordered subscriptions, on pstest and the emulator
+// at every round trip; a child process drains each (childReceive,
+// childProject, then childProjectNoop; the other way round on even runs).
 func runReceive(ctx context.Context, r *Runner) error {
 	for run := 1; run <= r.cfg.Runs; run++ {
 		for _, rtt := range r.cfg.RTTs {
@@ -99,7 +104,8 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 	}
 	defer b.DeleteTopic(context.Background(), dlq)
 	subs := map[string]string{}
-	for _, role := range []string{childReceive, childProject} {
+	roles := []string{childReceive, childProject, childProjectNoop}
+	for _, role := range roles {
 		s, err := b.CreateSubscription(ctx, testevent.Topic, true)
 		if err != nil {
 			return err
@@ -107,7 +113,7 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 		defer b.DeleteSubscription(context.Background(), s)
 		subs[role] = s
 	}
-	r.logf("  run %d: %s: the relay publishes %d items to both subscriptions", run, b.Name, n)
+	r.logf("  run %d: %s: the relay publishes %d items to the %d subscriptions", run, b.Name, n, len(roles))
 	if err := r.publishItems(ctx, b, n); err != nil {
 		return err
 	}
@@ -115,18 +121,20 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 	if b.Server == "pstest" {
 		streams = pstestStreams
 	}
-	order := []string{childReceive, childProject}
+	order := slices.Clone(roles)
 	if run%2 == 0 {
-		order = []string{childProject, childReceive}
+		slices.Reverse(order)
 	}
 	res := map[string]childResult{}
 	var profile string
 	for _, role := range order {
 		spec := childSpec{Role: role, EmulatorHost: b.Config.EmulatorHost, Subscription: subs[role], DeadLetterTopic: dlq,
 			Events: n, NumGoroutines: streams, DatabaseURL: r.db.URL, Decode: role == childReceive}
-		if role == childProject && run == 1 && !r.cfg.Smoke {
-			spec.Profile = filepath.Join(r.profileDir(), "receive."+b.Name+".projector.pprof")
-			profile = r.rel(spec.Profile)
+		if role != childReceive && run == 1 && !r.cfg.Smoke {
+			spec.Profile = filepath.Join(r.profileDir(), "receive."+b.Name+".projector"+strings.TrimPrefix(role, childProject)+".pprof")
+			if role == childProject {
+				profile = r.rel(spec.Profile)
+			}
 		}
 		if spec.Profile != "" {
 			if err := os.MkdirAll(filepath.Dir(spec.Profile), 0o755); err != nil {
@@ -139,12 +147,17 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 		}
 		res[role] = c
 	}
-	bare, proj := res[childReceive], res[childProject]
-	if proj.DeadLettered > 0 {
-		return fmt.Errorf("the projector dead-lettered %d of %d messages", proj.DeadLettered, n)
-	}
-	if got, err := r.db.count(ctx, sqlCountConsumer, itemsModel); err != nil || got != n {
-		return fmt.Errorf("the projector recorded %d inbox rows, want %d (%v)", got, n, err)
+	bare, proj, noop := res[childReceive], res[childProject], res[childProjectNoop]
+	for _, c := range []struct {
+		res      childResult
+		consumer string
+	}{{proj, itemsModel}, {noop, noopModel}} {
+		if c.res.DeadLettered > 0 {
+			return fmt.Errorf("the projector %s dead-lettered %d of %d messages", c.consumer, c.res.DeadLettered, n)
+		}
+		if got, err := r.db.count(ctx, sqlCountConsumer, c.consumer); err != nil || got != n {
+			return fmt.Errorf("the projector %s recorded %d inbox rows, want %d (%v)", c.consumer, got, n, err)
+		}
 	}
 	group := b.Name
 	add := func(metric, unit string, v float64, prof string) {
@@ -158,9 +171,12 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 	add("cpu-ratio", "x", proj.cpuPer1k()/bare.cpuPer1k(), profile)
 	add("decode-cpu-per-1k", "CPU s", bare.decodePer1k(), "")
 	add("cpu-ratio-without-decode", "x", (proj.cpuPer1k()-bare.decodePer1k())/bare.cpuPer1k(), "")
+	add("noop-cpu-per-1k", "CPU s", noop.cpuPer1k(), "")
+	add("noop-cpu-ratio", "x", noop.cpuPer1k()/bare.cpuPer1k(), "")
 	r.logf("  run %d: %s: Receive loop %.0f events/s, %.3f CPU s per 1k; projector %.0f events/s, %.3f CPU s per 1k (%.2fx; "+
-		"decoding alone %.3f CPU s per 1k, %.2fx without it)", run, b.Name, bare.rate(), bare.cpuPer1k(), proj.rate(), proj.cpuPer1k(),
-		proj.cpuPer1k()/bare.cpuPer1k(), bare.decodePer1k(), (proj.cpuPer1k()-bare.decodePer1k())/bare.cpuPer1k())
+		"decoding alone %.3f CPU s per 1k, %.2fx without it); no-op projector %.0f events/s, %.3f CPU s per 1k (%.2fx)",
+		run, b.Name, bare.rate(), bare.cpuPer1k(), proj.rate(), proj.cpuPer1k(), proj.cpuPer1k()/bare.cpuPer1k(),
+		bare.decodePer1k(), (proj.cpuPer1k()-bare.decodePer1k())/bare.cpuPer1k(), noop.rate(), noop.cpuPer1k(), noop.cpuPer1k()/bare.cpuPer1k())
 	return nil
 }
 

@@ -156,9 +156,6 @@ func (e *engine) Process(ctx context.Context, m *message) {
 		ev.Attributes = m.Attributes
 	}
 	it.ev = ev
-	if err == nil {
-		it.handlerID, err = e.resolve(&it.ev)
-	}
 	if err != nil {
 		it.err = err
 		e.settle(ctx, it)
@@ -236,21 +233,59 @@ func (e *engine) batcher() {
 	}
 }
 
+// worker resolves and applies batches. Decoding runs here, on a
+// long-lived goroutine, batch by batch, not on the client library's
+// goroutine of each message, whose stack a decoder would grow again for
+// every message.
 func (e *engine) worker() {
 	defer e.workers.Done()
 	for b := range e.batches {
-		ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout)
-		e.tr.startApply(b)
-		e.applier.apply(ctx, b)
-		cancel()
-		endApply(b, e.opts.Classify)
-		e.pm.batchSize.Observe(float64(len(b)))
-		backoff := e.backoffAfter(b)
+		if ok := e.resolveAll(b); len(ok) > 0 {
+			e.applyBatch(ok)
+		}
 		for _, it := range b {
-			if it.err != nil {
-				it.backoff = int64(backoff)
-			}
 			close(it.done)
+		}
+	}
+}
+
+// resolveAll completes the events of b through the projection's registry
+// and returns the items that resolved (b itself when all did); the others
+// keep their error and are settled without being applied.
+func (e *engine) resolveAll(b []*item) []*item {
+	var ok []*item // nil while every item so far resolved
+	for i, it := range b {
+		var err error
+		it.handlerID, err = e.resolve(&it.ev)
+		switch {
+		case err != nil:
+			it.err = err
+			if ok == nil {
+				ok = append(make([]*item, 0, len(b)), b[:i]...)
+			}
+		case ok != nil:
+			ok = append(ok, it)
+		}
+	}
+	if ok == nil {
+		return b
+	}
+	return ok
+}
+
+// applyBatch applies resolved items and sets the backoff of those that
+// failed transiently.
+func (e *engine) applyBatch(b []*item) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.opts.Batch.Timeout)
+	e.tr.startApply(b)
+	e.applier.apply(ctx, b)
+	cancel()
+	endApply(b, e.opts.Classify)
+	e.pm.batchSize.Observe(float64(len(b)))
+	backoff := e.backoffAfter(b)
+	for _, it := range b {
+		if it.err != nil {
+			it.backoff = int64(backoff)
 		}
 	}
 }

@@ -10,29 +10,48 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 )
 
+// sqlInsertInbox records many events of one consumer at once (a batch
+// transaction before its handlers run; a non-transactional sink after the
+// sink accepted them) and returns the event ids that were new; the others
+// were duplicates. An empty message id is stored as NULL. The event ids
+// travel as [16]byte, which pgx encodes and decodes in binary:
+// uuid.UUID is a driver.Valuer, which pgx would plan and encode element
+// by element through its text form.
+const sqlInsertInbox = `INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type, message_id, processed_at)
+SELECT $1::text, unnest($2::uuid[]), unnest($3::text[]), unnest($4::text[]),
+       unnest($5::bigint[]), unnest($6::text[]), NULLIF(unnest($7::text[]), ''), now()
+ON CONFLICT (consumer, event_id) DO NOTHING
+RETURNING event_id`
+
 // recordInbox inserts the inbox rows of items for consumer in one statement
 // and marks every item whose row already existed (or that repeats an event
 // earlier in items) as a duplicate. It returns the items that are new, in
 // order.
 func recordInbox(ctx context.Context, db inboxdb.DBTX, consumer string, items []*item) ([]*item, error) {
-	p := inboxdb.InsertInboxEventsParams{Consumer: consumer}
-	for _, it := range items {
-		p.EventIds = append(p.EventIds, it.ev.ID)
-		p.AggregateTypes = append(p.AggregateTypes, it.ev.AggregateType)
-		p.AggregateIds = append(p.AggregateIds, it.ev.AggregateID)
-		p.AggregateVersions = append(p.AggregateVersions, it.ev.Version)
-		p.EventTypes = append(p.EventTypes, it.ev.Type)
-		p.MessageIds = append(p.MessageIds, it.ev.MessageID)
+	n := len(items)
+	ids, versions := make([][16]byte, n), make([]int64, n)
+	aggTypes, aggIDs, types, msgIDs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, it := range items {
+		ids[i], versions[i] = it.ev.ID, it.ev.Version
+		aggTypes[i], aggIDs[i], types[i], msgIDs[i] = it.ev.AggregateType, it.ev.AggregateID, it.ev.Type, it.ev.MessageID
 	}
-	fresh, err := inboxdb.New(db).InsertInboxEvents(ctx, p)
+	rows, err := db.Query(ctx, sqlInsertInbox, consumer, ids, aggTypes, aggIDs, versions, types, msgIDs)
 	if err != nil {
-		return nil, fmt.Errorf("recording %d inbox rows: %w", len(items), postgres.Classify(err))
+		return nil, fmt.Errorf("recording %d inbox rows: %w", n, postgres.Classify(err))
 	}
-	isNew := make(map[uuid.UUID]bool, len(fresh))
-	for _, id := range fresh {
+	isNew := make(map[uuid.UUID]bool, n)
+	var id [16]byte
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("recording %d inbox rows: %w", n, postgres.Classify(err))
+		}
 		isNew[id] = true
 	}
-	out := make([]*item, 0, len(fresh))
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recording %d inbox rows: %w", n, postgres.Classify(err))
+	}
+	out := make([]*item, 0, len(isNew))
 	for _, it := range items {
 		if !isNew[it.ev.ID] {
 			it.result = resultDuplicate

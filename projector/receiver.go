@@ -33,11 +33,13 @@ type receiver struct {
 	sub *pubsub.Subscriber
 	// subscription as given (an id or a full name), for the trace.
 	subscription string
-	engine       *engine
-	cfg          ReceiveOptions
-	health       *health.Health
-	log          *slog.Logger
-	loop         string
+	// subName is the subscription's full name (for errors).
+	subName string
+	engine  *engine
+	cfg     ReceiveOptions
+	health  *health.Health
+	log     *slog.Logger
+	loop    string
 
 	failure    atomic.Pointer[receiveFailure] // nil while receiving works
 	require    func(context.Context) error    // see RequireBeforeReceive
@@ -86,7 +88,7 @@ func newReceiver(client *pubsub.Client, subscription string, e *engine, cfg Rece
 		log = slog.Default()
 	}
 	r := &receiver{
-		sub: sub, subscription: subscription, engine: e, cfg: cfg, health: health,
+		sub: sub, subscription: subscription, subName: sub.String(), engine: e, cfg: cfg, health: health,
 		log:     log.With("projection", e.Name(), "subscription", subscription),
 		loop:    "receiver/" + e.Name(),
 		done:    make(chan struct{}),
@@ -314,7 +316,7 @@ func (r *receiver) tick(ctx context.Context) {
 func (r *receiver) message(m *pubsub.Message) *message {
 	out := &message{
 		ID: m.ID, Data: m.Data, Attributes: m.Attributes, OrderingKey: m.OrderingKey,
-		Subscription: r.subscription, PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, sub: r.sub.String(), exactlyOnce: r.cfg.ExactlyOnce},
+		Subscription: r.subscription, PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, sub: r.subName, exactlyOnce: r.cfg.ExactlyOnce},
 	}
 	if m.DeliveryAttempt != nil {
 		out.DeliveryAttempt = *m.DeliveryAttempt
@@ -333,6 +335,8 @@ func (a pubsubAcker) Ack(ctx context.Context) error {
 		a.m.Ack()
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
 	if _, err := a.m.AckWithResult().Get(ctx); err != nil {
 		return gpubsub.Target{Subscription: a.sub}.Classify(err)
 	}

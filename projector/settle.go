@@ -17,15 +17,15 @@ const settleTimeout = 30 * time.Second
 // settle acks, nacks or dead-letters a finished item and records its
 // outcome in metrics and logs.
 func (e *engine) settle(ctx context.Context, it *item) {
-	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
-	defer cancel()
 	annotate(it.span, &it.ev)
 	if it.err == nil {
 		settled(it.span, it.result.String(), "", nil, nil)
 		it.msg.report(Outcome(it.result.String()), "", nil)
-		e.succeed(ctx, it)
+		e.succeed(ctx, it) // an exactly-once ack bounds itself (pubsubAcker)
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
 	reason, permanent := e.opts.Classify(it.err)
 	log := e.logger(it).With("reason", string(reason), "error", it.err.Error())
 	if !permanent {

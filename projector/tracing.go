@@ -34,10 +34,13 @@ type tracing struct {
 	name    string
 	process string // "process <projection>"
 	apply   string // "apply <projection>"
+	// consumer is the process span's start options.
+	consumer []trace.SpanStartOption
 }
 
 func newTracing(t trace.Tracer, projection string) tracing {
-	return tracing{tracer: t, name: projection, process: "process " + projection, apply: "apply " + projection}
+	return tracing{tracer: t, name: projection, process: "process " + projection, apply: "apply " + projection,
+		consumer: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}}
 }
 
 // startProcess starts the consumer span of one delivery as a child of the
@@ -48,7 +51,7 @@ func (t tracing) startProcess(ctx context.Context, m *message) (context.Context,
 	if _, ok := m.Attributes[wire.AttrTraceparent]; ok {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(m.Attributes))
 	}
-	ctx, span := t.tracer.Start(ctx, t.process, trace.WithSpanKind(trace.SpanKindConsumer))
+	ctx, span := t.tracer.Start(ctx, t.process, t.consumer...)
 	if span.IsRecording() {
 		attrs := []attribute.KeyValue{
 			semconv.MessagingSystemGCPPubSub,

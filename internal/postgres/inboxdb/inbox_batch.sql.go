@@ -55,56 +55,6 @@ func (q *Queries) DeleteExpiredInboxEvents(ctx context.Context, arg DeleteExpire
 	return result.RowsAffected(), nil
 }
 
-const insertInboxEvents = `-- name: InsertInboxEvents :many
-INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type, message_id, processed_at)
-SELECT $1::text, unnest($2::uuid[]), unnest($3::text[]), unnest($4::text[]),
-       unnest($5::bigint[]), unnest($6::text[]), NULLIF(unnest($7::text[]), ''), now()
-ON CONFLICT (consumer, event_id) DO NOTHING
-RETURNING event_id
-`
-
-type InsertInboxEventsParams struct {
-	Consumer          string
-	EventIds          []uuid.UUID
-	AggregateTypes    []string
-	AggregateIds      []string
-	AggregateVersions []int64
-	EventTypes        []string
-	MessageIds        []string
-}
-
-// InsertInboxEvents records many events of one consumer at once (a batch
-// transaction before its handlers run; a non-transactional sink after the
-// sink accepted them). It returns the event ids that were new; the others
-// were duplicates. An empty message id is stored as NULL.
-func (q *Queries) InsertInboxEvents(ctx context.Context, arg InsertInboxEventsParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, insertInboxEvents,
-		arg.Consumer,
-		arg.EventIds,
-		arg.AggregateTypes,
-		arg.AggregateIds,
-		arg.AggregateVersions,
-		arg.EventTypes,
-		arg.MessageIds,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []uuid.UUID
-	for rows.Next() {
-		var event_id uuid.UUID
-		if err := rows.Scan(&event_id); err != nil {
-			return nil, err
-		}
-		items = append(items, event_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const seenInboxEvents = `-- name: SeenInboxEvents :many
 SELECT event_id FROM inbox_events
 WHERE consumer = $1 AND event_id = ANY($2::uuid[])
