@@ -15,7 +15,7 @@ import (
 const (
 	itemsModel = "bench.items"
 	// noopModel is the projection (and inbox consumer) of noopItems.
-	noopModel = "bench.items-noop"
+	noopModel  = "bench.items-noop"
 	itemsTable = "bench_items"
 	// itemsPadding makes each event's payload a few hundred bytes.
 	itemsPadding = 300
