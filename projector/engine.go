@@ -91,9 +91,15 @@ type engine struct {
 	inflight atomic.Int64 // Process calls not yet returned
 	progress atomic.Int64 // unix nanoseconds of the last ack, or of the start of a busy period (see stalledFor)
 
-	mu       sync.RWMutex // guards closed against sends on in
-	closed   bool
-	in       chan *item
+	// send guards closed against sends on batches: senders hold it for
+	// reading, Close for writing.
+	send   sync.RWMutex
+	closed bool
+	// mu guards the batch being filled: buf, and linger, the timer that
+	// flushes it Batch.Linger after its first item.
+	mu       sync.Mutex
+	buf      []*item
+	linger   *time.Timer
 	batches  chan []*item
 	workers  sync.WaitGroup
 	stopping chan struct{}
@@ -118,11 +124,11 @@ func newEngine(o engineOptions, resolve resolver, a applier) *engine {
 		pm:       o.Metrics.forProjection(o.Name),
 		log:      o.Logger.With("projection", o.Name),
 		tr:       newTracing(o.Tracer, o.Name),
-		in:       make(chan *item),
 		batches:  make(chan []*item),
 		stopping: make(chan struct{}),
 	}
-	go e.batcher()
+	e.linger = time.AfterFunc(time.Hour, e.flushLingering)
+	e.linger.Stop()
 	for range o.Batch.Workers {
 		e.workers.Add(1)
 		go e.worker()
@@ -170,14 +176,47 @@ func (e *engine) Process(ctx context.Context, m *message) {
 	e.settle(ctx, it)
 }
 
+// enqueue adds it to the batch being filled and hands the batch to a
+// worker once it holds Batch.Size items (waiting while every worker is
+// busy). It reports false once the engine is closed.
 func (e *engine) enqueue(it *item) bool {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+	e.send.RLock()
+	defer e.send.RUnlock()
 	if e.closed {
 		return false
 	}
-	e.in <- it
+	e.mu.Lock()
+	e.buf = append(e.buf, it)
+	var full []*item
+	if len(e.buf) >= e.opts.Batch.Size {
+		full, e.buf = e.buf, nil
+		e.linger.Stop()
+	} else if len(e.buf) == 1 {
+		e.linger.Reset(e.opts.Batch.Linger)
+	}
+	e.mu.Unlock()
+	if full != nil {
+		e.batches <- full
+	}
 	return true
+}
+
+// flushLingering hands the batch being filled to a worker: its first item
+// waited Batch.Linger (or a little less, when the timer of a batch flushed
+// full fires for its successor).
+func (e *engine) flushLingering() {
+	e.send.RLock()
+	defer e.send.RUnlock()
+	if e.closed {
+		return
+	}
+	e.mu.Lock()
+	b := e.buf
+	e.buf = nil
+	e.mu.Unlock()
+	if len(b) > 0 {
+		e.batches <- b
+	}
 }
 
 // Stopping cuts retry backoffs short: messages held after a transient
@@ -190,47 +229,21 @@ func (e *engine) Stopping() {
 // it once no Process call is running; later Process calls nack.
 func (e *engine) Close() {
 	e.Stopping()
-	e.mu.Lock()
+	e.send.Lock()
 	if !e.closed {
 		e.closed = true
-		close(e.in)
-	}
-	e.mu.Unlock()
-	e.workers.Wait()
-}
-
-// batcher groups items into batches of up to Batch.Size, waiting at most
-// Batch.Linger after the first item of a batch.
-func (e *engine) batcher() {
-	defer close(e.batches)
-	size, linger := e.opts.Batch.Size, e.opts.Batch.Linger
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	var buf []*item
-	for {
-		select {
-		case it, ok := <-e.in:
-			if !ok {
-				if len(buf) > 0 {
-					e.batches <- buf
-				}
-				return
-			}
-			buf = append(buf, it)
-			if len(buf) >= size {
-				timer.Stop()
-				e.batches <- buf
-				buf = nil
-			} else if len(buf) == 1 {
-				timer.Reset(linger)
-			}
-		case <-timer.C:
-			if len(buf) > 0 {
-				e.batches <- buf
-				buf = nil
-			}
+		e.linger.Stop()
+		e.mu.Lock()
+		b := e.buf
+		e.buf = nil
+		e.mu.Unlock()
+		if len(b) > 0 {
+			e.batches <- b
 		}
+		close(e.batches)
 	}
+	e.send.Unlock()
+	e.workers.Wait()
 }
 
 // worker resolves and applies batches. Decoding runs here, on a
