@@ -95,12 +95,12 @@ type engine struct {
 	// reading, Close for writing.
 	send   sync.RWMutex
 	closed bool
-	// mu guards the batch being filled: buf, and linger, the timer that
-	// flushes it Batch.Linger after its first item.
+	// mu guards the batch being filled: filling, and linger, the timer
+	// that flushes it Batch.Linger after its first item.
 	mu       sync.Mutex
-	buf      []*item
+	filling  *batch
 	linger   *time.Timer
-	batches  chan []*item
+	batches  chan *batch
 	workers  sync.WaitGroup
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -124,7 +124,7 @@ func newEngine(o engineOptions, resolve resolver, a applier) *engine {
 		pm:       o.Metrics.forProjection(o.Name),
 		log:      o.Logger.With("projection", o.Name),
 		tr:       newTracing(o.Tracer, o.Name),
-		batches:  make(chan []*item),
+		batches:  make(chan *batch),
 		stopping: make(chan struct{}),
 	}
 	e.linger = time.AfterFunc(time.Hour, e.flushLingering)
@@ -155,7 +155,7 @@ func (e *engine) Process(ctx context.Context, m *message) {
 	ctx, span := e.tr.startProcess(context.WithoutCancel(ctx), m)
 	defer span.End()
 
-	it := &item{msg: m, span: span, done: make(chan struct{})}
+	it := &item{msg: m, span: span}
 	ev, err := projection.ParseAttributes(m.Attributes)
 	ev.MessageID, ev.DeliveryAttempt, ev.Body = m.ID, m.DeliveryAttempt, m.Data
 	if ev.Attributes == nil {
@@ -167,38 +167,51 @@ func (e *engine) Process(ctx context.Context, m *message) {
 		e.settle(ctx, it)
 		return
 	}
-	if !e.enqueue(it) {
+	done, ok := e.enqueue(it)
+	if !ok {
 		it.err = projection.Retry(errors.New("projector is shutting down"))
 		e.settle(ctx, it)
 		return
 	}
-	<-it.done
+	<-done
 	e.settle(ctx, it)
+}
+
+// batch is items applied together; done is closed once each of them has
+// its result or error.
+type batch struct {
+	items []*item
+	done  chan struct{}
 }
 
 // enqueue adds it to the batch being filled and hands the batch to a
 // worker once it holds Batch.Size items (waiting while every worker is
-// busy). It reports false once the engine is closed.
-func (e *engine) enqueue(it *item) bool {
+// busy). It returns the batch's done channel, or false once the engine is
+// closed.
+func (e *engine) enqueue(it *item) (<-chan struct{}, bool) {
 	e.send.RLock()
 	defer e.send.RUnlock()
 	if e.closed {
-		return false
+		return nil, false
 	}
 	e.mu.Lock()
-	e.buf = append(e.buf, it)
-	var full []*item
-	if len(e.buf) >= e.opts.Batch.Size {
-		full, e.buf = e.buf, nil
-		e.linger.Stop()
-	} else if len(e.buf) == 1 {
+	b := e.filling
+	if b == nil {
+		b = &batch{items: make([]*item, 0, e.opts.Batch.Size), done: make(chan struct{})}
+		e.filling = b
 		e.linger.Reset(e.opts.Batch.Linger)
 	}
-	e.mu.Unlock()
-	if full != nil {
-		e.batches <- full
+	b.items = append(b.items, it)
+	full := len(b.items) >= e.opts.Batch.Size
+	if full {
+		e.filling = nil
+		e.linger.Stop()
 	}
-	return true
+	e.mu.Unlock()
+	if full {
+		e.batches <- b
+	}
+	return b.done, true
 }
 
 // flushLingering hands the batch being filled to a worker: its first item
@@ -211,10 +224,10 @@ func (e *engine) flushLingering() {
 		return
 	}
 	e.mu.Lock()
-	b := e.buf
-	e.buf = nil
+	b := e.filling
+	e.filling = nil
 	e.mu.Unlock()
-	if len(b) > 0 {
+	if b != nil {
 		e.batches <- b
 	}
 }
@@ -234,10 +247,10 @@ func (e *engine) Close() {
 		e.closed = true
 		e.linger.Stop()
 		e.mu.Lock()
-		b := e.buf
-		e.buf = nil
+		b := e.filling
+		e.filling = nil
 		e.mu.Unlock()
-		if len(b) > 0 {
+		if b != nil {
 			e.batches <- b
 		}
 		close(e.batches)
@@ -253,12 +266,10 @@ func (e *engine) Close() {
 func (e *engine) worker() {
 	defer e.workers.Done()
 	for b := range e.batches {
-		if ok := e.resolveAll(b); len(ok) > 0 {
+		if ok := e.resolveAll(b.items); len(ok) > 0 {
 			e.applyBatch(ok)
 		}
-		for _, it := range b {
-			close(it.done)
-		}
+		close(b.done)
 	}
 }
 

@@ -36,7 +36,7 @@ func (r result) String() string {
 }
 
 // item is a message on its way through a batch. The worker that owns the
-// batch sets result or err, then closes done.
+// batch sets result or err, then closes the batch's done.
 type item struct {
 	msg *message
 	ev  projection.Event
@@ -48,7 +48,6 @@ type item struct {
 	// backoff is how long to hold a transiently failed message before the
 	// nack (set by the worker from the engine's failure streak).
 	backoff int64
-	done    chan struct{}
 	// span is the message's process span; applySpan the apply span under
 	// it while the worker's applier runs (nil when span does not record).
 	span      trace.Span
