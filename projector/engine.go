@@ -156,12 +156,7 @@ func (e *engine) Process(ctx context.Context, m *message) {
 	defer span.End()
 
 	it := &item{msg: m, span: span}
-	ev, err := projection.ParseAttributes(m.Attributes)
-	ev.MessageID, ev.DeliveryAttempt, ev.Body = m.ID, m.DeliveryAttempt, m.Data
-	if ev.Attributes == nil {
-		ev.Attributes = m.Attributes
-	}
-	it.ev = ev
+	err := it.parse()
 	if err != nil {
 		it.err = err
 		e.settle(ctx, it)

@@ -54,6 +54,17 @@ type item struct {
 	applySpan trace.Span
 }
 
+// parse sets the event's identity from the message's attributes.
+func (it *item) parse() error {
+	var err error
+	it.ev, err = projection.ParseAttributes(it.msg.Attributes)
+	it.ev.MessageID, it.ev.DeliveryAttempt, it.ev.Body = it.msg.ID, it.msg.DeliveryAttempt, it.msg.Data
+	if it.ev.Attributes == nil {
+		it.ev.Attributes = it.msg.Attributes
+	}
+	return err
+}
+
 // fail sets err on every item that has no error yet and clears results
 // that were pending the commit.
 func failAll(items []*item, err error) {

@@ -24,6 +24,12 @@ func (e *engine) settle(ctx context.Context, it *item) {
 		e.succeed(ctx, it) // an exactly-once ack bounds itself (pubsubAcker)
 		return
 	}
+	e.settleFailed(ctx, it)
+}
+
+// settleFailed nacks or dead-letters an item that failed. (Apart from
+// settle: its logging's frame would grow each delivery's stack.)
+func (e *engine) settleFailed(ctx context.Context, it *item) {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
 	reason, permanent := e.opts.Classify(it.err)
@@ -69,20 +75,27 @@ func (e *engine) succeed(ctx context.Context, it *item) {
 		e.pm.duplicate.Inc()
 	}
 	if e.log.Enabled(ctx, slog.LevelDebug) {
-		e.logger(it).Debug("projected", "outcome", it.result.String(),
-			"latency_ms", time.Since(it.ev.OccurredAt).Milliseconds())
+		e.logProjected(it)
 	}
 	e.ack(ctx, it)
+}
+
+func (e *engine) logProjected(it *item) {
+	e.logger(it).Debug("projected", "outcome", it.result.String(), "latency_ms", time.Since(it.ev.OccurredAt).Milliseconds())
 }
 
 func (e *engine) ack(ctx context.Context, it *item) {
 	e.progress.Store(time.Now().UnixNano())
 	if err := it.msg.Acker.Ack(ctx); err != nil {
-		// Exactly-once: the ack was refused (e.g. the lease expired). The
-		// message will come back and the inbox absorbs it.
-		e.pm.ackFailed.Inc()
-		e.logger(it).Warn("ack refused, message will be redelivered", "error", err.Error())
+		e.ackRefused(it, err)
 	}
+}
+
+// ackRefused: exactly-once, the ack was refused (e.g. the lease expired).
+// The message will come back and the inbox absorbs it.
+func (e *engine) ackRefused(it *item, err error) {
+	e.pm.ackFailed.Inc()
+	e.logger(it).Warn("ack refused, message will be redelivered", "error", err.Error())
 }
 
 // hold waits d, or less when shutdown begins.

@@ -53,6 +53,17 @@ func (t tracing) startProcess(ctx context.Context, m *message) (context.Context,
 	}
 	ctx, span := t.tracer.Start(ctx, t.process, t.consumer...)
 	if span.IsRecording() {
+		t.describe(span, m)
+	}
+	return ctx, span
+}
+
+// describe puts the delivery's attributes on its recording process span.
+// (Apart from startProcess, as annotate's and settled's work is apart from
+// their check, to keep the frames on each delivery's goroutine small when
+// nothing records: a deeper stack is copied to grow.)
+func (t tracing) describe(span trace.Span, m *message) {
+	{
 		attrs := []attribute.KeyValue{
 			semconv.MessagingSystemGCPPubSub,
 			semconv.MessagingOperationTypeProcess,
@@ -71,7 +82,6 @@ func (t tracing) startProcess(ctx context.Context, m *message) (context.Context,
 		}
 		span.SetAttributes(attrs...)
 	}
-	return ctx, span
 }
 
 // startApply starts, for every item of batch whose process span records,
@@ -110,9 +120,12 @@ func endApply(batch []*item, classify func(error) (projection.Reason, bool)) {
 
 // annotate puts the event's identity on the process span.
 func annotate(span trace.Span, ev *projection.Event) {
-	if !span.IsRecording() {
-		return
+	if span.IsRecording() {
+		identify(span, ev)
 	}
+}
+
+func identify(span trace.Span, ev *projection.Event) {
 	span.SetAttributes(spanAttrEventID.String(ev.ID.String()), spanAttrEventType.String(ev.Type),
 		spanAttrAggregateType.String(ev.AggregateType), spanAttrAggregateID.String(ev.AggregateID),
 		spanAttrVersion.Int64(ev.Version))
@@ -123,9 +136,12 @@ func annotate(span trace.Span, ev *projection.Event) {
 // span's error with its reason; a dead letter also as the event
 // "dead-lettered" (or "dead-letter publish failed" with that error).
 func settled(span trace.Span, outcome string, reason projection.Reason, cause, deadLetterErr error) {
-	if !span.IsRecording() {
-		return
+	if span.IsRecording() {
+		recordSettled(span, outcome, reason, cause, deadLetterErr)
 	}
+}
+
+func recordSettled(span trace.Span, outcome string, reason projection.Reason, cause, deadLetterErr error) {
 	span.SetAttributes(spanAttrOutcome.String(outcome))
 	if cause == nil {
 		return
