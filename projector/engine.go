@@ -215,9 +215,14 @@ func (e *engine) enqueue(it *item) (<-chan struct{}, bool) {
 func (e *engine) flushLingering() {
 	e.send.RLock()
 	defer e.send.RUnlock()
-	if e.closed {
-		return
+	if !e.closed {
+		e.flush()
 	}
+}
+
+// flush hands the batch being filled, if any, to a worker. The caller
+// holds send.
+func (e *engine) flush() {
 	e.mu.Lock()
 	b := e.filling
 	e.filling = nil
@@ -233,7 +238,7 @@ func (e *engine) Stopping() {
 	e.stopOnce.Do(func() { close(e.stopping) })
 }
 
-// Close stops the batcher and workers after flushing what they hold. Call
+// Close stops the workers after flushing the batch being filled. Call
 // it once no Process call is running; later Process calls nack.
 func (e *engine) Close() {
 	e.Stopping()
@@ -241,13 +246,7 @@ func (e *engine) Close() {
 	if !e.closed {
 		e.closed = true
 		e.linger.Stop()
-		e.mu.Lock()
-		b := e.filling
-		e.filling = nil
-		e.mu.Unlock()
-		if b != nil {
-			e.batches <- b
-		}
+		e.flush()
 		close(e.batches)
 	}
 	e.send.Unlock()

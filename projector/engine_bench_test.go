@@ -24,7 +24,7 @@ func (appliedAll) apply(_ context.Context, items []*item) {
 }
 
 // BenchmarkEngineProcess is the engine's own work per message, without
-// Pub/Sub, a decoder or a database: attributes, the batcher, a worker with
+// Pub/Sub, a decoder or a database: attributes, batching, a worker with
 // an applier that applies everything, the settle and its metrics, fed by
 // as many concurrent callers as the receiver's default flow control lets
 // in.
