@@ -69,17 +69,19 @@ func encodeAnnouncement(readModel string, applied []Token) string {
 			top[k] = t.Version
 		}
 	}
-	var b strings.Builder
-	b.WriteString(readModel)
-	b.WriteByte('\n')
+	b := make([]byte, 0, maxPayload)
+	b = append(append(b, readModel...), '\n')
 	for _, k := range order {
-		line := strconv.FormatInt(top[k], 10) + "|" + k.AggregateType + "|" + k.AggregateID + "\n"
-		if b.Len()+len(line) > maxPayload || strings.ContainsAny(k.AggregateType, "|\n") || strings.Contains(k.AggregateID, "\n") {
+		if strings.ContainsAny(k.AggregateType, "|\n") || strings.Contains(k.AggregateID, "\n") {
 			return readModel + "\n*"
 		}
-		b.WriteString(line)
+		b = strconv.AppendInt(b, top[k], 10)
+		b = append(append(append(append(append(b, '|'), k.AggregateType...), '|'), k.AggregateID...), '\n')
+		if len(b) > maxPayload {
+			return readModel + "\n*"
+		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // ParseAnnouncement reads a payload Announce sent. A payload it cannot
