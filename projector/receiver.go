@@ -313,15 +313,25 @@ func (r *receiver) tick(ctx context.Context) {
 	}
 }
 
+// received is a message and its acker in one allocation.
+type received struct {
+	message
+	acker pubsubAcker
+}
+
 func (r *receiver) message(m *pubsub.Message) *message {
-	out := &message{
-		ID: m.ID, Data: m.Data, Attributes: m.Attributes, OrderingKey: m.OrderingKey,
-		Subscription: r.subscription, PublishTime: m.PublishTime, Acker: pubsubAcker{m: m, sub: r.subName, exactlyOnce: r.cfg.ExactlyOnce},
+	out := &received{
+		message: message{
+			ID: m.ID, Data: m.Data, Attributes: m.Attributes, OrderingKey: m.OrderingKey,
+			Subscription: r.subscription, PublishTime: m.PublishTime,
+		},
+		acker: pubsubAcker{m: m, sub: r.subName, exactlyOnce: r.cfg.ExactlyOnce},
 	}
+	out.Acker = &out.acker
 	if m.DeliveryAttempt != nil {
 		out.DeliveryAttempt = *m.DeliveryAttempt
 	}
-	return out
+	return &out.message
 }
 
 type pubsubAcker struct {
