@@ -3,7 +3,6 @@ package claim
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -84,33 +83,6 @@ func (s *Store) Claim(ctx context.Context, req Request) ([]Event, error) {
 	}
 	slices.SortFunc(events, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
 	return events, nil
-}
-
-// decodeHeaders reads the headers column. Non-string values (written by
-// another producer) are kept as their JSON text.
-func decodeHeaders(text string) map[string]string {
-	if text == "" || text == "{}" {
-		return nil
-	}
-	raw := []byte(text)
-	var strs map[string]string
-	if json.Unmarshal(raw, &strs) == nil {
-		return strs // all strings: the writer's headers
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			out[k] = s
-		} else {
-			out[k] = string(v)
-		}
-	}
-	return out
 }
 
 // Mark records all outcomes of a batch in one transaction, each kind a
