@@ -56,7 +56,7 @@ func (r *Relay) publish(ctx context.Context, b claim.Batch) claim.Outcomes {
 	}
 	r.pub.Flush() // the whole batch is handed over: do not wait out the bundling delay
 
-	var out claim.Outcomes
+	out := claim.Outcomes{Published: make([]claim.Published, 0, len(b.Events))}
 	for i := range order {
 		r.collect(ctx, &order[i], &out)
 	}
