@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime/debug"
+
 	"time"
 
 	"github.com/go-kratos/kratos/v2"
@@ -30,18 +30,7 @@ import (
 	"github.com/eventrelay/eventrelay/relay"
 )
 
-// gcPercent is the publisher's GOGC unless the environment sets one. Its
-// live heap is small (the claimed batches in flight, the client library's
-// bundles) and it allocates per event, so at Go's default of 100 it
-// collects every few MB and garbage collection is a large share of its CPU
-// per event; 200 halves the collections for one more live heap of memory
-// (docs/configuration.md). GOMEMLIMIT still bounds the total.
-const gcPercent = 200
-
 func main() {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(gcPercent)
-	}
 	showVersion := version.Flag()
 	confPath := flag.String("conf", "configs/publisher.yaml", "config file (empty: defaults and environment only)")
 	flag.Parse()
