@@ -16,7 +16,7 @@ import (
 // (= version) order.
 type keyGroup struct {
 	events  []*claim.Event // the claimed rows of the key
-	sent    []sentEvent
+	sent    []sentEvent    // capacity len(events)
 	refused *claim.Event // refused by the publisher before sending (nothing after it was sent)
 	refusal error
 	held    []*claim.Event // after a refusal: never sent
@@ -50,35 +50,56 @@ func (r *Relay) process(b claim.Batch) {
 // the failing row gets retry or failed, the rows after it are released
 // untouched, and the key is resumed once all of its results are in.
 func (r *Relay) publish(ctx context.Context, b claim.Batch) claim.Outcomes {
-	groups := make(map[groupKey]*keyGroup, len(b.Events))
-	order := make([]*keyGroup, 0, len(b.Events))
-	for i := range b.Events {
-		e := &b.Events[i]
-		k := groupKey{e.Topic, e.OrderingKey}
-		g := groups[k]
-		if g == nil {
-			g = &keyGroup{}
-			groups[k] = g
-			order = append(order, g)
-		}
-		g.events = append(g.events, e)
-	}
-	for _, g := range order {
-		r.send(ctx, g)
+	order := groupByKey(b.Events)
+	for i := range order {
+		r.send(ctx, &order[i])
 	}
 	r.pub.Flush() // the whole batch is handed over: do not wait out the bundling delay
 
-	var out claim.Outcomes
-	for _, g := range order {
-		r.collect(ctx, g, &out)
+	out := claim.Outcomes{Published: make([]claim.Published, 0, len(b.Events))}
+	for i := range order {
+		r.collect(ctx, &order[i], &out)
 	}
 	return out
+}
+
+// groupByKey returns the keys of events in the order of their first row,
+// each with its rows in batch order. The groups' rows and sends share two
+// arrays of the batch's size: a few allocations per batch, not per key.
+func groupByKey(events []claim.Event) []keyGroup {
+	index := make(map[groupKey]int, len(events))
+	of := make([]int, len(events)) // the group of each row
+	var sizes []int
+	for i := range events {
+		k := groupKey{events[i].Topic, events[i].OrderingKey}
+		g, ok := index[k]
+		if !ok {
+			g = len(sizes)
+			index[k] = g
+			sizes = append(sizes, 0)
+		}
+		of[i] = g
+		sizes[g]++
+	}
+	order := make([]keyGroup, len(sizes))
+	rows := make([]*claim.Event, len(events))
+	sent := make([]sentEvent, len(events))
+	at := 0
+	for g, n := range sizes {
+		order[g].events = rows[at:at:at+n]
+		order[g].sent = sent[at:at:at+n]
+		at += n
+	}
+	for i := range events {
+		g := &order[of[i]]
+		g.events = append(g.events, &events[i])
+	}
+	return order
 }
 
 // send hands one key's rows to the publisher in order, up to the first
 // refused one (the rest are held).
 func (r *Relay) send(ctx context.Context, g *keyGroup) {
-	g.sent = make([]sentEvent, 0, len(g.events))
 	for i, e := range g.events {
 		if _, reason, ok := r.blocks.blocked(r.pub.Topic(e)); ok {
 			g.refused, g.refusal = e, errclass.Newf(reason, "publishing to topic %s is paused (%s)", r.pub.Topic(e), reason)

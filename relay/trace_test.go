@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
@@ -70,5 +71,41 @@ func TestPublishSpanContinuesTheRowsTrace(t *testing.T) {
 	if got.TraceID() != reqSC.TraceID() || got.SpanID() != publish.SpanContext().SpanID() {
 		t.Fatalf("message traceparent %q: want trace %s and the publish span %s as parent",
 			msgs[0].Attributes["traceparent"], reqSC.TraceID(), publish.SpanContext().SpanID())
+	}
+}
+
+// TestNoopTracingKeepsTheRowsTraceparent: with the no-op provider (the
+// daemon's when no span is exported) the relay makes no span, and the
+// message carries the row's traceparent as written, so consumers still
+// join the request's trace.
+func TestNoopTracingKeepsTheRowsTraceparent(t *testing.T) {
+	telemetrytest.Global(t) // the writer's request span is a real one
+
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+
+	ctx, request := otel.Tracer("test").Start(context.Background(), "POST /v1/items", trace.WithSpanKind(trace.SpanKindServer))
+	w := fx.Writer(t, true)
+	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		_, err := w.InsertTx(ctx, tx, fx.Item(fx.ID(1), 1, 0))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	request.End()
+	want := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, want)
+
+	cfg := fx.NewConfig("relay-notrace", ps.Config)
+	cfg.TracerProvider = noop.NewTracerProvider()
+	fx.StartRelay(t, db.Pool, cfg)
+	fx.WaitFor(t, time.Minute, "the row published", func() bool { return fx.CountStatus(t, db.Pool, "published") == 1 })
+	msgs := ps.Messages()
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages, want 1", len(msgs))
+	}
+	if got := msgs[0].Attributes["traceparent"]; got == "" || got != want["traceparent"] {
+		t.Fatalf("message traceparent %q, want the row's %q", got, want["traceparent"])
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
@@ -51,7 +52,7 @@ type Publisher struct {
 	routes   map[string]string
 	maxBytes int
 	probe    string
-	tracer   trace.Tracer
+	tracer   trace.Tracer // nil: the no-op provider, no spans
 }
 
 // New returns a Publisher on client (publishing in client's project)
@@ -65,10 +66,16 @@ func New(client *pubsub.Client, cfg Settings, tp trace.TracerProvider) (p *Publi
 		client:   client,
 		pubs:     gpubsub.NewPublishers(client, cfg.Client),
 		project:  client.Project(),
-		tracer:   tp.Tracer("github.com/eventrelay/eventrelay/relay"),
 		routes:   cfg.Topics,
 		maxBytes: cfg.MaxMessageBytes,
 		probe:    cfg.ReadyTopic,
+	}
+	if _, off := tp.(noop.TracerProvider); !off {
+		// The no-op provider (tracing not exported) would hand back
+		// non-recording spans, after the row's traceparent was parsed for
+		// nothing: skipped, the message keeps the row's traceparent as it
+		// would.
+		s.tracer = tp.Tracer("github.com/eventrelay/eventrelay/relay")
 	}
 	return s, s.stop
 }
@@ -129,7 +136,10 @@ func (s *Publisher) Publish(ctx context.Context, e *claim.Event) (Result, error)
 		return Result{}, errclass.New(errclass.PayloadInvalid, err)
 	}
 	topic := s.topic(e)
-	span := startPublishSpan(s.tracer, msg, topic)
+	var span trace.Span
+	if s.tracer != nil {
+		span = startPublishSpan(s.tracer, msg, topic)
+	}
 	return Result{r: s.pubs.Publish(ctx, topic, msg), span: span}, nil
 }
 
@@ -173,7 +183,7 @@ func (s *Publisher) Ping(ctx context.Context) error {
 // Result is the pending result of one publish.
 type Result struct {
 	r    *pubsub.PublishResult
-	span trace.Span
+	span trace.Span // nil: no span
 }
 
 // Get waits for the message id. Errors are classified (errclass);
@@ -189,12 +199,14 @@ func (r Result) Get(ctx context.Context) (string, error) {
 		}
 	}
 	id, err := r.r.Get(context.Background())
-	if err != nil {
-		r.span.SetStatus(codes.Error, err.Error())
-	} else {
-		r.span.SetAttributes(attribute.String("gcp_pubsub.message.id", id))
+	if r.span != nil {
+		if err != nil {
+			r.span.SetStatus(codes.Error, err.Error())
+		} else {
+			r.span.SetAttributes(attribute.String("gcp_pubsub.message.id", id))
+		}
+		r.span.End()
 	}
-	r.span.End()
 	var paused pubsub.ErrPublishingPaused
 	switch {
 	case errors.As(err, &paused):
