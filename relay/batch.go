@@ -17,7 +17,7 @@ import (
 type keyGroup struct {
 	events  []*claim.Event // the claimed rows of the key
 	sent    []sentEvent    // capacity len(events)
-	refused *claim.Event // refused by the publisher before sending (nothing after it was sent)
+	refused *claim.Event   // refused by the publisher before sending (nothing after it was sent)
 	refusal error
 	held    []*claim.Event // after a refusal: never sent
 }
@@ -86,8 +86,8 @@ func groupByKey(events []claim.Event) []keyGroup {
 	sent := make([]sentEvent, len(events))
 	at := 0
 	for g, n := range sizes {
-		order[g].events = rows[at:at:at+n]
-		order[g].sent = sent[at:at:at+n]
+		order[g].events = rows[at : at : at+n]
+		order[g].sent = sent[at : at : at+n]
 		at += n
 	}
 	for i := range events {
