@@ -21,7 +21,7 @@ import (
 // PublisherTables are the tables the publisher needs, all created by
 // eventrelay's set (migrations/; its version table records that relayctl
 // migrate up ran). A service lists its own daemons' tables with its set.
-var PublisherTables = []string{"eventrelay_goose_db_version", "outbox_claims", "outbox_events", "outbox_partitions", "outbox_publishers", "outbox_wakeups"}
+var PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events", "outbox_partitions", "outbox_publishers", "outbox_wakeups"}
 
 // CheckSchema reports whether the schema the pool works in (the first
 // entry of the search_path Open set) holds tables. A missing table is a
