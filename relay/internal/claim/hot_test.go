@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
-	"github.com/eventrelay/eventrelay/outbox"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
+	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
