@@ -296,7 +296,7 @@ func TestClaimPlanAfterAnAnalyzeOfABacklog(t *testing.T) {
 // TestFencedWritesReadByPrimaryKey checks that the writes to claimed rows
 // (outcome, retry, failure, release, lease extension) find their rows by
 // primary key, not through the partial status indexes: every earlier batch
-// leaves entries in outbox_events_publishing_idx and blocking_idx until a
+// leaves entries in outbox_events_pending_idx and blocking_idx until a
 // VACUUM, which the planner's estimates do not see. Through those indexes
 // a mark of 20 rows visited every heap page the dead entries pointed at
 // (433 buffers to find 20 rows after 10,000 events; 60 by primary key),
