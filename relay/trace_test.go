@@ -28,19 +28,7 @@ import (
 func TestPublishSpanContinuesTheRowsTrace(t *testing.T) {
 	rec := telemetrytest.Global(t)
 
-	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, fx.Topic)
-
-	ctx, request := otel.Tracer("test").Start(context.Background(), "POST /v1/items", trace.WithSpanKind(trace.SpanKindServer))
-	w := fx.Writer(t, true)
-	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		_, err := w.InsertTx(ctx, tx, fx.Item(fx.ID(1), 1, 0))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	request.End()
+	db, ps, _, request := writeInRequestSpan(t)
 
 	fx.StartRelay(t, db.Pool, fx.NewConfig("relay-trace", ps.Config))
 	fx.WaitFor(t, time.Minute, "the row published", func() bool { return fx.CountStatus(t, db.Pool, "published") == 1 })
@@ -81,19 +69,7 @@ func TestPublishSpanContinuesTheRowsTrace(t *testing.T) {
 func TestNoopTracingKeepsTheRowsTraceparent(t *testing.T) {
 	telemetrytest.Global(t) // the writer's request span is a real one
 
-	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, fx.Topic)
-
-	ctx, request := otel.Tracer("test").Start(context.Background(), "POST /v1/items", trace.WithSpanKind(trace.SpanKindServer))
-	w := fx.Writer(t, true)
-	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		_, err := w.InsertTx(ctx, tx, fx.Item(fx.ID(1), 1, 0))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	request.End()
+	db, ps, ctx, _ := writeInRequestSpan(t)
 	want := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, want)
 
@@ -108,4 +84,24 @@ func TestNoopTracingKeepsTheRowsTraceparent(t *testing.T) {
 	if got := msgs[0].Attributes["traceparent"]; got == "" || got != want["traceparent"] {
 		t.Fatalf("message traceparent %q, want the row's %q", got, want["traceparent"])
 	}
+}
+
+// writeInRequestSpan writes one row inside an ended server span, on a
+// fresh schema and pstest topic, and returns them with the span's context.
+func writeInRequestSpan(t *testing.T) (*relaytest.DB, *gpubsubtest.Server, context.Context, trace.Span) {
+	t.Helper()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+
+	ctx, request := otel.Tracer("test").Start(context.Background(), "POST /v1/items", trace.WithSpanKind(trace.SpanKindServer))
+	w := fx.Writer(t, true)
+	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		_, err := w.InsertTx(ctx, tx, fx.Item(fx.ID(1), 1, 0))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	request.End()
+	return db, ps, ctx, request
 }
