@@ -6,7 +6,7 @@ package bench
 
 // Plumbing.
 const (
-	sqlReset = `TRUNCATE outbox_events, inbox_events, video_projection, videos, outbox_replays, admin_audit, outbox_wakeups RESTART IDENTITY`
+	sqlReset = `TRUNCATE outbox_events, outbox_claims, inbox_events, video_projection, videos, outbox_replays, admin_audit, outbox_wakeups RESTART IDENTITY`
 
 	// sqlCountPending counts unpublished rows through the partial indexes
 	// (cheap enough to poll while a drain runs).

@@ -190,7 +190,7 @@ func (s *Stats) StuckReport(ctx context.Context, consumers []string) string {
 	return b.String()
 }
 
-// HeldBy counts the rows worker holds (status publishing, locked by it).
+// HeldBy counts the rows worker holds (claimed by it, not settled yet).
 func (s *Stats) HeldBy(ctx context.Context, worker string) (int, error) {
 	rows, err := s.q.PublishingEvents(ctx, 100000)
 	if err != nil {

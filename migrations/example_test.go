@@ -66,4 +66,6 @@ func ExampleSQL() {
 	// -- ==== 00007_outbox_status_statistics.sql (goose runs this file in one transaction)
 	// -- ==== 00008_outbox_fillfactor.sql (goose runs this file in one transaction)
 	// -- ==== 00009_outbox_unannounced.sql (goose runs this file in one transaction)
+	// -- ==== 00010_outbox_claims.sql (goose runs this file outside a transaction, statement by statement)
+	// CREATE TABLE IF NOT EXISTS outbox_claims (
 }

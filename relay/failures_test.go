@@ -140,7 +140,7 @@ func TestTransientFailuresBackOffThenPublish(t *testing.T) {
 		}
 	}
 	for _, later := range rs[1:] {
-		if later.Attempts != 0 || later.Status != "pending" && later.Status != "publishing" && later.Status != "published" {
+		if later.Attempts != 0 || later.Status != "pending" && later.Status != "published" {
 			t.Fatalf("row behind the flaky head = %+v, want untouched", later)
 		}
 	}
@@ -307,7 +307,7 @@ func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 	ps.Topic(t, fx.Topic)
 	r := fx.StartRelay(t, db.Pool, fx.NewConfig("relay", ps.Config))
 	fx.Insert(t, db.Pool, fx.Writer(t, true), fx.Item(fx.ID(1), 1, 0), fx.Item(fx.ID(2), 1, 0))
-	fx.WaitFor(t, 5*time.Second, "rows claimed", func() bool { return fx.CountStatus(t, db.Pool, "publishing") == 2 })
+	fx.WaitFor(t, 5*time.Second, "rows claimed", func() bool { return fx.CountInFlight(t, db.Pool) == 2 })
 	// Claimed is not yet started: a drain hands unstarted batches back at
 	// once. Wait until a publish reached the server.
 	select {
@@ -327,8 +327,8 @@ func TestDrainPastGraceReleasesUnfinishedRows(t *testing.T) {
 		t.Fatalf("Drain took %s past a 300ms grace period", took)
 	}
 	unstallOnce.Do(func() { close(unstall) })
-	if n := fx.CountStatus(t, db.Pool, "publishing"); n != 0 {
-		t.Fatalf("%d rows left publishing after the drain", n)
+	if n := fx.CountInFlight(t, db.Pool); n != 0 {
+		t.Fatalf("%d rows left in flight after the drain", n)
 	}
 	var attempts int
 	if err := db.Pool.QueryRow(context.Background(), `SELECT coalesce(sum(attempts), 0) FROM outbox_events WHERE status = 'pending' AND lock_token IS NULL`).Scan(&attempts); err != nil || attempts != 0 {

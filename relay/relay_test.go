@@ -180,7 +180,7 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 	if !h.Draining() {
 		t.Error("Health not draining after Stop")
 	}
-	if n := fx.CountStatus(t, pool, "publishing"); n != 0 {
+	if n := fx.CountInFlight(t, pool); n != 0 {
 		t.Errorf("%d rows still claimed after the drain", n)
 	}
 	published := fx.CountStatus(t, pool, "published")

@@ -131,7 +131,7 @@ type heldRow struct {
 
 func heldBy(t *testing.T, db *relaytest.DB, worker string) []heldRow {
 	t.Helper()
-	rows, err := db.Pool.Query(context.Background(), `SELECT id, lock_token FROM outbox_events WHERE status = 'publishing' AND locked_by = $1`, worker)
+	rows, err := db.Pool.Query(context.Background(), `SELECT id, lock_token FROM outbox_events WHERE status = 'pending' AND lock_token IS NOT NULL AND locked_by = $1`, worker)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func heldBy(t *testing.T, db *relaytest.DB, worker string) []heldRow {
 }
 
 // TestSIGTERMUnderLoadDrainsAndExitsZero: a publisher stopped with SIGTERM
-// while busy exits 0 within the grace period and leaves no row publishing
+// while busy exits 0 within the grace period and leaves no row in flight
 // under its worker id; a second process finishes the rest, and nothing is
 // published twice.
 func TestSIGTERMUnderLoadDrainsAndExitsZero(t *testing.T) {
@@ -180,7 +180,7 @@ func TestSIGTERMUnderLoadDrainsAndExitsZero(t *testing.T) {
 		t.Fatalf("exit took %s, grace period %s", took, grace)
 	}
 	if h := heldBy(t, db, "first"); len(h) != 0 {
-		t.Fatalf("%d rows left publishing under the stopped worker", len(h))
+		t.Fatalf("%d rows left in flight under the stopped worker", len(h))
 	}
 	published := fx.CountStatus(t, db.Pool, "published")
 	t.Logf("drained and exited 0 in %s; %d of %d rows published", took, published, aggregates*versions)

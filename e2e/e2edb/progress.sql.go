@@ -172,7 +172,8 @@ SELECT
     count(*)::bigint                                                        AS total,
     count(*) FILTER (WHERE status = 'published')::bigint                    AS published,
     count(*) FILTER (WHERE status IN ('pending', 'publishing'))::bigint     AS lag,
-    count(*) FILTER (WHERE status = 'publishing')::bigint                   AS publishing,
+    -- in flight: claimed rows stay pending, with the claim's lock_token
+    count(*) FILTER (WHERE status = 'pending' AND lock_token IS NOT NULL)::bigint AS publishing,
     count(*) FILTER (WHERE status = 'failed')::bigint                       AS failed,
     coalesce(sum(replay_count), 0)::bigint                                  AS replays,
     coalesce(extract(epoch FROM now() - min(created_at)
@@ -262,10 +263,11 @@ func (q *Queries) PublishedEnvelopes(ctx context.Context, maxRows int32) ([]Publ
 }
 
 const publishingEvents = `-- name: PublishingEvents :many
-SELECT id, aggregate_id, aggregate_version, locked_by, lease_until, attempts
-FROM outbox_events
-WHERE status = 'publishing'
-ORDER BY id
+SELECT e.id, e.aggregate_id, e.aggregate_version, e.locked_by, c.lease_until, e.attempts
+FROM outbox_events e
+LEFT JOIN outbox_claims c ON c.lock_token = e.lock_token
+WHERE e.status = 'pending' AND e.lock_token IS NOT NULL
+ORDER BY e.id
 LIMIT $1
 `
 
@@ -278,8 +280,9 @@ type PublishingEventsRow struct {
 	Attempts         int32
 }
 
-// PublishingEvents: rows a publisher holds (status publishing), oldest
-// first, with their lease (what a stalled drain is waiting for).
+// PublishingEvents: rows a publisher holds (pending with its claim's
+// lock_token), oldest first, with their claim's lease (what a stalled
+// drain is waiting for).
 func (q *Queries) PublishingEvents(ctx context.Context, maxRows int32) ([]PublishingEventsRow, error) {
 	rows, err := q.db.Query(ctx, publishingEvents, maxRows)
 	if err != nil {

@@ -25,7 +25,8 @@ import (
 const statusUsage = `
 status [-f configs/pubsub.yaml] [--max-processing 5m] [--oldest-slo 1m] [--json]
 
-Outbox: rows by status; lag (pending + publishing), ready now (due rows
+Outbox: rows by status (publishing: claimed by a publisher, in flight);
+lag (pending + publishing), ready now (due rows
 that head their key), rows behind a failed head of their key, retries
 waiting for their backoff, in flight, stuck claims (lease expired or claimed
 longer than --max-processing), oldest unpublished age, failed rows by
@@ -193,6 +194,11 @@ func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc, slo time.Dur
 	if err != nil {
 		return fmt.Errorf("reading outbox health: %w", postgres.Classify(err))
 	}
+	// A claimed row stays pending (with the claim's lock): shown as
+	// publishing, beside the rows the previous claim protocol left so.
+	claimed := h.Inflight - o.ByStatus["publishing"]
+	o.ByStatus["pending"] -= claimed
+	o.ByStatus["publishing"] += claimed
 	o.Lag, o.Ready, o.BehindFailed, o.RetryScheduled, o.Inflight, o.Stuck, o.OldestAgeSeconds = h.Lag, h.Ready, h.BehindFailed, h.RetryScheduled, h.Inflight, h.Stuck, h.OldestAgeSeconds
 	if oldest := time.Duration(o.OldestAgeSeconds * float64(time.Second)); slo > 0 && oldest > slo {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("oldest unpublished row is %s old, past the SLO of %s (--oldest-slo): publishing is stalled or behind (%d ready now, %d behind a failed head, %d waiting for a retry)",
@@ -212,8 +218,12 @@ func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc, slo time.Dur
 			return fmt.Errorf("listing stuck claims: %w", postgres.Classify(err))
 		}
 		for _, s := range stuck {
+			claimed, lease := s.ClaimedAt, s.LeaseUntil
+			if s.ClaimLeaseUntil.Valid { // the claim's lease row
+				claimed, lease = s.ClaimClaimedAt, s.ClaimLeaseUntil
+			}
 			o.StuckSamples = append(o.StuckSamples, stuckClaim{ID: s.ID, EventID: s.EventID.String(), AggregateID: s.AggregateID,
-				LockedBy: s.LockedBy.String, ClaimedAt: s.ClaimedAt.Time, LeaseUntil: s.LeaseUntil.Time})
+				LockedBy: s.LockedBy.String, ClaimedAt: claimed.Time, LeaseUntil: lease.Time})
 		}
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%d stuck claim(s)", o.Stuck))
 	}

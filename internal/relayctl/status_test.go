@@ -25,8 +25,10 @@ func TestStatus(t *testing.T) {
 
 	rows := seedOutbox(t, db, 6) // 0 failed, 1 stuck, 2 retry scheduled, 3 published, 4-5 pending
 	exec(t, db, `UPDATE outbox_events SET status = 'failed', failed_at = now(), error_reason = 'payload_invalid' WHERE id = $1`, rows[0].ID)
-	exec(t, db, `UPDATE outbox_events SET status = 'publishing', locked_by = 'w-dead', lock_token = gen_random_uuid(),
-		claimed_at = now() - interval '2 minutes', lease_until = now() - interval '1 minute' WHERE id = $1`, rows[1].ID)
+	dead := uuid.New()
+	exec(t, db, `UPDATE outbox_events SET locked_by = 'w-dead', lock_token = $2, claimed_at = now() - interval '2 minutes' WHERE id = $1`, rows[1].ID, dead)
+	exec(t, db, `INSERT INTO outbox_claims (lock_token, locked_by, claimed_at, lease_until, partitions, ids, held)
+		VALUES ($1, 'w-dead', now() - interval '2 minutes', now() - interval '1 minute', '{0}', ARRAY[$2::bigint], 1)`, dead, rows[1].ID)
 	exec(t, db, `UPDATE outbox_events SET attempts = 2, next_attempt_at = now() + interval '1 hour', error_reason = 'unavailable' WHERE id = $1`, rows[2].ID)
 	exec(t, db, `UPDATE outbox_events SET status = 'published', published_at = now() WHERE id = $1`, rows[3].ID)
 	for i, consumer := range []string{"item-projection", "item-projection", "item-search"} {

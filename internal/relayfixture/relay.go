@@ -128,6 +128,17 @@ func CountStatus(t testing.TB, pool *pgxpool.Pool, status string) int {
 	return n
 }
 
+// CountInFlight counts the rows claimed by a publisher and not settled
+// yet (pending with a claim's lock_token).
+func CountInFlight(t testing.TB, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_events WHERE status = 'pending' AND lock_token IS NOT NULL`).Scan(&n); err != nil {
+		t.Fatalf("counting rows in flight: %v", err)
+	}
+	return n
+}
+
 // AllPartitions lists every outbox partition, for claims and reclaims made
 // directly through the claim store (a replica that owns them all).
 func AllPartitions(t testing.TB, pool *pgxpool.Pool) []int32 {

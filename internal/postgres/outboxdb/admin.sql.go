@@ -245,21 +245,25 @@ func (q *Queries) InsertReplayAudit(ctx context.Context, arg InsertReplayAuditPa
 
 const outboxHealth = `-- name: OutboxHealth :one
 WITH k AS (
-    SELECT status, next_attempt_at, lease_until, claimed_at, created_at,
+    SELECT e.status, e.next_attempt_at, e.created_at,
+           e.lock_token IS NOT NULL AND e.status IN ('pending', 'publishing') AS inflight,
+           e.lock_token IS NOT NULL AND e.status IN ('pending', 'publishing')
+               AND (coalesce(c.lease_until, e.lease_until) < now()
+                    OR coalesce(c.claimed_at, e.claimed_at) < now() - make_interval(secs => $1::float8)
+                    OR (c.lock_token IS NULL AND e.lease_until IS NULL)) AS stuck,
            row_number() OVER w = 1 AS head,
-           coalesce(bool_or(status = 'failed') OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS failed_before
-    FROM outbox_events
-    WHERE status IN ('pending', 'publishing', 'failed')
-    WINDOW w AS (PARTITION BY topic, ordering_key ORDER BY id)
+           coalesce(bool_or(e.status = 'failed') OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS failed_before
+    FROM outbox_events e
+    LEFT JOIN outbox_claims c ON c.lock_token = e.lock_token
+    WHERE e.status IN ('pending', 'publishing', 'failed')
+    WINDOW w AS (PARTITION BY e.topic, e.ordering_key ORDER BY e.id)
 )
 SELECT count(*) FILTER (WHERE status IN ('pending', 'publishing'))::bigint AS lag,
-       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at <= now() AND head)::bigint AS ready,
-       count(*) FILTER (WHERE status = 'pending' AND failed_before)::bigint AS behind_failed,
-       count(*) FILTER (WHERE status = 'pending' AND next_attempt_at > now())::bigint AS retry_scheduled,
-       count(*) FILTER (WHERE status = 'publishing')::bigint AS inflight,
-       count(*) FILTER (WHERE status = 'publishing'
-                          AND (lease_until < now()
-                               OR claimed_at < now() - make_interval(secs => $1::float8)))::bigint AS stuck,
+       count(*) FILTER (WHERE status = 'pending' AND NOT inflight AND next_attempt_at <= now() AND head)::bigint AS ready,
+       count(*) FILTER (WHERE status = 'pending' AND NOT inflight AND failed_before)::bigint AS behind_failed,
+       count(*) FILTER (WHERE status = 'pending' AND NOT inflight AND next_attempt_at > now())::bigint AS retry_scheduled,
+       count(*) FILTER (WHERE inflight)::bigint AS inflight,
+       count(*) FILTER (WHERE stuck)::bigint AS stuck,
        coalesce(extract(epoch FROM now() - min(created_at) FILTER (WHERE status IN ('pending', 'publishing'))), 0)::float8 AS oldest_age_seconds
 FROM k
 `
@@ -275,11 +279,14 @@ type OutboxHealthRow struct {
 }
 
 // OutboxHealth is `relayctl status`'s view of the unpublished rows: lag
-// (pending + publishing), rows ready now (due, and the head of their key:
-// no earlier row of it pending, publishing or failed), rows held behind a
-// failed head of their key, retries waiting for their backoff,
-// stuck claims (expired lease or claimed longer than max_processing) and
-// the age of the oldest unpublished row.
+// (pending, in flight included), rows ready now (due, not in flight, and
+// the head of their key: no earlier row of it pending, in flight or
+// failed), rows held behind a failed head of their key, retries waiting
+// for their backoff, rows in flight (pending with a claim's lock_token;
+// 'publishing', the status the previous claim protocol wrote, counts as
+// in flight too), stuck claims (expired lease or claimed longer than
+// max_processing: the claim's lease row in outbox_claims) and the age of
+// the oldest unpublished row.
 // One pass over the unpublished and failed rows, each compared with the
 // earlier rows of its key by window functions (a lookup per row is
 // quadratic in the backlog).
@@ -599,11 +606,16 @@ func (q *Queries) SetAdminAuditResult(ctx context.Context, arg SetAdminAuditResu
 }
 
 const stuckClaims = `-- name: StuckClaims :many
-SELECT id, event_id, aggregate_id, locked_by, claimed_at, lease_until
-FROM outbox_events
-WHERE status = 'publishing'
-  AND (lease_until < now() OR claimed_at < now() - make_interval(secs => $1::float8))
-ORDER BY id
+SELECT e.id, e.event_id, e.aggregate_id, e.locked_by, e.claimed_at, e.lease_until,
+       c.claimed_at AS claim_claimed_at, c.lease_until AS claim_lease_until
+FROM outbox_events e
+LEFT JOIN outbox_claims c ON c.lock_token = e.lock_token
+WHERE e.lock_token IS NOT NULL
+  AND e.status IN ('pending', 'publishing')
+  AND (coalesce(c.lease_until, e.lease_until) < now()
+       OR coalesce(c.claimed_at, e.claimed_at) < now() - make_interval(secs => $1::float8)
+       OR (c.lock_token IS NULL AND e.lease_until IS NULL))
+ORDER BY e.id
 LIMIT $2
 `
 
@@ -613,14 +625,18 @@ type StuckClaimsParams struct {
 }
 
 type StuckClaimsRow struct {
-	ID          int64
-	EventID     uuid.UUID
-	AggregateID string
-	LockedBy    pgtype.Text
-	ClaimedAt   pgtype.Timestamptz
-	LeaseUntil  pgtype.Timestamptz
+	ID              int64
+	EventID         uuid.UUID
+	AggregateID     string
+	LockedBy        pgtype.Text
+	ClaimedAt       pgtype.Timestamptz
+	LeaseUntil      pgtype.Timestamptz
+	ClaimClaimedAt  pgtype.Timestamptz
+	ClaimLeaseUntil pgtype.Timestamptz
 }
 
+// StuckClaims samples the rows of stuck claims (see OutboxHealth), with
+// their claim's lease (claim_*: none for a row of the previous protocol).
 func (q *Queries) StuckClaims(ctx context.Context, arg StuckClaimsParams) ([]StuckClaimsRow, error) {
 	rows, err := q.db.Query(ctx, stuckClaims, arg.MaxProcessingSeconds, arg.RowLimit)
 	if err != nil {
@@ -637,6 +653,8 @@ func (q *Queries) StuckClaims(ctx context.Context, arg StuckClaimsParams) ([]Stu
 			&i.LockedBy,
 			&i.ClaimedAt,
 			&i.LeaseUntil,
+			&i.ClaimClaimedAt,
+			&i.ClaimLeaseUntil,
 		); err != nil {
 			return nil, err
 		}

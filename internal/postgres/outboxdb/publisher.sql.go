@@ -26,7 +26,8 @@ fifo AS (
     FROM outbox_events c
     WHERE c.status = 'pending'
       AND c.next_attempt_at <= now()
-      AND outbox_partition_of(c.ordering_key) = ANY($4::int[])
+      AND c.lock_token IS NULL
+      AND outbox_partition_of(c.ordering_key) = ANY($1::int[])
       AND NOT EXISTS (
           SELECT 1
           FROM outbox_events b
@@ -39,31 +40,39 @@ fifo AS (
           OFFSET 0
       )
     ORDER BY c.id
-    LIMIT $5
+    LIMIT $2
 ),
 per_topic AS (
-    SELECT h.id, h.topic, h.ordering_key
+    SELECT f.id, f.topic, f.ordering_key
     FROM topics t
     CROSS JOIN LATERAL (
-        -- index-only on outbox_events_pending_key_idx, in its order
-        SELECT k.id
-        FROM outbox_events k
-        WHERE k.status = 'pending'
-          AND (k.topic, k.ordering_key, k.id) >= (t.topic, '', 0)
-          AND k.topic = t.topic
-          AND outbox_partition_of(k.ordering_key) = ANY($4::int[])
-        ORDER BY k.topic, k.ordering_key, k.id
-        LIMIT $6
+        SELECT h.id, h.topic, h.ordering_key, h.next_attempt_at
+        FROM (
+            -- index-only on outbox_events_pending_key_idx, in its order
+            SELECT k.id
+            FROM outbox_events k
+            WHERE k.status = 'pending'
+              AND (k.topic, k.ordering_key, k.id) >= (t.topic, '', 0)
+              AND k.topic = t.topic
+              AND outbox_partition_of(k.ordering_key) = ANY($1::int[])
+            ORDER BY k.topic, k.ordering_key, k.id
+        ) k
+        -- each row's heap tuple: the rows in flight are passed over, so
+        -- they do not take the topic's share (with lock_token in the
+        -- index scan above, the planner read the topic's every pending
+        -- row from outbox_events_pending_idx and sorted them)
+        JOIN outbox_events h ON h.id = k.id
+        WHERE h.lock_token IS NULL
+        LIMIT $3
     ) f
-    JOIN outbox_events h ON h.id = f.id
     WHERE t.topic IS NOT NULL
-      AND h.next_attempt_at <= now()
+      AND f.next_attempt_at <= now()
       AND NOT EXISTS (
           SELECT 1
           FROM outbox_events b
-          WHERE b.topic = h.topic
-            AND b.ordering_key = h.ordering_key
-            AND b.id < h.id
+          WHERE b.topic = f.topic
+            AND b.ordering_key = f.ordering_key
+            AND b.id < f.id
             AND (b.status IN ('publishing', 'failed')
                  OR (b.status = 'pending' AND b.next_attempt_at > 'epoch'::timestamptz
                      AND b.next_attempt_at > now()))
@@ -75,7 +84,7 @@ picked AS (
     FROM (SELECT u.id, u.topic, u.ordering_key, row_number() OVER (PARTITION BY u.topic ORDER BY u.id) AS rank_in_topic
           FROM (SELECT id, topic, ordering_key FROM fifo UNION SELECT id, topic, ordering_key FROM per_topic) u) p
     ORDER BY p.rank_in_topic, p.id
-    LIMIT $5
+    LIMIT $2
 ),
 heads AS (
     SELECT h.topic, h.ordering_key, h.id, h.rank_in_topic
@@ -109,13 +118,13 @@ grouped AS (
           AND k.ordering_key = h.ordering_key
           AND (k.topic, k.ordering_key, k.id) >= (h.topic, h.ordering_key, h.id)
         ORDER BY k.topic, k.ordering_key, k.id
-        LIMIT $5
+        LIMIT $2
     ) g
     -- No ORDER BY: the nested loop the LATERAL ... LIMIT makes keeps the
     -- heads' order, and stops at batch_size rows instead of reading every
     -- head's rows to sort them. Which rows are taken is a matter of
     -- fairness only: "ordered" keeps each key's rows a prefix in any case.
-    LIMIT $5
+    LIMIT $2
 ),
 locked AS (
     SELECT x.id, x.topic, x.ordering_key
@@ -123,6 +132,7 @@ locked AS (
     WHERE x.id = ANY(ARRAY(SELECT id FROM grouped))
       AND x.status = 'pending'
       AND x.next_attempt_at <= now()
+      AND x.lock_token IS NULL
     FOR UPDATE SKIP LOCKED
 ),
 ordered AS (
@@ -131,8 +141,9 @@ ordered AS (
           FROM locked
           GROUP BY topic, ordering_key) g
     CROSS JOIN LATERAL (
-        -- the key's first pending rows, as many as it has locked ones
-        -- (index-only on outbox_events_pending_key_idx, in its order)
+        -- the key's first pending rows (in flight ones included), as many
+        -- as it has locked ones (index-only on
+        -- outbox_events_pending_key_idx, in its order)
         SELECT ARRAY(
             SELECT p.id
             FROM outbox_events p
@@ -145,27 +156,40 @@ ordered AS (
     ) pending
     CROSS JOIN LATERAL unnest(g.ids) WITH ORDINALITY AS u(id, rank_in_key)
     WHERE u.id = pending.ids[u.rank_in_key]
+),
+claimed AS (
+    UPDATE outbox_events o
+    SET locked_by  = $4::text,
+        lock_token = $5::uuid,
+        claimed_at = now()
+    FROM ordered
+    WHERE o.id = ordered.id
+    -- headers as text: the relay decodes them once (as jsonb, the driver would
+    -- parse them to validate them first).
+    RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
+              o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text AS headers,
+              o.payload, o.occurred_at, o.created_at, o.attempts
+),
+lease AS (
+    INSERT INTO outbox_claims (lock_token, locked_by, claimed_at, lease_until, partitions, ids, held)
+    SELECT $5::uuid, $4::text, now(), now() + make_interval(secs => $6::float8),
+           $1::int[], array_agg(c.id), count(*)
+    FROM claimed c
+    HAVING count(*) > 0
 )
-UPDATE outbox_events o
-SET status      = 'publishing',
-    locked_by   = $1::text,
-    lock_token  = $2::uuid,
-    lease_until = now() + make_interval(secs => $3::float8),
-    claimed_at  = now()
-FROM ordered
-WHERE o.id = ordered.id
-RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
-          o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text AS headers,
-          o.payload, o.occurred_at, o.created_at, o.attempts
+SELECT id, event_id, aggregate_type, aggregate_id, aggregate_version,
+       event_type, schema_version, ordering_key, topic, headers,
+       payload, occurred_at, created_at, attempts
+FROM claimed
 `
 
 type ClaimOutboxEventsParams struct {
-	WorkerID     string
-	LockToken    uuid.UUID
-	LeaseSeconds float64
 	Partitions   []int32
 	BatchSize    int32
 	TopicShare   int32
+	WorkerID     string
+	LockToken    uuid.UUID
+	LeaseSeconds float64
 }
 
 type ClaimOutboxEventsRow struct {
@@ -198,7 +222,11 @@ type ClaimOutboxEventsRow struct {
 // topic follows id), as the head-of-line rule needs. A row is
 // claimable only when no earlier row of its (topic, ordering_key) is in
 // flight, failed, or waiting for a retry, and every earlier pending row of
-// its key is claimed with it (head-of-line rule). Run it after
+// its key is claimed with it (head-of-line rule). A row in flight is
+// pending with a lock_token: the candidate scans pass over such rows
+// (their heap tuple says so: a read bounded by the rows in flight, not by
+// the backlog), and "ordered" treats one as blocking its key's later rows
+// (it is an earlier pending row this claim did not lock). Run it after
 // LockClaimPartitions of the same partitions in the same transaction.
 //
 // "Ready" (candidate) and "waiting for a retry" (blocking) are evaluated
@@ -239,16 +267,18 @@ type ClaimOutboxEventsRow struct {
 // backlog of several versions per key fills the batch with whole keys
 // (published as few, fuller requests) rather than with one version of as
 // many keys. One pending version per key (live traffic) claims as before.
-// headers as text: the relay decodes them once (as jsonb, the driver would
-// parse them to validate them first).
+// The claim changes only the lock columns, which no index holds: a HOT
+// update (status, next_attempt_at and every indexed column unchanged).
+// lease_until stays NULL on the row: the lease is the claim's row in
+// outbox_claims.
 func (q *Queries) ClaimOutboxEvents(ctx context.Context, arg ClaimOutboxEventsParams) ([]ClaimOutboxEventsRow, error) {
 	rows, err := q.db.Query(ctx, claimOutboxEvents,
-		arg.WorkerID,
-		arg.LockToken,
-		arg.LeaseSeconds,
 		arg.Partitions,
 		arg.BatchSize,
 		arg.TopicShare,
+		arg.WorkerID,
+		arg.LockToken,
+		arg.LeaseSeconds,
 	)
 	if err != nil {
 		return nil, err
@@ -330,28 +360,69 @@ func (q *Queries) DeletePublishedOutboxEvents(ctx context.Context, arg DeletePub
 	return result.RowsAffected(), nil
 }
 
-const extendOutboxLease = `-- name: ExtendOutboxLease :execrows
-UPDATE outbox_events
-SET lease_until = now() + make_interval(secs => $1::float8)
-WHERE id = ANY($2::bigint[])
-  AND lock_token = $3::uuid
-  -- by primary key, not through the status indexes (top of this file)
-  AND status || '' = 'publishing'
+const deleteSettledOutboxClaims = `-- name: DeleteSettledOutboxClaims :execrows
+DELETE FROM outbox_claims c
+WHERE (c.lease_until < now() OR c.claimed_at < now() - make_interval(secs => $1::float8))
+  AND c.partitions && $2::int[]
+  AND NOT EXISTS (
+      SELECT 1
+      FROM outbox_events o
+      WHERE o.id = ANY(c.ids)
+        AND o.lock_token = c.lock_token
+        AND o.status || '' = 'pending'
+  )
 `
 
-type ExtendOutboxLeaseParams struct {
-	LeaseSeconds float64
-	Ids          []int64
-	LockToken    uuid.UUID
+type DeleteSettledOutboxClaimsParams struct {
+	MaxProcessingSeconds float64
+	Partitions           []int32
 }
 
-// ExtendOutboxLease keeps a long batch's claim alive.
-func (q *Queries) ExtendOutboxLease(ctx context.Context, arg ExtendOutboxLeaseParams) (int64, error) {
-	result, err := q.db.Exec(ctx, extendOutboxLease, arg.LeaseSeconds, arg.Ids, arg.LockToken)
+// DeleteSettledOutboxClaims deletes the expired claims of the given
+// partitions that hold no row any more (all taken over or settled). Run
+// it after ReclaimOutboxEvents, in its transaction.
+func (q *Queries) DeleteSettledOutboxClaims(ctx context.Context, arg DeleteSettledOutboxClaimsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteSettledOutboxClaims, arg.MaxProcessingSeconds, arg.Partitions)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const extendOutboxLease = `-- name: ExtendOutboxLease :many
+UPDATE outbox_claims
+SET lease_until = now() + make_interval(secs => $1::float8)
+WHERE lock_token = $2::uuid
+  AND held > 0
+RETURNING held::bigint AS held
+`
+
+type ExtendOutboxLeaseParams struct {
+	LeaseSeconds float64
+	LockToken    uuid.UUID
+}
+
+// ExtendOutboxLease keeps a long batch's claim alive: one row, the
+// claim's lease. It returns how many rows the claim still holds (none
+// once it was taken over or settled).
+func (q *Queries) ExtendOutboxLease(ctx context.Context, arg ExtendOutboxLeaseParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, extendOutboxLease, arg.LeaseSeconds, arg.LockToken)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var held int64
+		if err := rows.Scan(&held); err != nil {
+			return nil, err
+		}
+		items = append(items, held)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const lockClaimPartitions = `-- name: LockClaimPartitions :exec
@@ -363,20 +434,22 @@ FROM (SELECT DISTINCT unnest($1::int[]) AS partition ORDER BY 1) AS s
 `
 
 // Queries of the relay (relay/internal/claim). The claim protocol is
-// documented in docs/design.md. Every write to a claimed row is
-// fenced by (lock_token, status = 'publishing'): a worker that lost its
-// lease changes nothing.
+// documented in docs/design.md and docs/decisions/0020-hot-claim.md.
+// A claimed row stays 'pending' and carries the claim's lock_token (in
+// flight = pending with a lock_token); the claim's lease is its row in
+// outbox_claims. Every write to a claimed row is fenced by
+// (lock_token, status = 'pending'): a worker that lost its lease changes
+// nothing.
 //
-// Those fenced writes (mark, retry, failure, release, lease extension)
-// name their rows by id and compare the status concatenated with the
-// empty string, an expression no partial index's predicate matches, so
-// the planner finds the rows by primary key. With a plain
-// status = 'publishing' it could read them through
-// outbox_events_publishing_idx or outbox_events_blocking_idx,
-// which hold an entry for every row claimed since the last VACUUM (dead
-// ones included, which its estimates do not see): a mark of 20 rows after
-// 10,000 events read 433 buffers to find them instead of 60, more with
-// each batch until the next VACUUM (TestFencedWritesReadByPrimaryKey).
+// Those fenced writes (mark, retry, failure, release) name their rows by
+// id and compare the status concatenated with the empty string, an
+// expression no partial index's predicate matches, so the planner finds
+// the rows by primary key. With a plain status = 'pending' it could read
+// them through outbox_events_pending_idx, which holds an entry for every
+// row written since the last VACUUM (dead ones included, which its
+// estimates do not see): a mark of 20 rows after 10,000 events read 433
+// buffers to find them instead of 60, more with each batch until the next
+// VACUUM (TestFencedWritesReadByPrimaryKey).
 // LockClaimPartitions serializes the claim and reclaim transactions that
 // work on one partition (outbox_partitions): it takes the transaction-level
 // advisory lock of each partition in @partitions, in ascending order (two
@@ -418,7 +491,7 @@ FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::text[]) AS reason,
 WHERE o.id = u.id
   AND o.lock_token = $1::uuid
   -- by primary key, not through the status indexes (top of this file)
-  AND o.status || '' = 'publishing'
+  AND o.status || '' = 'pending'
 `
 
 type MarkOutboxFailedParams struct {
@@ -459,7 +532,7 @@ FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::text[]) AS message_id) AS u
 WHERE o.id = u.id
   AND o.lock_token = $1::uuid
   -- by primary key, not through the status indexes (top of this file)
-  AND o.status || '' = 'publishing'
+  AND o.status || '' = 'pending'
 RETURNING o.id, extract(epoch FROM o.published_at - o.created_at)::float8 AS latency_seconds
 `
 
@@ -502,17 +575,16 @@ WITH pending AS (
     FROM outbox_events
     WHERE status = 'pending'
 ), publishing AS (
-    SELECT count(*) AS n,
-           count(*) FILTER (WHERE lease_until < now()
-                               OR claimed_at < now() - make_interval(secs => $1::float8)) AS stuck
-    FROM outbox_events
-    WHERE status = 'publishing'
+    SELECT coalesce(sum(held), 0) AS n,
+           coalesce(sum(held) FILTER (WHERE lease_until < now()
+                                         OR claimed_at < now() - make_interval(secs => $1::float8)), 0) AS stuck
+    FROM outbox_claims
 ), failed AS (
     SELECT count(*) AS n
     FROM outbox_events
     WHERE status = 'failed'
 )
-SELECT pending.n::bigint AS pending,
+SELECT greatest(pending.n - publishing.n, 0)::bigint AS pending,
        publishing.n::bigint AS publishing,
        publishing.stuck::bigint AS stuck,
        failed.n::bigint AS failed,
@@ -528,9 +600,10 @@ type OutboxStatsRow struct {
 	OldestPendingAgeSeconds float64
 }
 
-// OutboxStats feeds the gauges: one index-only pass over each partial
-// index (pending, publishing, failed); cost grows with the backlog, not the
-// table.
+// OutboxStats feeds the gauges: one index-only pass over the pending and
+// failed partial indexes (cost grows with the backlog, not the table), and
+// the claims' lease rows for the rows in flight (pending with a lock) and
+// the stuck ones. pending counts the rows waiting, not those in flight.
 func (q *Queries) OutboxStats(ctx context.Context, maxProcessingSeconds float64) (OutboxStatsRow, error) {
 	row := q.db.QueryRow(ctx, outboxStats, maxProcessingSeconds)
 	var i OutboxStatsRow
@@ -546,29 +619,46 @@ func (q *Queries) OutboxStats(ctx context.Context, maxProcessingSeconds float64)
 
 const reclaimOutboxEvents = `-- name: ReclaimOutboxEvents :many
 WITH expired AS (
-    SELECT id, locked_by, claimed_at
-    FROM outbox_events
-    WHERE status = 'publishing'
-      AND (lease_until < now() OR claimed_at < now() - make_interval(secs => $1::float8))
-      AND outbox_partition_of(ordering_key) = ANY($2::int[])
-    FOR UPDATE SKIP LOCKED
+    SELECT c.lock_token, c.locked_by, c.claimed_at, c.ids
+    FROM outbox_claims c
+    WHERE (c.lease_until < now() OR c.claimed_at < now() - make_interval(secs => $1::float8))
+      AND c.partitions && $2::int[]
+),
+lost AS (
+    SELECT o.id, e.lock_token, e.locked_by, e.claimed_at
+    FROM expired e
+    JOIN outbox_events o ON o.id = ANY(e.ids)
+    WHERE o.lock_token = e.lock_token
+      -- by primary key, not through the status indexes (top of this file)
+      AND o.status || '' = 'pending'
+      AND outbox_partition_of(o.ordering_key) = ANY($2::int[])
+    FOR UPDATE OF o SKIP LOCKED
+),
+taken AS (
+    UPDATE outbox_events o
+    SET next_attempt_at = 'epoch', -- ready now, for every claim (see ClaimOutboxEvents)
+        last_error      = 'claim of worker ' || lost.locked_by || ' expired (claimed at '
+                          || lost.claimed_at::text || '): taken over',
+        error_history   = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
+                          || jsonb_build_array(jsonb_build_object(
+                                 'at', now(), 'reason', 'lease_expired', 'error', 'claim expired: taken over',
+                                 'attempt', o.attempts, 'worker', lost.locked_by)),
+        locked_by       = NULL,
+        lock_token      = NULL,
+        lease_until     = NULL,
+        claimed_at      = NULL
+    FROM lost
+    WHERE o.id = lost.id
+    RETURNING o.id, lost.lock_token, lost.locked_by
+),
+settled AS (
+    UPDATE outbox_claims c
+    SET held = c.held - t.n
+    FROM (SELECT lock_token, count(*)::int AS n FROM taken GROUP BY lock_token) t
+    WHERE c.lock_token = t.lock_token
 )
-UPDATE outbox_events o
-SET status          = 'pending',
-    next_attempt_at = 'epoch', -- ready now, for every claim (see ClaimOutboxEvents)
-    last_error      = 'claim of worker ' || coalesce(expired.locked_by, '?') || ' expired (claimed at '
-                      || coalesce(expired.claimed_at::text, '?') || '): taken over',
-    error_history   = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
-                      || jsonb_build_array(jsonb_build_object(
-                             'at', now(), 'reason', 'lease_expired', 'error', 'claim expired: taken over',
-                             'attempt', o.attempts, 'worker', expired.locked_by)),
-    locked_by       = NULL,
-    lock_token      = NULL,
-    lease_until     = NULL,
-    claimed_at      = NULL
-FROM expired
-WHERE o.id = expired.id
-RETURNING o.id, coalesce(expired.locked_by, '')::text AS previous_worker
+SELECT taken.id, taken.locked_by::text AS previous_worker
+FROM taken
 `
 
 type ReclaimOutboxEventsParams struct {
@@ -581,10 +671,15 @@ type ReclaimOutboxEventsRow struct {
 	PreviousWorker string
 }
 
-// ReclaimOutboxEvents returns rows of the given partitions whose lease
-// expired, or that were claimed longer than max_processing ago, to pending
-// (takeover). Run it after LockClaimPartitions of the same partitions in
-// the same transaction. Returns the previous holder.
+// ReclaimOutboxEvents takes over the rows of the given partitions whose
+// claim's lease expired, or that were claimed longer than max_processing
+// ago: they lose their lock (a HOT update) and are ready for any claim,
+// with a lease_expired entry in error_history. The expired claims are
+// found in outbox_claims (a row per claimed batch), their rows by primary
+// key: no scan of the backlog. Each claim's held count drops by the rows
+// taken, and an expired claim that holds none is deleted. Run it after
+// LockClaimPartitions of the same partitions in the same transaction.
+// Returns the previous holder.
 func (q *Queries) ReclaimOutboxEvents(ctx context.Context, arg ReclaimOutboxEventsParams) ([]ReclaimOutboxEventsRow, error) {
 	rows, err := q.db.Query(ctx, reclaimOutboxEvents, arg.MaxProcessingSeconds, arg.Partitions)
 	if err != nil {
@@ -607,15 +702,14 @@ func (q *Queries) ReclaimOutboxEvents(ctx context.Context, arg ReclaimOutboxEven
 
 const releaseOutboxEvents = `-- name: ReleaseOutboxEvents :execrows
 UPDATE outbox_events
-SET status      = 'pending',
-    locked_by   = NULL,
+SET locked_by   = NULL,
     lock_token  = NULL,
     lease_until = NULL,
     claimed_at  = NULL
 WHERE id = ANY($1::bigint[])
   AND lock_token = $2::uuid
   -- by primary key, not through the status indexes (top of this file)
-  AND status || '' = 'publishing'
+  AND status || '' = 'pending'
 `
 
 type ReleaseOutboxEventsParams struct {
@@ -623,9 +717,9 @@ type ReleaseOutboxEventsParams struct {
 	LockToken uuid.UUID
 }
 
-// ReleaseOutboxEvents hands claimed rows back to pending untouched (no
-// attempt counted): rows behind a failed head of their key, and rows not
-// started at shutdown.
+// ReleaseOutboxEvents hands claimed rows back untouched (no attempt
+// counted; a HOT update): rows behind a failed head of their key, and rows
+// not started at shutdown.
 func (q *Queries) ReleaseOutboxEvents(ctx context.Context, arg ReleaseOutboxEventsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, releaseOutboxEvents, arg.Ids, arg.LockToken)
 	if err != nil {
@@ -636,8 +730,7 @@ func (q *Queries) ReleaseOutboxEvents(ctx context.Context, arg ReleaseOutboxEven
 
 const scheduleOutboxRetry = `-- name: ScheduleOutboxRetry :execrows
 UPDATE outbox_events o
-SET status          = 'pending',
-    attempts        = o.attempts + 1,
+SET attempts        = o.attempts + 1,
     next_attempt_at = now() + make_interval(secs => u.delay_seconds),
     last_error      = u.error,
     error_reason    = u.reason,
@@ -655,7 +748,7 @@ FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::float8[]) AS delay_seconds,
 WHERE o.id = u.id
   AND o.lock_token = $1::uuid
   -- by primary key, not through the status indexes (top of this file)
-  AND o.status || '' = 'publishing'
+  AND o.status || '' = 'pending'
 `
 
 type ScheduleOutboxRetryParams struct {
@@ -666,7 +759,7 @@ type ScheduleOutboxRetryParams struct {
 	Errors       []string
 }
 
-// ScheduleOutboxRetry puts rows back to pending after a transient failure:
+// ScheduleOutboxRetry unlocks rows after a transient failure:
 // attempts + 1, next attempt after the given delay, the error appended to
 // error_history (the last 20 entries are kept).
 func (q *Queries) ScheduleOutboxRetry(ctx context.Context, arg ScheduleOutboxRetryParams) (int64, error) {
@@ -702,5 +795,34 @@ type SetOutboxWakeupParams struct {
 // (busy: armed_until = now()). See migrations/00005_outbox_wakeups.sql.
 func (q *Queries) SetOutboxWakeup(ctx context.Context, arg SetOutboxWakeupParams) error {
 	_, err := q.db.Exec(ctx, setOutboxWakeup, arg.WorkerID, arg.Armed, arg.TtlSeconds)
+	return err
+}
+
+const settleOutboxClaim = `-- name: SettleOutboxClaim :exec
+WITH settled AS (
+    UPDATE outbox_claims
+    SET held = held - $2::int
+    WHERE lock_token = $1::uuid
+      AND held > $2::int
+    RETURNING lock_token
+)
+DELETE FROM outbox_claims c
+WHERE c.lock_token = $1::uuid
+  AND c.held <= $2::int
+  AND NOT EXISTS (SELECT 1 FROM settled)
+`
+
+type SettleOutboxClaimParams struct {
+	LockToken uuid.UUID
+	Settled   int32
+}
+
+// SettleOutboxClaim records that settled rows of a claim were marked
+// (published, retried, failed or released) and deletes the claim's lease
+// row once it holds none. Run it in the outcome's transaction, after the
+// fenced writes (whose row counts it is given), so the in-flight count
+// (OutboxStats) follows the outcomes.
+func (q *Queries) SettleOutboxClaim(ctx context.Context, arg SettleOutboxClaimParams) error {
+	_, err := q.db.Exec(ctx, settleOutboxClaim, arg.LockToken, arg.Settled)
 	return err
 }

@@ -35,6 +35,16 @@ type InboxEvent struct {
 	LastError        pgtype.Text
 }
 
+type OutboxClaim struct {
+	LockToken  uuid.UUID
+	LockedBy   string
+	ClaimedAt  time.Time
+	LeaseUntil time.Time
+	Partitions []int32
+	Ids        []int64
+	Held       int32
+}
+
 type OutboxEvent struct {
 	ID               int64
 	EventID          uuid.UUID

@@ -150,7 +150,7 @@ func (s *Store) Mark(ctx context.Context, token uuid.UUID, o Outcomes) (Applied,
 			}
 			a.Released = n
 		}
-		return nil
+		return settle(ctx, q, token, int64(len(a.Published))+a.Rescheduled+a.Failed+a.Released)
 	})
 	if err != nil {
 		return Applied{}, fmt.Errorf("recording outcomes of claim %s: %w", token, postgres.Classify(err))
@@ -158,22 +158,48 @@ func (s *Store) Mark(ctx context.Context, token uuid.UUID, o Outcomes) (Applied,
 	return a, nil
 }
 
+// settle counts n rows of the claim token as settled (its lease row in
+// outbox_claims), in the transaction of their fenced writes.
+func settle(ctx context.Context, q *outboxdb.Queries, token uuid.UUID, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if err := q.SettleOutboxClaim(ctx, outboxdb.SettleOutboxClaimParams{LockToken: token, Settled: int32(n)}); err != nil {
+		return fmt.Errorf("settling the claim's lease: %w", err)
+	}
+	return nil
+}
+
 // Release implements Store.
 func (s *Store) Release(ctx context.Context, token uuid.UUID, ids []int64) (int64, error) {
-	n, err := outboxdb.New(s.pool).ReleaseOutboxEvents(ctx, outboxdb.ReleaseOutboxEventsParams{LockToken: token, Ids: ids})
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := outboxdb.New(tx)
+		var err error
+		if n, err = q.ReleaseOutboxEvents(ctx, outboxdb.ReleaseOutboxEventsParams{LockToken: token, Ids: ids}); err != nil {
+			return err
+		}
+		return settle(ctx, q, token, n)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("releasing claim %s: %w", token, postgres.Classify(err))
 	}
 	return n, nil
 }
 
-// ExtendLease implements Store.
-func (s *Store) ExtendLease(ctx context.Context, token uuid.UUID, ids []int64, lease time.Duration) (int64, error) {
-	n, err := outboxdb.New(s.pool).ExtendOutboxLease(ctx, outboxdb.ExtendOutboxLeaseParams{
-		LockToken: token, Ids: ids, LeaseSeconds: lease.Seconds(),
+// ExtendLease implements Store. The lease is the claim's one row in
+// outbox_claims (ids are not needed); n is how many rows the claim still
+// holds, 0 once it was taken over or settled.
+func (s *Store) ExtendLease(ctx context.Context, token uuid.UUID, _ []int64, lease time.Duration) (int64, error) {
+	held, err := outboxdb.New(s.pool).ExtendOutboxLease(ctx, outboxdb.ExtendOutboxLeaseParams{
+		LockToken: token, LeaseSeconds: lease.Seconds(),
 	})
 	if err != nil {
 		return 0, fmt.Errorf("extending lease of claim %s: %w", token, postgres.Classify(err))
+	}
+	var n int64
+	for _, h := range held {
+		n += h
 	}
 	return n, nil
 }
@@ -184,6 +210,12 @@ func (s *Store) Reclaim(ctx context.Context, maxProcessing time.Duration, partit
 	err := s.inLockedTx(ctx, partitions, func(q *outboxdb.Queries) error {
 		var err error
 		rows, err = q.ReclaimOutboxEvents(ctx, outboxdb.ReclaimOutboxEventsParams{
+			MaxProcessingSeconds: maxProcessing.Seconds(), Partitions: partitions,
+		})
+		if err != nil {
+			return err
+		}
+		_, err = q.DeleteSettledOutboxClaims(ctx, outboxdb.DeleteSettledOutboxClaimsParams{
 			MaxProcessingSeconds: maxProcessing.Seconds(), Partitions: partitions,
 		})
 		return err

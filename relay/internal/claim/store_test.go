@@ -186,7 +186,7 @@ func TestFencedWritesAndReclaim(t *testing.T) {
 	}
 	// The lease runs out (set, not slept: a loaded machine took longer than
 	// a 50 ms lease between the claim and the first reclaim).
-	if _, err := db.Pool.Exec(ctxT(t), `UPDATE outbox_events SET lease_until = now() - interval '1 second' WHERE lock_token = $1`, stale); err != nil {
+	if _, err := db.Pool.Exec(ctxT(t), `UPDATE outbox_claims SET lease_until = now() - interval '1 second' WHERE lock_token = $1`, stale); err != nil {
 		t.Fatal(err)
 	}
 	taken, err := s.Reclaim(ctxT(t), time.Hour, s.partitions(t))
@@ -215,7 +215,7 @@ func TestFencedWritesAndReclaim(t *testing.T) {
 	if n, err := s.ExtendLease(ctxT(t), stale, []int64{evs[0].ID}, time.Hour); err != nil || n != 0 {
 		t.Fatalf("stale extend = %d, %v", n, err)
 	}
-	if r := state(t, db.Pool, evs[0].ID); r.Status != "publishing" || r.LockToken == nil || *r.LockToken != fresh {
+	if r := state(t, db.Pool, evs[0].ID); r.Status != "pending" || r.LockToken == nil || *r.LockToken != fresh {
 		t.Fatalf("row after stale writes = %+v", r)
 	}
 	// The holder's writes apply.
@@ -230,7 +230,7 @@ func TestFencedWritesAndReclaim(t *testing.T) {
 	// max_processing bounds a claim even when its lease is extended.
 	fx.Insert(t, db.Pool, w, fx.Item(fx.ID(3), 1, 0))
 	_, long := claimRows(t, s, 10, time.Hour)
-	if _, err := db.Pool.Exec(ctxT(t), `UPDATE outbox_events SET claimed_at = now() - interval '10 minutes' WHERE id = $1`, long[0].ID); err != nil {
+	if _, err := db.Pool.Exec(ctxT(t), `UPDATE outbox_claims SET claimed_at = now() - interval '10 minutes' WHERE $1 = ANY(ids)`, long[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	st, err := s.Stats(ctxT(t), 5*time.Minute)

@@ -27,7 +27,6 @@ var OutboxIndexNames = []string{
 	"outbox_events_pending_idx",
 	"outbox_events_pending_key_idx",
 	"outbox_events_blocking_idx",
-	"outbox_events_publishing_idx",
 	"outbox_events_failed_idx",
 	"outbox_events_published_idx",
 }

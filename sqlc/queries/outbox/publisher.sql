@@ -1,18 +1,20 @@
 -- Queries of the relay (relay/internal/claim). The claim protocol is
--- documented in docs/design.md. Every write to a claimed row is
--- fenced by (lock_token, status = 'publishing'): a worker that lost its
--- lease changes nothing.
+-- documented in docs/design.md and docs/decisions/0020-hot-claim.md.
+-- A claimed row stays 'pending' and carries the claim's lock_token (in
+-- flight = pending with a lock_token); the claim's lease is its row in
+-- outbox_claims. Every write to a claimed row is fenced by
+-- (lock_token, status = 'pending'): a worker that lost its lease changes
+-- nothing.
 --
--- Those fenced writes (mark, retry, failure, release, lease extension)
--- name their rows by id and compare the status concatenated with the
--- empty string, an expression no partial index's predicate matches, so
--- the planner finds the rows by primary key. With a plain
--- status = 'publishing' it could read them through
--- outbox_events_publishing_idx or outbox_events_blocking_idx,
--- which hold an entry for every row claimed since the last VACUUM (dead
--- ones included, which its estimates do not see): a mark of 20 rows after
--- 10,000 events read 433 buffers to find them instead of 60, more with
--- each batch until the next VACUUM (TestFencedWritesReadByPrimaryKey).
+-- Those fenced writes (mark, retry, failure, release) name their rows by
+-- id and compare the status concatenated with the empty string, an
+-- expression no partial index's predicate matches, so the planner finds
+-- the rows by primary key. With a plain status = 'pending' it could read
+-- them through outbox_events_pending_idx, which holds an entry for every
+-- row written since the last VACUUM (dead ones included, which its
+-- estimates do not see): a mark of 20 rows after 10,000 events read 433
+-- buffers to find them instead of 60, more with each batch until the next
+-- VACUUM (TestFencedWritesReadByPrimaryKey).
 
 -- LockClaimPartitions serializes the claim and reclaim transactions that
 -- work on one partition (outbox_partitions): it takes the transaction-level
@@ -49,7 +51,11 @@ FROM (SELECT DISTINCT unnest(@partitions::int[]) AS partition ORDER BY 1) AS s;
 -- topic follows id), as the head-of-line rule needs. A row is
 -- claimable only when no earlier row of its (topic, ordering_key) is in
 -- flight, failed, or waiting for a retry, and every earlier pending row of
--- its key is claimed with it (head-of-line rule). Run it after
+-- its key is claimed with it (head-of-line rule). A row in flight is
+-- pending with a lock_token: the candidate scans pass over such rows
+-- (their heap tuple says so: a read bounded by the rows in flight, not by
+-- the backlog), and "ordered" treats one as blocking its key's later rows
+-- (it is an earlier pending row this claim did not lock). Run it after
 -- LockClaimPartitions of the same partitions in the same transaction.
 --
 -- "Ready" (candidate) and "waiting for a retry" (blocking) are evaluated
@@ -99,6 +105,7 @@ fifo AS (
     FROM outbox_events c
     WHERE c.status = 'pending'
       AND c.next_attempt_at <= now()
+      AND c.lock_token IS NULL
       AND outbox_partition_of(c.ordering_key) = ANY(@partitions::int[])
       AND NOT EXISTS (
           SELECT 1
@@ -115,28 +122,36 @@ fifo AS (
     LIMIT @batch_size
 ),
 per_topic AS (
-    SELECT h.id, h.topic, h.ordering_key
+    SELECT f.id, f.topic, f.ordering_key
     FROM topics t
     CROSS JOIN LATERAL (
-        -- index-only on outbox_events_pending_key_idx, in its order
-        SELECT k.id
-        FROM outbox_events k
-        WHERE k.status = 'pending'
-          AND (k.topic, k.ordering_key, k.id) >= (t.topic, '', 0)
-          AND k.topic = t.topic
-          AND outbox_partition_of(k.ordering_key) = ANY(@partitions::int[])
-        ORDER BY k.topic, k.ordering_key, k.id
+        SELECT h.id, h.topic, h.ordering_key, h.next_attempt_at
+        FROM (
+            -- index-only on outbox_events_pending_key_idx, in its order
+            SELECT k.id
+            FROM outbox_events k
+            WHERE k.status = 'pending'
+              AND (k.topic, k.ordering_key, k.id) >= (t.topic, '', 0)
+              AND k.topic = t.topic
+              AND outbox_partition_of(k.ordering_key) = ANY(@partitions::int[])
+            ORDER BY k.topic, k.ordering_key, k.id
+        ) k
+        -- each row's heap tuple: the rows in flight are passed over, so
+        -- they do not take the topic's share (with lock_token in the
+        -- index scan above, the planner read the topic's every pending
+        -- row from outbox_events_pending_idx and sorted them)
+        JOIN outbox_events h ON h.id = k.id
+        WHERE h.lock_token IS NULL
         LIMIT @topic_share
     ) f
-    JOIN outbox_events h ON h.id = f.id
     WHERE t.topic IS NOT NULL
-      AND h.next_attempt_at <= now()
+      AND f.next_attempt_at <= now()
       AND NOT EXISTS (
           SELECT 1
           FROM outbox_events b
-          WHERE b.topic = h.topic
-            AND b.ordering_key = h.ordering_key
-            AND b.id < h.id
+          WHERE b.topic = f.topic
+            AND b.ordering_key = f.ordering_key
+            AND b.id < f.id
             AND (b.status IN ('publishing', 'failed')
                  OR (b.status = 'pending' AND b.next_attempt_at > 'epoch'::timestamptz
                      AND b.next_attempt_at > now()))
@@ -201,6 +216,7 @@ locked AS (
     WHERE x.id = ANY(ARRAY(SELECT id FROM grouped))
       AND x.status = 'pending'
       AND x.next_attempt_at <= now()
+      AND x.lock_token IS NULL
     FOR UPDATE SKIP LOCKED
 ),
 ordered AS (
@@ -209,8 +225,9 @@ ordered AS (
           FROM locked
           GROUP BY topic, ordering_key) g
     CROSS JOIN LATERAL (
-        -- the key's first pending rows, as many as it has locked ones
-        -- (index-only on outbox_events_pending_key_idx, in its order)
+        -- the key's first pending rows (in flight ones included), as many
+        -- as it has locked ones (index-only on
+        -- outbox_events_pending_key_idx, in its order)
         SELECT ARRAY(
             SELECT p.id
             FROM outbox_events p
@@ -223,20 +240,35 @@ ordered AS (
     ) pending
     CROSS JOIN LATERAL unnest(g.ids) WITH ORDINALITY AS u(id, rank_in_key)
     WHERE u.id = pending.ids[u.rank_in_key]
+),
+-- The claim changes only the lock columns, which no index holds: a HOT
+-- update (status, next_attempt_at and every indexed column unchanged).
+-- lease_until stays NULL on the row: the lease is the claim's row in
+-- outbox_claims.
+claimed AS (
+    UPDATE outbox_events o
+    SET locked_by  = @worker_id::text,
+        lock_token = @lock_token::uuid,
+        claimed_at = now()
+    FROM ordered
+    WHERE o.id = ordered.id
+    -- headers as text: the relay decodes them once (as jsonb, the driver would
+    -- parse them to validate them first).
+    RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
+              o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text AS headers,
+              o.payload, o.occurred_at, o.created_at, o.attempts
+),
+lease AS (
+    INSERT INTO outbox_claims (lock_token, locked_by, claimed_at, lease_until, partitions, ids, held)
+    SELECT @lock_token::uuid, @worker_id::text, now(), now() + make_interval(secs => @lease_seconds::float8),
+           @partitions::int[], array_agg(c.id), count(*)
+    FROM claimed c
+    HAVING count(*) > 0
 )
-UPDATE outbox_events o
-SET status      = 'publishing',
-    locked_by   = @worker_id::text,
-    lock_token  = @lock_token::uuid,
-    lease_until = now() + make_interval(secs => @lease_seconds::float8),
-    claimed_at  = now()
-FROM ordered
-WHERE o.id = ordered.id
--- headers as text: the relay decodes them once (as jsonb, the driver would
--- parse them to validate them first).
-RETURNING o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
-          o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text AS headers,
-          o.payload, o.occurred_at, o.created_at, o.attempts;
+SELECT id, event_id, aggregate_type, aggregate_id, aggregate_version,
+       event_type, schema_version, ordering_key, topic, headers,
+       payload, occurred_at, created_at, attempts
+FROM claimed;
 
 -- MarkOutboxPublished records successful publishes (one row per id, with
 -- its Pub/Sub message id) and returns each row's commit-to-publish latency.
@@ -251,16 +283,15 @@ FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@message_ids::text[]) AS messa
 WHERE o.id = u.id
   AND o.lock_token = @lock_token::uuid
   -- by primary key, not through the status indexes (top of this file)
-  AND o.status || '' = 'publishing'
+  AND o.status || '' = 'pending'
 RETURNING o.id, extract(epoch FROM o.published_at - o.created_at)::float8 AS latency_seconds;
 
--- ScheduleOutboxRetry puts rows back to pending after a transient failure:
+-- ScheduleOutboxRetry unlocks rows after a transient failure:
 -- attempts + 1, next attempt after the given delay, the error appended to
 -- error_history (the last 20 entries are kept).
 -- name: ScheduleOutboxRetry :execrows
 UPDATE outbox_events o
-SET status          = 'pending',
-    attempts        = o.attempts + 1,
+SET attempts        = o.attempts + 1,
     next_attempt_at = now() + make_interval(secs => u.delay_seconds),
     last_error      = u.error,
     error_reason    = u.reason,
@@ -278,7 +309,7 @@ FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@delay_seconds::float8[]) AS d
 WHERE o.id = u.id
   AND o.lock_token = @lock_token::uuid
   -- by primary key, not through the status indexes (top of this file)
-  AND o.status || '' = 'publishing';
+  AND o.status || '' = 'pending';
 
 -- MarkOutboxFailed ends rows terminally. reason is the row's error_reason
 -- (e.g. max_attempts_exceeded); cause is the reason of the last error, kept
@@ -303,82 +334,137 @@ FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@reasons::text[]) AS reason,
 WHERE o.id = u.id
   AND o.lock_token = @lock_token::uuid
   -- by primary key, not through the status indexes (top of this file)
-  AND o.status || '' = 'publishing';
+  AND o.status || '' = 'pending';
 
--- ReleaseOutboxEvents hands claimed rows back to pending untouched (no
--- attempt counted): rows behind a failed head of their key, and rows not
--- started at shutdown.
+-- ReleaseOutboxEvents hands claimed rows back untouched (no attempt
+-- counted; a HOT update): rows behind a failed head of their key, and rows
+-- not started at shutdown.
 -- name: ReleaseOutboxEvents :execrows
 UPDATE outbox_events
-SET status      = 'pending',
-    locked_by   = NULL,
+SET locked_by   = NULL,
     lock_token  = NULL,
     lease_until = NULL,
     claimed_at  = NULL
 WHERE id = ANY(@ids::bigint[])
   AND lock_token = @lock_token::uuid
   -- by primary key, not through the status indexes (top of this file)
-  AND status || '' = 'publishing';
+  AND status || '' = 'pending';
 
--- ExtendOutboxLease keeps a long batch's claim alive.
--- name: ExtendOutboxLease :execrows
-UPDATE outbox_events
+-- SettleOutboxClaim records that settled rows of a claim were marked
+-- (published, retried, failed or released) and deletes the claim's lease
+-- row once it holds none. Run it in the outcome's transaction, after the
+-- fenced writes (whose row counts it is given), so the in-flight count
+-- (OutboxStats) follows the outcomes.
+-- name: SettleOutboxClaim :exec
+WITH settled AS (
+    UPDATE outbox_claims
+    SET held = held - @settled::int
+    WHERE lock_token = @lock_token::uuid
+      AND held > @settled::int
+    RETURNING lock_token
+)
+DELETE FROM outbox_claims c
+WHERE c.lock_token = @lock_token::uuid
+  AND c.held <= @settled::int
+  AND NOT EXISTS (SELECT 1 FROM settled);
+
+-- ExtendOutboxLease keeps a long batch's claim alive: one row, the
+-- claim's lease. It returns how many rows the claim still holds (none
+-- once it was taken over or settled).
+-- name: ExtendOutboxLease :many
+UPDATE outbox_claims
 SET lease_until = now() + make_interval(secs => @lease_seconds::float8)
-WHERE id = ANY(@ids::bigint[])
-  AND lock_token = @lock_token::uuid
-  -- by primary key, not through the status indexes (top of this file)
-  AND status || '' = 'publishing';
+WHERE lock_token = @lock_token::uuid
+  AND held > 0
+RETURNING held::bigint AS held;
 
--- ReclaimOutboxEvents returns rows of the given partitions whose lease
--- expired, or that were claimed longer than max_processing ago, to pending
--- (takeover). Run it after LockClaimPartitions of the same partitions in
--- the same transaction. Returns the previous holder.
+-- ReclaimOutboxEvents takes over the rows of the given partitions whose
+-- claim's lease expired, or that were claimed longer than max_processing
+-- ago: they lose their lock (a HOT update) and are ready for any claim,
+-- with a lease_expired entry in error_history. The expired claims are
+-- found in outbox_claims (a row per claimed batch), their rows by primary
+-- key: no scan of the backlog. Each claim's held count drops by the rows
+-- taken, and an expired claim that holds none is deleted. Run it after
+-- LockClaimPartitions of the same partitions in the same transaction.
+-- Returns the previous holder.
 -- name: ReclaimOutboxEvents :many
 WITH expired AS (
-    SELECT id, locked_by, claimed_at
-    FROM outbox_events
-    WHERE status = 'publishing'
-      AND (lease_until < now() OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8))
-      AND outbox_partition_of(ordering_key) = ANY(@partitions::int[])
-    FOR UPDATE SKIP LOCKED
+    SELECT c.lock_token, c.locked_by, c.claimed_at, c.ids
+    FROM outbox_claims c
+    WHERE (c.lease_until < now() OR c.claimed_at < now() - make_interval(secs => @max_processing_seconds::float8))
+      AND c.partitions && @partitions::int[]
+),
+lost AS (
+    SELECT o.id, e.lock_token, e.locked_by, e.claimed_at
+    FROM expired e
+    JOIN outbox_events o ON o.id = ANY(e.ids)
+    WHERE o.lock_token = e.lock_token
+      -- by primary key, not through the status indexes (top of this file)
+      AND o.status || '' = 'pending'
+      AND outbox_partition_of(o.ordering_key) = ANY(@partitions::int[])
+    FOR UPDATE OF o SKIP LOCKED
+),
+taken AS (
+    UPDATE outbox_events o
+    SET next_attempt_at = 'epoch', -- ready now, for every claim (see ClaimOutboxEvents)
+        last_error      = 'claim of worker ' || lost.locked_by || ' expired (claimed at '
+                          || lost.claimed_at::text || '): taken over',
+        error_history   = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
+                          || jsonb_build_array(jsonb_build_object(
+                                 'at', now(), 'reason', 'lease_expired', 'error', 'claim expired: taken over',
+                                 'attempt', o.attempts, 'worker', lost.locked_by)),
+        locked_by       = NULL,
+        lock_token      = NULL,
+        lease_until     = NULL,
+        claimed_at      = NULL
+    FROM lost
+    WHERE o.id = lost.id
+    RETURNING o.id, lost.lock_token, lost.locked_by
+),
+settled AS (
+    UPDATE outbox_claims c
+    SET held = c.held - t.n
+    FROM (SELECT lock_token, count(*)::int AS n FROM taken GROUP BY lock_token) t
+    WHERE c.lock_token = t.lock_token
 )
-UPDATE outbox_events o
-SET status          = 'pending',
-    next_attempt_at = 'epoch', -- ready now, for every claim (see ClaimOutboxEvents)
-    last_error      = 'claim of worker ' || coalesce(expired.locked_by, '?') || ' expired (claimed at '
-                      || coalesce(expired.claimed_at::text, '?') || '): taken over',
-    error_history   = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
-                      || jsonb_build_array(jsonb_build_object(
-                             'at', now(), 'reason', 'lease_expired', 'error', 'claim expired: taken over',
-                             'attempt', o.attempts, 'worker', expired.locked_by)),
-    locked_by       = NULL,
-    lock_token      = NULL,
-    lease_until     = NULL,
-    claimed_at      = NULL
-FROM expired
-WHERE o.id = expired.id
-RETURNING o.id, coalesce(expired.locked_by, '')::text AS previous_worker;
+SELECT taken.id, taken.locked_by::text AS previous_worker
+FROM taken;
 
--- OutboxStats feeds the gauges: one index-only pass over each partial
--- index (pending, publishing, failed); cost grows with the backlog, not the
--- table.
+-- DeleteSettledOutboxClaims deletes the expired claims of the given
+-- partitions that hold no row any more (all taken over or settled). Run
+-- it after ReclaimOutboxEvents, in its transaction.
+-- name: DeleteSettledOutboxClaims :execrows
+DELETE FROM outbox_claims c
+WHERE (c.lease_until < now() OR c.claimed_at < now() - make_interval(secs => @max_processing_seconds::float8))
+  AND c.partitions && @partitions::int[]
+  AND NOT EXISTS (
+      SELECT 1
+      FROM outbox_events o
+      WHERE o.id = ANY(c.ids)
+        AND o.lock_token = c.lock_token
+        AND o.status || '' = 'pending'
+  );
+
+-- OutboxStats feeds the gauges: one index-only pass over the pending and
+-- failed partial indexes (cost grows with the backlog, not the table), and
+-- the claims' lease rows for the rows in flight (pending with a lock) and
+-- the stuck ones. pending counts the rows waiting, not those in flight.
 -- name: OutboxStats :one
 WITH pending AS (
     SELECT count(*) AS n, min(created_at) AS oldest
     FROM outbox_events
     WHERE status = 'pending'
 ), publishing AS (
-    SELECT count(*) AS n,
-           count(*) FILTER (WHERE lease_until < now()
-                               OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8)) AS stuck
-    FROM outbox_events
-    WHERE status = 'publishing'
+    SELECT coalesce(sum(held), 0) AS n,
+           coalesce(sum(held) FILTER (WHERE lease_until < now()
+                                         OR claimed_at < now() - make_interval(secs => @max_processing_seconds::float8)), 0) AS stuck
+    FROM outbox_claims
 ), failed AS (
     SELECT count(*) AS n
     FROM outbox_events
     WHERE status = 'failed'
 )
-SELECT pending.n::bigint AS pending,
+SELECT greatest(pending.n - publishing.n, 0)::bigint AS pending,
        publishing.n::bigint AS publishing,
        publishing.stuck::bigint AS stuck,
        failed.n::bigint AS failed,
