@@ -31,7 +31,8 @@ type claimer interface {
 // (internal/postgres/outboxdb, sqlc/queries/outbox/publisher.sql): the
 // claim transaction is LockClaimPartitions + ClaimOutboxEvents of every
 // partition (one replica owning them all), exactly as the publisher's
-// store issues it, and the mark is MarkOutboxPublished.
+// store issues it, and the mark is MarkOutboxPublished + SettleOutboxClaim
+// in one transaction, as the publisher records a batch's outcomes.
 type publisherClaimer struct {
 	db    *DB
 	parts []int32
@@ -57,7 +58,7 @@ func allPartitions(ctx context.Context, db *DB) ([]int32, error) {
 }
 
 func (c publisherClaimer) Describe() string {
-	return "the publisher's queries (outboxdb.LockClaimPartitions + ClaimOutboxEvents of all partitions in one transaction, MarkOutboxPublished)"
+	return "the publisher's queries (outboxdb.LockClaimPartitions + ClaimOutboxEvents of all partitions in one transaction; MarkOutboxPublished + SettleOutboxClaim in another)"
 }
 
 func (c publisherClaimer) Claim(ctx context.Context, worker string, bulk int) ([]int64, uuid.UUID, error) {
@@ -91,16 +92,23 @@ func (c publisherClaimer) MarkPublished(ctx context.Context, ids []int64, token 
 	for i, id := range ids {
 		msgIDs[i] = "bench-" + strconv.FormatInt(id, 10)
 	}
-	rows, err := outboxdb.New(c.db.Pool).MarkOutboxPublished(ctx, outboxdb.MarkOutboxPublishedParams{
-		LockToken: token, Ids: ids, MessageIds: msgIDs,
+	err := pgx.BeginFunc(ctx, c.db.Pool, func(tx pgx.Tx) error {
+		q := outboxdb.New(tx)
+		rows, err := q.MarkOutboxPublished(ctx, outboxdb.MarkOutboxPublishedParams{
+			LockToken: token, Ids: ids, MessageIds: msgIDs,
+		})
+		if err != nil {
+			return fmt.Errorf("marking published: %w", postgres.Classify(err))
+		}
+		if len(rows) != len(ids) {
+			return fmt.Errorf("marking published: %d of %d rows matched their token", len(rows), len(ids))
+		}
+		if err := q.SettleOutboxClaim(ctx, outboxdb.SettleOutboxClaimParams{LockToken: token, Settled: int32(len(rows))}); err != nil {
+			return fmt.Errorf("settling the claim: %w", postgres.Classify(err))
+		}
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("marking published: %w", postgres.Classify(err))
-	}
-	if len(rows) != len(ids) {
-		return fmt.Errorf("marking published: %d of %d rows matched their token", len(rows), len(ids))
-	}
-	return nil
+	return err
 }
 
 // retention deletes every published row in batches with the publisher's
