@@ -21,9 +21,9 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 )
@@ -73,7 +73,7 @@ type childSpec struct {
 	// since the process started.
 	Profile string `json:"profile,omitempty"`
 	// Decode (receive) keeps the bodies and, after the window, decodes
-	// each once with the items' decoder (testevent.Decode), measured
+	// each once with the projector's decoder (events.Codec.Decode), measured
 	// apart: the share of a projector's CPU that is the application's
 	// envelope format, not the projector's.
 	Decode bool `json:"decode,omitempty"`
@@ -260,7 +260,7 @@ func childReceiveRun(ctx context.Context, cl *pubsub.Client, spec childSpec) (ch
 			defer mu.Unlock()
 			cpu := rusageCPU()
 			for i, b := range bodies {
-				if _, err := testevent.Decode(b); err != nil {
+				if _, err := events.Codec.Decode(b); err != nil {
 					return res, fmt.Errorf("decoding message %d: %w", i, err)
 				}
 			}
@@ -317,7 +317,11 @@ func childProjectRun(ctx context.Context, cl *pubsub.Client, spec childSpec) (ch
 	if spec.Role == childProjectNoop {
 		name, handler = noopModel, noopItems
 	}
-	handlers, err := itemsRegistry(handler)
+	ets, err := catalogTypes()
+	if err != nil {
+		return childResult{}, err
+	}
+	handlers, err := itemsRegistry(handler, ets)
 	if err != nil {
 		return childResult{}, err
 	}

@@ -5,13 +5,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/projection"
 )
 
-// The generic read model of the readwait and receive scenarios: the items
-// of internal/testevent in itemsTable, the projection (and inbox
-// consumer) itemsModel.
+// The generic read model of the readwait and receive scenarios: the
+// newest version of each aggregate in itemsTable, the projection (and
+// inbox consumer) itemsModel. Readwait's events are internal/testevent
+// items; receive's are catalog events (events.Codec, the library's
+// protobuf envelope), as a service using the envelope package sends them.
 const (
 	itemsModel = "bench.items"
 	// noopModel is the projection (and inbox consumer) of noopItems.
@@ -23,12 +26,33 @@ const (
 	sqlCreateItems = `CREATE TABLE IF NOT EXISTS ` + itemsTable + ` (item_id text PRIMARY KEY, version bigint NOT NULL, deleted boolean NOT NULL)`
 )
 
-// itemsRegistry maps every testevent type to h (benchItems, or
-// noopItems).
-func itemsRegistry(h projection.TxHandler) (*projection.Registry[projection.TxHandler], error) {
-	reg := projection.NewRegistry[projection.TxHandler]()
+// testeventTypes are the event types of internal/testevent (readwait).
+func testeventTypes() []projection.EventType {
+	var ets []projection.EventType
 	for _, typ := range []string{testevent.TypeCreated, testevent.TypeUpdated, testevent.TypeDeleted} {
-		if err := reg.Register(projection.EventType{Name: typ, SchemaVersions: []int32{1}, Decode: testevent.Decode}, h); err != nil {
+		ets = append(ets, projection.EventType{Name: typ, SchemaVersions: []int32{1}, Decode: testevent.Decode})
+	}
+	return ets
+}
+
+// catalogTypes are the event types of events.Codec (receive).
+func catalogTypes() ([]projection.EventType, error) {
+	var ets []projection.EventType
+	for _, typ := range events.Codec.Types() {
+		et, err := events.Codec.EventType(typ)
+		if err != nil {
+			return nil, err
+		}
+		ets = append(ets, et)
+	}
+	return ets, nil
+}
+
+// itemsRegistry maps every one of ets to h (benchItems, or noopItems).
+func itemsRegistry(h projection.TxHandler, ets []projection.EventType) (*projection.Registry[projection.TxHandler], error) {
+	reg := projection.NewRegistry[projection.TxHandler]()
+	for _, et := range ets {
+		if err := reg.Register(et, h); err != nil {
 			return nil, err
 		}
 	}
@@ -43,7 +67,7 @@ func (benchItems) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event)
 	tag, err := tx.Exec(ctx, `INSERT INTO `+itemsTable+` (item_id, version, deleted) VALUES ($1, $2, $3)
 		ON CONFLICT (item_id) DO UPDATE SET version = EXCLUDED.version, deleted = EXCLUDED.deleted
 		WHERE `+itemsTable+`.version < EXCLUDED.version`,
-		ev.AggregateID, ev.Version, ev.Type == testevent.TypeDeleted)
+		ev.AggregateID, ev.Version, ev.Type == testevent.TypeDeleted || ev.Type == events.TypeVideoDeleted)
 	if err != nil {
 		return 0, err
 	}
@@ -54,7 +78,7 @@ func (benchItems) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event)
 }
 
 // noopItems applies nothing: the receive scenario's floor, the
-// projector's own work per event (and the items' decoder) without a read
+// projector's own work per event (and its decoder) without a read
 // model statement.
 var noopItems = projection.TxHandlerFunc(func(context.Context, pgx.Tx, *projection.Event) (projection.Outcome, error) {
 	return projection.Applied, nil

@@ -14,20 +14,20 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relay"
 )
 
 // receivePivot is the receive scenario's table: one row per backend.
 var receivePivot = pivot{"receive",
-	"Projector against a bare Receive loop: the same messages (internal/testevent items the relay published, " +
+	"Projector against a bare Receive loop: the same messages (catalog events the relay published, events.Codec: the library's protobuf envelope, " +
 		"at most " + strconv.Itoa(receiveEvents) + " events over at most " + strconv.Itoa(receiveKeys) + " ordering keys, both on ordered subscriptions of one topic), received with the projector's flow control by a client-library Receive loop that only acks, " +
 		"and applied by the projector (public package, defaults) to the items read model in Postgres; each in its own process, " +
-		"CPU seconds per 1,000 events of that process alone (getrusage; pstest, the double and Postgres excluded); decoding: the items' " +
-		"decoder (internal/testevent, a Struct envelope) run once over the same bodies, measured apart, the part of the projector's CPU " +
-		"that is the application's envelope format; no-op projector: the same projector on a third subscription with a handler " +
+		"CPU seconds per 1,000 events of that process alone (getrusage; pstest, the double and Postgres excluded); decoding: the projector's " +
+		"decoder (events.Codec.Decode: envelope and payload) run once over the same bodies, measured apart, the part of the projector's CPU " +
+		"that is decoding the envelope and the application's payload; no-op projector: the same projector on a third subscription with a handler " +
 		"that does nothing (inbox rows, announce and settling, no read model statement), the projector's floor with this decoder; " +
 		"medians of the runs:",
 	[]string{"Backend", "Receive loop events/s", "CPU s / 1k", "Projector events/s", "CPU s / 1k", "Projector / Receive loop CPU",
@@ -95,7 +95,7 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 			return fmt.Errorf("preparing the read model: %w", postgres.Classify(err))
 		}
 	}
-	if err := b.EnsureTopic(ctx, testevent.Topic); err != nil {
+	if err := b.EnsureTopic(ctx, events.Topic); err != nil {
 		return err
 	}
 	dlq, err := b.CreateTopic(ctx, "receive-dlq")
@@ -106,7 +106,7 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 	subs := map[string]string{}
 	roles := []string{childReceive, childProject, childProjectNoop}
 	for _, role := range roles {
-		s, err := b.CreateSubscription(ctx, testevent.Topic, true)
+		s, err := b.CreateSubscription(ctx, events.Topic, true)
 		if err != nil {
 			return err
 		}
@@ -180,22 +180,27 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 	return nil
 }
 
-// publishItems writes n items over the run's aggregates (at most
-// receiveKeys) to the outbox
-// (outbox.Writer, 500 per transaction) and runs the relay (public
+// publishItems writes n catalog events (Fixture) over the run's
+// aggregates (at most receiveKeys) to the outbox (outbox.Writer with
+// events.Codec, 500 per transaction) and runs the relay (public
 // package, defaults) in process until every row is published. Not
 // measured: it makes the messages the projector gets from a relay.
 func (r *Runner) publishItems(ctx context.Context, b *Backend, n int) error {
-	ow, err := outbox.NewWriter(outbox.Config{Encoder: testevent.Encode, DefaultTopic: testevent.Topic})
+	ow, err := outbox.NewWriter(outbox.Config{Encoder: events.Codec.Encode, DefaultTopic: events.Topic})
 	if err != nil {
 		return err
 	}
 	aggregates := max(1, min(r.cfg.Aggregates, receiveKeys, n))
 	const perTx = 500
+	fx := NewFixture(aggregates)
 	for i := 0; i < n; i += perTx {
 		evs := make([]outbox.Event, 0, perTx)
 		for j := i; j < min(i+perTx, n); j++ {
-			evs = append(evs, testevent.Item(testevent.ID(j%aggregates), int64(j/aggregates+1), itemsPadding))
+			ev, err := fx.Next()
+			if err != nil {
+				return err
+			}
+			evs = append(evs, ev.Outbox())
 		}
 		if err := pgx.BeginFunc(ctx, r.db.Pool, func(tx pgx.Tx) error { _, err := ow.InsertTx(ctx, tx, evs...); return err }); err != nil {
 			return fmt.Errorf("writing items: %w", postgres.Classify(err))

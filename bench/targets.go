@@ -260,7 +260,7 @@ func cpuTargets(med func(string) (float64, bool), check func(Target) Target, cfg
 		decode, _ := med("receive." + backend + ".decode-cpu-per-1k")
 		without, _ := med("receive." + backend + ".cpu-ratio-without-decode")
 		detail := fmt.Sprintf("median of the runs' ratios; medians %.3f / %.3f CPU s per 1,000 events, %.0f / %.0f events/s "+
-			"(projector / Receive loop, each in its own process, the same messages); the items' decoder alone %.3f CPU s per 1,000 "+
+			"(projector / Receive loop, each in its own process, the same messages); the decoder (events.Codec.Decode) alone %.3f CPU s per 1,000 "+
 			"events, %.2fx without it", proj, bare, projRate, bareRate, decode, without)
 		if noop, ok := med("receive." + backend + ".noop-cpu-per-1k"); ok {
 			noopRatio, _ := med("receive." + backend + ".noop-cpu-ratio")
