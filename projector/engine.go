@@ -152,24 +152,33 @@ func (e *engine) Process(ctx context.Context, m *message) {
 		e.progress.Store(time.Now().UnixNano()) // busy again after idling: not a stall yet
 	}
 	defer e.inflight.Add(-1)
-	ctx, span := e.tr.startProcess(context.WithoutCancel(ctx), m)
-	defer span.End()
-
-	it := &item{msg: m, span: span}
+	it := &item{msg: m, ctx: context.WithoutCancel(ctx), received: time.Now()}
 	err := it.parse()
-	if err != nil {
-		it.err = err
-		e.settle(ctx, it)
-		return
+	if err == nil {
+		done, ok := e.enqueue(it)
+		if ok {
+			<-done // the worker started the item's span
+			e.finish(it)
+			return
+		}
+		err = projection.Retry(errors.New("projector is shutting down"))
 	}
-	done, ok := e.enqueue(it)
-	if !ok {
-		it.err = projection.Retry(errors.New("projector is shutting down"))
-		e.settle(ctx, it)
-		return
-	}
-	<-done
-	e.settle(ctx, it)
+	it.err = err
+	e.begin(it)
+	e.finish(it)
+}
+
+// begin starts the item's process span, dated from its delivery. The
+// worker does it for the batch, on its own goroutine: the trace context
+// extraction grew (and copied) the stack of each delivery's goroutine.
+func (e *engine) begin(it *item) {
+	it.ctx, it.span = e.tr.startProcess(it.ctx, it.msg, it.received)
+}
+
+// finish settles the item and ends its process span.
+func (e *engine) finish(it *item) {
+	e.settle(it.ctx, it)
+	it.span.End()
 }
 
 // batch is items applied together; done is closed once each of them has
@@ -260,6 +269,9 @@ func (e *engine) Close() {
 func (e *engine) worker() {
 	defer e.workers.Done()
 	for b := range e.batches {
+		for _, it := range b.items {
+			e.begin(it)
+		}
 		if ok := e.resolveAll(b.items); len(ok) > 0 {
 			e.applyBatch(ok)
 		}

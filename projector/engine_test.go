@@ -205,6 +205,7 @@ func TestSpanContinuesTheProducersTrace(t *testing.T) {
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	m.Attributes["traceparent"] = "00-" + traceID + "-" + parentID + "-01"
 	a := newAcker()
+	before := time.Now()
 	processAll(e, []msg{m}, []*testAcker{a})
 	process, apply := spanNamed(t, rec, "process items"), spanNamed(t, rec, "apply items")
 	if process.SpanContext().TraceID().String() != traceID || process.Parent().SpanID().String() != parentID {
@@ -215,6 +216,12 @@ func TestSpanContinuesTheProducersTrace(t *testing.T) {
 	}
 	if apply.Parent().SpanID() != process.SpanContext().SpanID() || apply.SpanContext().TraceID() != process.SpanContext().TraceID() {
 		t.Fatalf("apply span parent %s trace %s, want the process span %s", apply.Parent().SpanID(), apply.SpanContext().TraceID(), process.SpanContext().SpanID())
+	}
+	// The process span covers the delivery from its arrival (the worker
+	// starts it, dated back) to its ack, its apply span inside it.
+	if process.StartTime().After(apply.StartTime()) || process.EndTime().Before(apply.EndTime()) || !process.StartTime().After(before) {
+		t.Errorf("process span %s..%s, apply span %s..%s, delivered after %s: want the apply span within the process span, from the delivery",
+			process.StartTime(), process.EndTime(), apply.StartTime(), apply.EndTime(), before)
 	}
 	for _, s := range []sdktrace.ReadOnlySpan{process, apply} {
 		if got := telemetrytest.Attr(s, "eventrelay.outcome"); got != "applied" {

@@ -1,6 +1,9 @@
 package projector
 
 import (
+	"context"
+	"time"
+
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventrelay/eventrelay/projection"
@@ -39,7 +42,11 @@ func (r result) String() string {
 // batch sets result or err, then closes the batch's done.
 type item struct {
 	msg *message
-	ev  projection.Event
+	// ctx is the delivery's context (not canceled by shutdown), with the
+	// process span once begun; received is when the delivery arrived.
+	ctx      context.Context
+	received time.Time
+	ev       projection.Event
 	// handlerID is the HandlerID of the event's route: the index of its
 	// handler in the applier's handler table.
 	handlerID int

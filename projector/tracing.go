@@ -2,6 +2,7 @@ package projector
 
 import (
 	"context"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -34,24 +35,23 @@ type tracing struct {
 	name    string
 	process string // "process <projection>"
 	apply   string // "apply <projection>"
-	// consumer is the process span's start options.
-	consumer []trace.SpanStartOption
+	// consumer is the process span's kind.
+	consumer trace.SpanStartOption
 }
 
 func newTracing(t trace.Tracer, projection string) tracing {
 	return tracing{tracer: t, name: projection, process: "process " + projection, apply: "apply " + projection,
-		consumer: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}}
+		consumer: trace.WithSpanKind(trace.SpanKindConsumer)}
 }
 
-// startProcess starts the consumer span of one delivery as a child of the
-// producer's context in the message's traceparent (the publisher's
-// "publish <topic>" span). With the no-op provider it returns the
-// received context unchanged and records nothing.
-func (t tracing) startProcess(ctx context.Context, m *message) (context.Context, trace.Span) {
+// startProcess starts the consumer span of one delivery, dated from its
+// arrival (received), as a child of the producer's context in the
+// message's traceparent (the publisher's "publish <topic>" span).
+func (t tracing) startProcess(ctx context.Context, m *message, received time.Time) (context.Context, trace.Span) {
 	if _, ok := m.Attributes[wire.AttrTraceparent]; ok {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(m.Attributes))
 	}
-	ctx, span := t.tracer.Start(ctx, t.process, t.consumer...)
+	ctx, span := t.tracer.Start(ctx, t.process, t.consumer, trace.WithTimestamp(received))
 	if span.IsRecording() {
 		t.describe(span, m)
 	}
