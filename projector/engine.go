@@ -153,26 +153,25 @@ func (e *engine) Process(ctx context.Context, m *message) {
 	}
 	defer e.inflight.Add(-1)
 	it := &item{msg: m, ctx: context.WithoutCancel(ctx), received: time.Now()}
-	err := it.parse()
-	if err == nil {
-		done, ok := e.enqueue(it)
-		if ok {
-			<-done // the worker started the item's span
-			e.finish(it)
-			return
-		}
-		err = projection.Retry(errors.New("projector is shutting down"))
+	done, ok := e.enqueue(it)
+	if ok {
+		<-done // the worker began the item
+		e.finish(it)
+		return
 	}
-	it.err = err
 	e.begin(it)
+	it.err = projection.Retry(errors.New("projector is shutting down"))
 	e.finish(it)
 }
 
-// begin starts the item's process span, dated from its delivery. The
-// worker does it for the batch, on its own goroutine: the trace context
-// extraction grew (and copied) the stack of each delivery's goroutine.
+// begin starts the item's process span, dated from its delivery, and
+// parses its attributes (a failure is the item's error). The worker does
+// it for the batch, on its own goroutine: the trace context extraction
+// and the parsing grew (and copied) the stack of each delivery's
+// goroutine.
 func (e *engine) begin(it *item) {
 	it.ctx, it.span = e.tr.startProcess(it.ctx, it.msg, it.received)
+	it.err = it.parse()
 }
 
 // finish settles the item and ends its process span.
@@ -285,8 +284,10 @@ func (e *engine) worker() {
 func (e *engine) resolveAll(b []*item) []*item {
 	var ok []*item // nil while every item so far resolved
 	for i, it := range b {
-		var err error
-		it.handlerID, err = e.resolve(&it.ev)
+		err := it.err // the attributes did not parse
+		if err == nil {
+			it.handlerID, err = e.resolve(&it.ev)
+		}
 		switch {
 		case err != nil:
 			it.err = err

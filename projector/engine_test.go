@@ -170,6 +170,38 @@ func TestBatchIsolatesFailingMessages(t *testing.T) {
 	}
 }
 
+// A message whose attributes do not parse is batched like any other (the
+// worker parses): it is dead-lettered with its reason and leaves no inbox
+// row, and the messages batched with it are applied.
+func TestBatchDeadLettersUnparsableAttributes(t *testing.T) {
+	t.Parallel()
+	e, f := newTestEngine(t, items{}, "dlq", 3)
+	good := []uuid.UUID{uuid.New(), uuid.New()}
+	broken := itemEvent(t, uuid.New(), 1, false)
+	delete(broken.Attributes, "event_id")
+	msgs := []msg{itemEvent(t, good[0], 1, false), broken, itemEvent(t, good[1], 1, false)}
+	ackers := []*testAcker{newAcker(), newAcker(), newAcker()}
+	processAll(e, msgs, ackers) // 3 messages = one full batch
+	for i, a := range ackers {
+		if acks, nacks := a.counts(); acks != 1 || nacks != 0 {
+			t.Errorf("message %d: acks=%d nacks=%d, want acked (applied or dead-lettered)", i, acks, nacks)
+		}
+	}
+	for i, id := range good {
+		var v int64
+		if err := f.db.Pool.QueryRow(context.Background(), "SELECT version FROM item_view WHERE item_id = $1", id.String()).Scan(&v); err != nil || v != 1 {
+			t.Errorf("good item %d not projected: v%d %v", i, v, err)
+		}
+	}
+	var inbox int
+	if err := f.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM inbox_events").Scan(&inbox); err != nil || inbox != 2 {
+		t.Errorf("inbox rows = %d (%v), want 2", inbox, err)
+	}
+	if n := opstest.Metric(t, f.reg, "projector_dead_lettered_total", map[string]string{"reason": "attributes_missing"}); n != 1 {
+		t.Errorf("dead_lettered_total{attributes_missing} = %v, want 1", n)
+	}
+}
+
 func TestDeadLetterPublishFailureNacks(t *testing.T) {
 	t.Parallel()
 	e, f := newTestEngine(t, items{}, "no-such-topic", 1)
