@@ -160,7 +160,9 @@ func (e *engine) Process(ctx context.Context, m *message) {
 		return
 	}
 	e.begin(it)
-	it.err = projection.Retry(errors.New("projector is shutting down"))
+	if it.err == nil { // a message that does not parse is dead-lettered still
+		it.err = projection.Retry(errors.New("projector is shutting down"))
+	}
 	e.finish(it)
 }
 

@@ -53,17 +53,6 @@ func (t tracing) startProcess(ctx context.Context, m *message, received time.Tim
 	}
 	ctx, span := t.tracer.Start(ctx, t.process, t.consumer, trace.WithTimestamp(received))
 	if span.IsRecording() {
-		t.describe(span, m)
-	}
-	return ctx, span
-}
-
-// describe puts the delivery's attributes on its recording process span.
-// (Apart from startProcess, as annotate's and settled's work is apart from
-// their check, to keep the frames on each delivery's goroutine small when
-// nothing records: a deeper stack is copied to grow.)
-func (t tracing) describe(span trace.Span, m *message) {
-	{
 		attrs := []attribute.KeyValue{
 			semconv.MessagingSystemGCPPubSub,
 			semconv.MessagingOperationTypeProcess,
@@ -82,6 +71,7 @@ func (t tracing) describe(span trace.Span, m *message) {
 		}
 		span.SetAttributes(attrs...)
 	}
+	return ctx, span
 }
 
 // startApply starts, for every item of batch whose process span records,

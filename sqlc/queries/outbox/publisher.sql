@@ -128,11 +128,11 @@ per_topic AS (
         SELECT h.id, h.topic, h.ordering_key, h.next_attempt_at
         FROM (
             -- index-only on outbox_events_pending_key_idx, in its order.
-            -- The LIMIT keeps it so: without one, the planner read the
+            -- The LIMIT keeps it so: without one, the planner may read the
             -- topic's every pending row from outbox_events_pending_idx and
-            -- sorted them (250 ms per claim at 200,000 pending rows). Five
-            -- shares (topic_share is a quarter of the batch) leave room for
-            -- a batch of rows in flight to pass over.
+            -- sort them, a cost that grows with the backlog (decision
+            -- 0020). Five shares (topic_share is a quarter of the batch)
+            -- leave room for a batch of rows in flight to pass over.
             SELECT k.id
             FROM outbox_events k
             WHERE k.status = 'pending'
@@ -143,9 +143,9 @@ per_topic AS (
             LIMIT 5 * @topic_share
         ) k
         -- each row's heap tuple: the rows in flight are passed over, so
-        -- they do not take the topic's share (with lock_token in the
-        -- index scan above, the planner read the topic's every pending
-        -- row from outbox_events_pending_idx and sorted them)
+        -- they do not take the topic's share (lock_token in the index
+        -- scan above would make the planner read the topic's every
+        -- pending row from outbox_events_pending_idx and sort them)
         JOIN outbox_events h ON h.id = k.id
         WHERE h.lock_token IS NULL
         LIMIT @topic_share
