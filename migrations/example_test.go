@@ -68,4 +68,5 @@ func ExampleSQL() {
 	// -- ==== 00009_outbox_unannounced.sql (goose runs this file in one transaction)
 	// -- ==== 00010_outbox_claims.sql (goose runs this file outside a transaction, statement by statement)
 	// CREATE TABLE IF NOT EXISTS outbox_claims (
+	// -- ==== 00011_outbox_fillfactor_three_versions.sql (goose runs this file in one transaction)
 }
