@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS outbox_claims (
     locked_by   text        NOT NULL,
     claimed_at  timestamptz NOT NULL,
     lease_until timestamptz NOT NULL,
-    -- the partitions the claim was made for (outbox_partitions), so a
+    -- the partitions (outbox_partitions) of the claimed rows, so a
     -- reclaim reads only the claims of its own partitions
     partitions  integer[]   NOT NULL,
     -- the claimed rows, and how many of them the claim still holds

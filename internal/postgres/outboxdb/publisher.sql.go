@@ -179,7 +179,7 @@ claimed AS (
 lease AS (
     INSERT INTO outbox_claims (lock_token, locked_by, claimed_at, lease_until, partitions, ids, held)
     SELECT $5::uuid, $4::text, now(), now() + make_interval(secs => $6::float8),
-           $1::int[], array_agg(c.id), count(*)
+           array_agg(DISTINCT outbox_partition_of(c.ordering_key)), array_agg(c.id), count(*)
     FROM claimed c
     HAVING count(*) > 0
 )
@@ -277,6 +277,9 @@ type ClaimOutboxEventsRow struct {
 // update (status, next_attempt_at and every indexed column unchanged).
 // lease_until stays NULL on the row: the lease is the claim's row in
 // outbox_claims.
+// The lease row names the partitions of the rows it holds, not every
+// partition the claim looked in: a reclaim of any of them finds it, and a
+// claim of a few keys does not write the replica's whole partition set.
 func (q *Queries) ClaimOutboxEvents(ctx context.Context, arg ClaimOutboxEventsParams) ([]ClaimOutboxEventsRow, error) {
 	rows, err := q.db.Query(ctx, claimOutboxEvents,
 		arg.Partitions,

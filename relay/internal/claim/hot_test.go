@@ -237,3 +237,69 @@ func TestPreviousReleaseClaimFailsAfterTheMigration(t *testing.T) {
 		t.Fatalf("%d rows claimed by the previous release's claim", n)
 	}
 }
+
+// TestLeaseRowNamesTheClaimedRowsPartitions checks that a claim's lease
+// row names the partitions of the rows it holds (not every partition the
+// claim looked in), and that the replicas that own them after a takeover
+// each take their own rows, the last one deleting the lease row.
+func TestLeaseRowNamesTheClaimedRowsPartitions(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	s := newStore(db.Pool)
+	w := fx.Writer(t, false)
+	for i := 1; i <= 8; i++ {
+		fx.Insert(t, db.Pool, w, fx.Item(fx.ID(i), 1, 0))
+	}
+	// two keys of different partitions, and one partition of neither
+	var p1, p2, other int32
+	err := db.Pool.QueryRow(ctxT(t), `
+		WITH p AS (SELECT DISTINCT outbox_partition_of(ordering_key) AS p FROM outbox_events)
+		SELECT (SELECT min(p) FROM p), (SELECT max(p) FROM p),
+		       (SELECT min(g) FROM generate_series(0, 63) g WHERE g NOT IN (SELECT p FROM p))`).Scan(&p1, &p2, &other)
+	if err != nil || p1 == p2 {
+		t.Fatalf("partitions of the keys: %d, %d, %v", p1, p2, err)
+	}
+	if _, err := db.Pool.Exec(ctxT(t), `DELETE FROM outbox_events WHERE outbox_partition_of(ordering_key) NOT IN ($1, $2)`, p1, p2); err != nil {
+		t.Fatal(err)
+	}
+	token, evs := claimRows(t, s, 10, time.Minute)
+	var named []int32
+	if err := db.Pool.QueryRow(ctxT(t), `SELECT array(SELECT unnest(partitions) ORDER BY 1) FROM outbox_claims WHERE lock_token = $1`, token).Scan(&named); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(named, []int32{p1, p2}) {
+		t.Fatalf("lease row names partitions %v, want %v (claimed %d rows)", named, []int32{p1, p2}, len(evs))
+	}
+	if _, err := db.Pool.Exec(ctxT(t), `UPDATE outbox_claims SET lease_until = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	held := func() int {
+		var n int
+		if err := db.Pool.QueryRow(ctxT(t), `SELECT coalesce(sum(held), 0) FROM outbox_claims`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	inPartition := func(p int32) int {
+		var n int
+		if err := db.Pool.QueryRow(ctxT(t), `SELECT count(*) FROM outbox_events WHERE outbox_partition_of(ordering_key) = $1`, p).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if taken, err := s.Reclaim(ctxT(t), time.Hour, []int32{other}); err != nil || len(taken) != 0 || held() != len(evs) {
+		t.Fatalf("reclaim of a partition the claim holds no row of: %d taken, %v; held %d", len(taken), err, held())
+	}
+	taken, err := s.Reclaim(ctxT(t), time.Hour, []int32{p1})
+	if err != nil || len(taken) != inPartition(p1) || held() != len(evs)-len(taken) {
+		t.Fatalf("reclaim of the first partition: %d taken (it has %d rows), %v; held %d of %d", len(taken), inPartition(p1), err, held(), len(evs))
+	}
+	taken, err = s.Reclaim(ctxT(t), time.Hour, []int32{p2})
+	if err != nil || len(taken) != inPartition(p2) || held() != 0 {
+		t.Fatalf("reclaim of the second partition: %d taken (it has %d rows), %v; held %d", len(taken), inPartition(p2), err, held())
+	}
+	var leases int
+	if err := db.Pool.QueryRow(ctxT(t), `SELECT count(*) FROM outbox_claims`).Scan(&leases); err != nil || leases != 0 {
+		t.Fatalf("lease rows after both takeovers: %d, %v", leases, err)
+	}
+}

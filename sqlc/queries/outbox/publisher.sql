@@ -264,10 +264,13 @@ claimed AS (
               o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text AS headers,
               o.payload, o.occurred_at, o.created_at, o.attempts
 ),
+-- The lease row names the partitions of the rows it holds, not every
+-- partition the claim looked in: a reclaim of any of them finds it, and a
+-- claim of a few keys does not write the replica's whole partition set.
 lease AS (
     INSERT INTO outbox_claims (lock_token, locked_by, claimed_at, lease_until, partitions, ids, held)
     SELECT @lock_token::uuid, @worker_id::text, now(), now() + make_interval(secs => @lease_seconds::float8),
-           @partitions::int[], array_agg(c.id), count(*)
+           array_agg(DISTINCT outbox_partition_of(c.ordering_key)), array_agg(c.id), count(*)
     FROM claimed c
     HAVING count(*) > 0
 )
