@@ -13,7 +13,7 @@
 -- the work: the row-level rules of the claim (head-of-line, lock_token
 -- fencing) keep per-key order and exclusive claims even while two
 -- replicas briefly both believe they own a partition (see
--- internal/publisher/doc.go).
+-- docs/design.md, "Partitions and ownership").
 --
 -- outbox_publishers: the live replicas (membership). Each replica renews
 -- alive_until with its partitions' leases; the fair share of a replica is
