@@ -118,6 +118,7 @@ type nopAcker struct{}
 
 func (nopAcker) Ack(context.Context) error { return nil }
 func (nopAcker) Nack()                     {}
+func (nopAcker) Confirms() bool            { return false }
 
 // Stats are a projection's counters since New: the values of its
 // projector_* series on Options.Registerer, readable without scraping.

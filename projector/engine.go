@@ -155,8 +155,10 @@ func (e *engine) Process(ctx context.Context, m *message) {
 	it := &item{msg: m, ctx: context.WithoutCancel(ctx), received: time.Now()}
 	done, ok := e.enqueue(it)
 	if ok {
-		<-done // the worker began the item
-		e.finish(it)
+		<-done // the worker applied the item, and settled it unless settledByWorker is false
+		if !it.settledByWorker {
+			e.finish(it)
+		}
 		return
 	}
 	e.begin(it)
@@ -276,7 +278,22 @@ func (e *engine) worker() {
 		if ok := e.resolveAll(b.items); len(ok) > 0 {
 			e.applyBatch(ok)
 		}
+		e.settleSucceeded(b.items)
 		close(b.done)
+	}
+}
+
+// settleSucceeded settles the batch's items that succeeded, on the
+// worker: an ack on each delivery's goroutine grew (and copied) its
+// stack. An ack that waits for the service's confirmation (exactly-once)
+// and every failure (a held nack, a dead letter) stay on the delivery's
+// goroutine, so that none of them holds the worker.
+func (e *engine) settleSucceeded(items []*item) {
+	for _, it := range items {
+		if it.err == nil && !it.msg.Acker.Confirms() {
+			e.finish(it)
+			it.settledByWorker = true
+		}
 	}
 }
 

@@ -30,17 +30,25 @@ type testAcker struct {
 	acks   int
 	nacks  int
 	settle chan struct{}
+	// confirm, when set, makes the acker confirming (as exactly-once
+	// delivery is): Ack waits until confirm is closed.
+	confirm chan struct{}
 }
 
 func newAcker() *testAcker { return &testAcker{settle: make(chan struct{}, 10)} }
 
 func (a *testAcker) Ack(context.Context) error {
+	if a.confirm != nil {
+		<-a.confirm
+	}
 	a.mu.Lock()
 	a.acks++
 	a.mu.Unlock()
 	a.settle <- struct{}{}
 	return nil
 }
+
+func (a *testAcker) Confirms() bool { return a.confirm != nil }
 
 func (a *testAcker) Nack() {
 	a.mu.Lock()
@@ -167,6 +175,54 @@ func TestBatchIsolatesFailingMessages(t *testing.T) {
 	}
 	if n := opstest.Metric(t, f.reg, "projector_dead_lettered_total", map[string]string{"reason": "mapping_error"}); n != 1 {
 		t.Errorf("dead_lettered_total{mapping_error} = %v, want 1", n)
+	}
+}
+
+// An ack that waits for the service's confirmation (exactly-once) is
+// made on its delivery's goroutine: with one worker, a batch whose acks
+// are not confirmed yet does not hold the next batch back.
+func TestConfirmingAckDoesNotHoldTheWorker(t *testing.T) {
+	t.Parallel()
+	e, f := newTestEngine(t, items{}, "dlq", 1, func(o *engineOptions) { o.Batch.Workers = 1 })
+	held := newAcker()
+	held.confirm = make(chan struct{})
+	var confirmOnce sync.Once
+	confirm := func() { confirmOnce.Do(func() { close(held.confirm) }) }
+	t.Cleanup(confirm) // before the engine's Close, which waits for the worker
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		m := itemEvent(t, uuid.New(), 1, false)
+		e.Process(context.Background(), &message{ID: "held", Data: m.Data, Attributes: m.Attributes, Acker: held})
+	}()
+	for deadline := time.Now().Add(10 * time.Second); opstest.Metric(t, f.reg, "projector_applied_total", nil) < 1; { // the held message is applied; its ack waits
+		if time.Now().After(deadline) {
+			t.Fatal("the held message was not applied")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	next := newAcker()
+	m := itemEvent(t, uuid.New(), 1, false)
+	processed := make(chan struct{})
+	go func() {
+		defer close(processed)
+		e.Process(context.Background(), &message{ID: "next", Data: m.Data, Attributes: m.Attributes, Acker: next})
+	}()
+	select {
+	case <-processed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the next batch waited for the first batch's unconfirmed ack")
+	}
+	if a, n := next.counts(); a != 1 || n != 0 {
+		t.Errorf("next message: acks=%d nacks=%d, want acked", a, n)
+	}
+	if a, _ := held.counts(); a != 0 {
+		t.Errorf("held message acked %d times before its confirmation", a)
+	}
+	confirm()
+	<-first
+	if a, n := held.counts(); a != 1 || n != 0 {
+		t.Errorf("held message: acks=%d nacks=%d, want acked once confirmed", a, n)
 	}
 }
 

@@ -52,6 +52,8 @@ type item struct {
 	handlerID int
 	result    result
 	err       error
+	// settledByWorker: the worker settled the item (see settleSucceeded).
+	settledByWorker bool
 	// backoff is how long to hold a transiently failed message before the
 	// nack (set by the worker from the engine's failure streak).
 	backoff int64

@@ -41,4 +41,6 @@ type acker interface {
 	Ack(ctx context.Context) error
 	// Nack asks for redelivery.
 	Nack()
+	// Confirms reports whether Ack waits for the service's confirmation.
+	Confirms() bool
 }

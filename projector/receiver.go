@@ -354,3 +354,5 @@ func (a pubsubAcker) Ack(ctx context.Context) error {
 }
 
 func (a pubsubAcker) Nack() { a.m.Nack() }
+
+func (a pubsubAcker) Confirms() bool { return a.exactlyOnce }
