@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,10 +22,10 @@ import (
 // receivePivot is the receive scenario's table: one row per backend.
 var receivePivot = pivot{"receive",
 	"Projector against a bare Receive loop: the same messages (catalog events the relay published, events.Codec: the library's protobuf envelope, " +
-		"at most " + strconv.Itoa(receiveEvents) + " events over at most " + strconv.Itoa(receiveKeys) + " ordering keys, both on ordered subscriptions of one topic), received with the projector's flow control by a client-library Receive loop that only acks, " +
+		"at most " + strconv.Itoa(receiveEventsPstest) + " events on pstest and " + strconv.Itoa(receiveEventsEmulator) + " on the emulator, over at most " + strconv.Itoa(receiveKeys) + " ordering keys, both on ordered subscriptions of one topic), received with the projector's flow control by a client-library Receive loop that only acks, " +
 		"and applied by the projector (public package, defaults) to the items read model in Postgres; each in its own process, " +
 		"CPU seconds per 1,000 events of that process alone (getrusage; pstest, the double and Postgres excluded); decoding: the projector's " +
-		"decoder (events.Codec.Decode: envelope and payload) run once over the same bodies, measured apart, the part of the projector's CPU " +
+		"decoder (events.Codec.Decode: envelope and payload) run as many times over the loop's first " + strconv.Itoa(decodeSample) + " bodies (the loop keeps no more: a growing live heap would spare it garbage collections), measured apart, the part of the projector's CPU " +
 		"that is decoding the envelope and the application's payload; no-op projector: the same projector on a third subscription with a handler " +
 		"that does nothing (inbox rows, announce and settling, no read model statement), the projector's floor with this decoder; " +
 		"medians of the runs:",
@@ -75,18 +74,28 @@ func runReceive(ctx context.Context, r *Runner) error {
 	return r.restartEmulator(ctx)
 }
 
+// profileName names the receive scenario's profile of each child.
+var profileName = map[string]string{childReceive: "receive-loop", childProject: "projector", childProjectNoop: "projector-noop"}
+
 // receiveKeys caps the ordering keys of the receive scenario: the
 // emulator runs a thread per ordering key of each ordered subscription,
 // and thousands of them load the machine more than what is measured.
 const receiveKeys = 1000
 
-// receiveEvents caps the events of the receive scenario: a CPU ratio needs
-// tens of thousands, and pstest delivers an ordered subscription at a few
+// The caps of the receive scenario's events: a CPU ratio needs tens of
+// thousands (the emulator drains 100,000 in about 20 seconds, long enough
+// for a profile), and pstest delivers an ordered subscription at a few
 // hundred per second.
-const receiveEvents = 20_000
+const (
+	receiveEventsPstest   = 20_000
+	receiveEventsEmulator = 100_000
+)
 
 func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
-	n := min(r.cfg.Events, receiveEvents)
+	n := min(r.cfg.Events, receiveEventsPstest)
+	if b.Server != "pstest" {
+		n = min(r.cfg.Events, receiveEventsEmulator)
+	}
 	if err := r.db.reset(ctx); err != nil {
 		return err
 	}
@@ -130,8 +139,8 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 	for _, role := range order {
 		spec := childSpec{Role: role, EmulatorHost: b.Config.EmulatorHost, Subscription: subs[role], DeadLetterTopic: dlq,
 			Events: n, NumGoroutines: streams, DatabaseURL: r.db.URL, Decode: role == childReceive}
-		if role != childReceive && run == 1 && !r.cfg.Smoke {
-			spec.Profile = filepath.Join(r.profileDir(), "receive."+b.Name+".projector"+strings.TrimPrefix(role, childProject)+".pprof")
+		if run == 1 && !r.cfg.Smoke {
+			spec.Profile = filepath.Join(r.profileDir(), "receive."+b.Name+"."+profileName[role]+".pprof")
 			if role == childProject {
 				profile = r.rel(spec.Profile)
 			}
