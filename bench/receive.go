@@ -92,10 +92,11 @@ const (
 )
 
 func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
-	n := min(r.cfg.Events, receiveEventsPstest)
-	if b.Server != "pstest" {
-		n = min(r.cfg.Events, receiveEventsEmulator)
+	limit := receiveEventsEmulator
+	if b.Server == "pstest" {
+		limit = receiveEventsPstest
 	}
+	n := min(r.cfg.Events, limit)
 	if err := r.db.reset(ctx); err != nil {
 		return err
 	}

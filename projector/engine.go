@@ -155,8 +155,8 @@ func (e *engine) Process(ctx context.Context, m *message) {
 	it := &item{msg: m, ctx: context.WithoutCancel(ctx), received: time.Now()}
 	done, ok := e.enqueue(it)
 	if ok {
-		<-done // the worker applied the item, and settled it unless settledByWorker is false
-		if !it.settledByWorker {
+		<-done // the worker applied the item, and settled it when settlesOnWorker
+		if !it.settlesOnWorker() {
 			e.finish(it)
 		}
 		return
@@ -290,9 +290,8 @@ func (e *engine) worker() {
 // goroutine, so that none of them holds the worker.
 func (e *engine) settleSucceeded(items []*item) {
 	for _, it := range items {
-		if it.err == nil && !it.msg.Acker.Confirms() {
+		if it.settlesOnWorker() {
 			e.finish(it)
-			it.settledByWorker = true
 		}
 	}
 }

@@ -52,8 +52,6 @@ type item struct {
 	handlerID int
 	result    result
 	err       error
-	// settledByWorker: the worker settled the item (see settleSucceeded).
-	settledByWorker bool
 	// backoff is how long to hold a transiently failed message before the
 	// nack (set by the worker from the engine's failure streak).
 	backoff int64
@@ -73,6 +71,11 @@ func (it *item) parse() error {
 	}
 	return err
 }
+
+// settlesOnWorker reports, once the worker is done with the item,
+// whether the worker settles it (see engine.settleSucceeded): it
+// succeeded and its ack does not wait for a confirmation.
+func (it *item) settlesOnWorker() bool { return it.err == nil && !it.msg.Acker.Confirms() }
 
 // fail sets err on every item that has no error yet and clears results
 // that were pending the commit.
