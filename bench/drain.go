@@ -197,9 +197,12 @@ func (r *Runner) publisherEnv(b *Backend, worker string, port int) []string {
 }
 
 // waitDrained polls until every row is published, failing on failed rows,
-// a daemon exit, or no progress for a minute.
+// a daemon exit, or no progress for a minute. Each poll asks only whether
+// a row is left; the rows left are counted every progressEvery, since a
+// count of the backlog is Postgres work that competes with the drain.
 func (r *Runner) waitDrained(ctx context.Context, ds []*Daemon, total int) error {
-	last, lastChange := -1, time.Now()
+	const progressEvery = 10 * time.Second
+	last, lastChange, lastCount := -1, time.Now(), time.Time{}
 	for {
 		for _, d := range ds {
 			if err := d.Exited(); err != nil {
@@ -207,20 +210,27 @@ func (r *Runner) waitDrained(ctx context.Context, ds []*Daemon, total int) error
 			}
 			d.PeakRSS()
 		}
-		left, err := r.db.count(ctx, sqlCountPending)
+		leftOver, err := r.db.count(ctx, sqlAnyPending)
 		if err != nil {
 			return err
 		}
-		if left == 0 {
+		if leftOver == 0 {
 			return nil
 		}
 		if failed, _ := r.db.count(ctx, sqlCountFailed); failed > 0 {
 			return fmt.Errorf("%d rows ended failed (see %s)", failed, ds[0].LogPath)
 		}
-		if left != last {
-			last, lastChange = left, time.Now()
-		} else if time.Since(lastChange) > time.Minute {
-			return fmt.Errorf("no progress for a minute with %d of %d rows unpublished (see %s)", left, total, ds[0].LogPath)
+		if time.Since(lastCount) >= progressEvery {
+			left, err := r.db.count(ctx, sqlCountPending)
+			if err != nil {
+				return err
+			}
+			lastCount = time.Now()
+			if left != last {
+				last, lastChange = left, time.Now()
+			} else if time.Since(lastChange) > time.Minute {
+				return fmt.Errorf("no progress for a minute with %d of %d rows unpublished (see %s)", left, total, ds[0].LogPath)
+			}
 		}
 		select {
 		case <-ctx.Done():
