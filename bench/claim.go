@@ -29,10 +29,11 @@ type claimer interface {
 
 // publisherClaimer runs the publisher's own generated queries
 // (internal/postgres/outboxdb, sqlc/queries/outbox/publisher.sql): the
-// claim transaction is LockClaimPartitions + ClaimOutboxEvents of every
-// partition (one replica owning them all), exactly as the publisher's
-// store issues it, and the mark is MarkOutboxPublished + SettleOutboxClaim
-// in one transaction, as the publisher records a batch's outcomes.
+// claim transaction (begun as postgres.ClaimTx) is LockClaimPartitions +
+// ClaimOutboxEvents of every partition (one replica owning them all),
+// exactly as the publisher's store issues it, and the mark is
+// MarkOutboxPublished + SettleOutboxClaim in one transaction begun as
+// postgres.OutcomeTx, as the publisher records a batch's outcomes.
 type publisherClaimer struct {
 	db    *DB
 	parts []int32
@@ -64,7 +65,7 @@ func (c publisherClaimer) Describe() string {
 func (c publisherClaimer) Claim(ctx context.Context, worker string, bulk int) ([]int64, uuid.UUID, error) {
 	token := uuid.Must(uuid.NewV7())
 	var ids []int64
-	err := pgx.BeginFunc(ctx, c.db.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, c.db.Pool, postgres.ClaimTx, func(tx pgx.Tx) error {
 		q := outboxdb.New(tx)
 		if err := q.LockClaimPartitions(ctx, c.parts); err != nil {
 			return err
@@ -92,7 +93,7 @@ func (c publisherClaimer) MarkPublished(ctx context.Context, ids []int64, token 
 	for i, id := range ids {
 		msgIDs[i] = "bench-" + strconv.FormatInt(id, 10)
 	}
-	err := pgx.BeginFunc(ctx, c.db.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, c.db.Pool, postgres.OutcomeTx, func(tx pgx.Tx) error {
 		q := outboxdb.New(tx)
 		rows, err := q.MarkOutboxPublished(ctx, outboxdb.MarkOutboxPublishedParams{
 			LockToken: token, Ids: ids, MessageIds: msgIDs,

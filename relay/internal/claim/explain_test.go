@@ -19,12 +19,19 @@ import (
 )
 
 // recorder captures the SQL and arguments of the queries a pool runs.
+// begins are the SQL of the transactions' BEGINs, in order.
 type recorder struct {
 	mu      sync.Mutex
 	queries map[string][]any
+	begins  []string
 }
 
 func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.HasPrefix(strings.ToUpper(d.SQL), "BEGIN") {
+		r.mu.Lock()
+		r.begins = append(r.begins, d.SQL)
+		r.mu.Unlock()
+	}
 	if i := strings.Index(d.SQL, "-- name: "); i >= 0 {
 		name := strings.Fields(d.SQL[i+len("-- name: "):])[0]
 		r.mu.Lock()
@@ -140,6 +147,18 @@ func literal(t *testing.T, a any) string {
 			parts[i] = strconv.Itoa(int(n))
 		}
 		return "ARRAY[" + strings.Join(parts, ",") + "]::int[]"
+	case []int64:
+		parts := make([]string, len(v))
+		for i, n := range v {
+			parts[i] = strconv.FormatInt(n, 10)
+		}
+		return "ARRAY[" + strings.Join(parts, ",") + "]::bigint[]"
+	case []string:
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = literal(t, x)
+		}
+		return "ARRAY[" + strings.Join(parts, ",") + "]::text[]"
 	}
 	t.Fatalf("no literal for an argument of type %T", a)
 	return ""

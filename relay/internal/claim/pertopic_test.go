@@ -1,7 +1,6 @@
 package claim_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +21,6 @@ import (
 // statistics on status) and read and sorted every one of them from
 // outbox_events_pending_idx instead: 14,800 buffers against 7,200 here,
 // 150,000 heap fetches per claim in the bench's drain of 200,000 rows.
-// It also checks that the claim's transaction runs without JIT.
 func TestClaimReadsEachTopicsFirstRowsFromTheKeyIndex(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
@@ -63,20 +61,4 @@ func TestClaimReadsEachTopicsFirstRowsFromTheKeyIndex(t *testing.T) {
 		t.Errorf("the plan for the claim's values reads %d buffers, the generic plan %d", buffers["custom"], buffers["generic"])
 	}
 
-	tx, err := db.Pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(context.Background()) //nolint:errcheck
-	lock := rec.queries["LockClaimPartitions"]
-	if _, err := tx.Exec(ctx, lock[0].(string), lock[1:]...); err != nil {
-		t.Fatal(err)
-	}
-	var jit string
-	if err := tx.QueryRow(ctx, "SHOW jit").Scan(&jit); err != nil {
-		t.Fatal(err)
-	}
-	if jit != "off" {
-		t.Errorf("jit = %s in the claim's transaction, want off", jit)
-	}
 }

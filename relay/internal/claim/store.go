@@ -44,7 +44,7 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 // claim locks of partitions, so claims and reclaims of one partition (by
 // any replica) are serialized.
 func (s *Store) inLockedTx(ctx context.Context, partitions []int32, f func(q *outboxdb.Queries) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return pgx.BeginTxFunc(ctx, s.pool, postgres.ClaimTx, func(tx pgx.Tx) error {
 		q := outboxdb.New(tx)
 		if err := q.LockClaimPartitions(ctx, partitions); err != nil {
 			return fmt.Errorf("taking the partitions' claim locks: %w", err)
@@ -97,7 +97,7 @@ func (s *Store) Claim(ctx context.Context, req Request) ([]Event, error) {
 // single statement over arrays.
 func (s *Store) Mark(ctx context.Context, token uuid.UUID, o Outcomes) (Applied, error) {
 	var a Applied
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, postgres.OutcomeTx, func(tx pgx.Tx) error {
 		a = Applied{}
 		q := outboxdb.New(tx)
 		if len(o.Published) > 0 {
@@ -173,7 +173,7 @@ func settle(ctx context.Context, q *outboxdb.Queries, token uuid.UUID, n int64) 
 // Release implements Store.
 func (s *Store) Release(ctx context.Context, token uuid.UUID, ids []int64) (int64, error) {
 	var n int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, postgres.OutcomeTx, func(tx pgx.Tx) error {
 		q := outboxdb.New(tx)
 		var err error
 		if n, err = q.ReleaseOutboxEvents(ctx, outboxdb.ReleaseOutboxEventsParams{LockToken: token, Ids: ids}); err != nil {
