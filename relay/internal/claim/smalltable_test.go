@@ -29,15 +29,7 @@ func TestPlansMadeOnASmallTableReadByIndexOnceItGrew(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	ctx := ctxT(t)
-	const rows = `
-		INSERT INTO outbox_events (event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
-		                           ordering_key, topic, payload, occurred_at)
-		SELECT gen_random_uuid(), 'item', md5((g % 500)::text)::uuid::text, g / 500 + 1, 'test.item.updated',
-		       md5((g % 500)::text)::uuid::text, 'test-items', decode(repeat('ab', 190), 'hex'), now()
-		FROM generate_series($1::int, $2::int) AS g`
-	if _, err := db.Pool.Exec(ctx, rows, 0, 19); err != nil {
-		t.Fatal(err)
-	}
+	insertPending(t, db.Pool, 0, 19, 500, 190)
 	if _, err := db.Pool.Exec(ctx, `ANALYZE outbox_events`); err != nil {
 		t.Fatal(err)
 	}
@@ -73,16 +65,16 @@ func TestPlansMadeOnASmallTableReadByIndexOnceItGrew(t *testing.T) {
 	// The claim may get its generic plan (Postgres switches to it after
 	// five executions when it is not costlier): it is forced here, on the
 	// small table. The mark runs in its own transaction's mode.
-	planOnSmallRunOnLarge(t, db, rec.begins[0], true, rec.queries["ClaimOutboxEvents"], rows)
-	planOnSmallRunOnLarge(t, db, rec.begins[1], false, rec.queries["MarkOutboxPublished"], rows)
+	planOnSmallRunOnLarge(t, db, rec.begins[0], true, rec.queries["ClaimOutboxEvents"])
+	planOnSmallRunOnLarge(t, db, rec.begins[1], false, rec.queries["MarkOutboxPublished"])
 }
 
 // planOnSmallRunOnLarge prepares q in a transaction begun with begin,
 // explains its execution six times while the table is small (five plans
 // for its values, then the generic plan if Postgres prefers it), writes
-// 29,980 rows more with grow, and checks the plan the prepared statement
+// 29,980 rows more, and checks the plan the prepared statement
 // then runs: by index, about the batch's size in buffers.
-func planOnSmallRunOnLarge(t *testing.T, db *relaytest.DB, begin string, generic bool, q []any, grow string) {
+func planOnSmallRunOnLarge(t *testing.T, db *relaytest.DB, begin string, generic bool, q []any) {
 	t.Helper()
 	ctx := ctxT(t)
 	name := strings.Fields(q[0].(string)[len("-- name: "):])[0]
@@ -119,9 +111,7 @@ func planOnSmallRunOnLarge(t *testing.T, db *relaytest.DB, begin string, generic
 		}
 		planText(t, r)
 	}
-	if _, err := tx.Exec(ctx, grow, 20, 29999); err != nil {
-		t.Fatal(err)
-	}
+	insertPending(t, tx, 20, 29999, 500, 190)
 	r, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+execute)
 	if err != nil {
 		t.Fatal(err)
