@@ -131,6 +131,39 @@ func (q *Queries) JoinOutboxPublishers(ctx context.Context, arg JoinOutboxPublis
 	return i, err
 }
 
+const leaveOutboxPartitions = `-- name: LeaveOutboxPartitions :many
+UPDATE outbox_partitions
+SET owner       = NULL,
+    lease_until = NULL
+WHERE owner = $1::text
+RETURNING partition
+`
+
+// LeaveOutboxPartitions gives up every partition a stopping replica owns,
+// whatever the epoch: its claims are over, and a heartbeat whose outcome
+// it never saw (cancelled at shutdown after its commit) may have acquired
+// partitions it does not know it owns, which would otherwise wait for
+// their lease to end.
+func (q *Queries) LeaveOutboxPartitions(ctx context.Context, workerID string) ([]int32, error) {
+	rows, err := q.db.Query(ctx, leaveOutboxPartitions, workerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int32
+	for rows.Next() {
+		var partition int32
+		if err := rows.Scan(&partition); err != nil {
+			return nil, err
+		}
+		items = append(items, partition)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const leaveOutboxPublishers = `-- name: LeaveOutboxPublishers :exec
 DELETE FROM outbox_publishers WHERE worker_id = $1::text
 `

@@ -218,10 +218,9 @@ func (o *Ownership) beat(ctx context.Context) (acquired, ok bool) {
 // next heartbeat without Announce).
 func (o *Ownership) Leave(ctx context.Context) error {
 	o.mu.Lock()
-	owned := o.owned
 	o.owned, o.validUntil = nil, time.Time{}
 	o.mu.Unlock()
-	released, err := o.store.Leave(ctx, o.worker, owned)
+	released, err := o.store.Leave(ctx, o.worker)
 	o.m.PartitionsOwned.Set(0)
 	if err != nil {
 		o.m.StoreErrors.WithLabelValues("partition_leave").Inc()

@@ -92,16 +92,16 @@ func (s *Store) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heartbeat,
 	return hb, nil
 }
 
-// Leave releases the owned partitions and removes the membership; it
-// returns how many partitions were released.
-func (s *Store) Leave(ctx context.Context, worker string, owned []OwnedPartition) (int64, error) {
+// Leave releases every partition worker owns and removes its membership;
+// it returns how many partitions were released. It does not go by the
+// partitions the replica believes it owns: a heartbeat cancelled at
+// shutdown after its commit acquired partitions the replica never learnt
+// of, and they would wait for their lease to end.
+func (s *Store) Leave(ctx context.Context, worker string) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := outboxdb.New(tx)
-		parts, epochs := split(owned)
-		released, err := q.ReleaseOutboxPartitions(ctx, outboxdb.ReleaseOutboxPartitionsParams{
-			WorkerID: worker, Partitions: parts, Epochs: epochs,
-		})
+		released, err := q.LeaveOutboxPartitions(ctx, worker)
 		if err != nil {
 			return fmt.Errorf("releasing partitions: %w", err)
 		}

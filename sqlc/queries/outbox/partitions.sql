@@ -53,6 +53,18 @@ WHERE p.partition = u.partition
   AND p.owner = @worker_id::text
 RETURNING p.partition;
 
+-- LeaveOutboxPartitions gives up every partition a stopping replica owns,
+-- whatever the epoch: its claims are over, and a heartbeat whose outcome
+-- it never saw (cancelled at shutdown after its commit) may have acquired
+-- partitions it does not know it owns, which would otherwise wait for
+-- their lease to end.
+-- name: LeaveOutboxPartitions :many
+UPDATE outbox_partitions
+SET owner       = NULL,
+    lease_until = NULL
+WHERE owner = @worker_id::text
+RETURNING partition;
+
 -- AcquireOutboxPartitions takes up to @wanted partitions that nobody owns
 -- or whose lease expired, lowest first, skipping rows another heartbeat
 -- holds (it never waits), and starts a new epoch on each.
