@@ -49,17 +49,18 @@ func TestPlansMadeOnASmallTableReadByIndexOnceItGrew(t *testing.T) {
 	if len(rec.begins) != 2 {
 		t.Fatalf("the claim and the mark began %d transactions: %q", len(rec.begins), rec.begins)
 	}
-	for i, want := range []map[string]string{{"jit": "off"}, {"plan_cache_mode": "force_custom_plan"}} {
-		for setting, value := range want {
-			var got string
-			if err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{BeginQuery: rec.begins[i]}, func(tx pgx.Tx) error {
-				return tx.QueryRow(ctx, "SHOW "+setting).Scan(&got)
-			}); err != nil {
-				t.Fatal(err)
-			}
-			if got != value {
-				t.Errorf("%s = %s in the relay's transaction %d, want %s", setting, got, i, value)
-			}
+	for _, want := range []struct {
+		begin          string
+		setting, value string
+	}{{rec.begins[0], "jit", "off"}, {rec.begins[1], "plan_cache_mode", "force_custom_plan"}} {
+		var got string
+		if err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{BeginQuery: want.begin}, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, "SHOW "+want.setting).Scan(&got)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got != want.value {
+			t.Errorf("%s = %s in the transaction begun with %q, want %s", want.setting, got, want.begin, want.value)
 		}
 	}
 	// The claim may get its generic plan (Postgres switches to it after
