@@ -95,11 +95,13 @@ type costResult struct {
 	startLags         []time.Duration // how late the load generator started each commit (included in commits)
 	gaveUp            int             // commits given up: still waiting for a connection a step's length after the last was due
 	published         []time.Duration // each event from its commit's return to published_at
+	waited, sent      []time.Duration // the same split at claimed_at: waiting for a claim, then claimed until published_at
 	pgCPU             float64         // Postgres CPU seconds over the step (NaN: server not local)
 	walBytes          float64         // WAL the server wrote over the step
 	nonEmpty, empty   float64         // the publisher's claims in the step that returned rows, and that found none
 	claimed           float64         // rows the non-empty claims returned
 	cpu               cpuUse
+	waits             waitProfile // the writers' backends while they committed
 }
 
 // runCost measures what the relay costs the writers' database: writers
@@ -116,7 +118,11 @@ func runCost(ctx context.Context, r *Runner) error {
 		r.report.skip("cost: %s", why)
 		return nil
 	}
-	pool, err := postgres.Open(ctx, postgres.Config{URL: r.db.URL, Schema: Schema, MaxConns: costWriterConns})
+	writerURL, err := withApplicationName(r.db.URL, costWriterApp)
+	if err != nil {
+		return err
+	}
+	pool, err := postgres.Open(ctx, postgres.Config{URL: writerURL, Schema: Schema, MaxConns: costWriterConns})
 	if err != nil {
 		return err
 	}
@@ -258,9 +264,15 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		return res, err
 	}
 	a := r.cpu.sample()
+	waits := startWaitSampler(ctx, r.db.Pool, costWriterApp)
 	commits, achieved, err := openLoad(ctx, pool, w, evs, perSecond, r.cfg.LatencyEach)
+	var waitErr error
+	res.waits, waitErr = waits.Stop()
 	if err != nil {
 		return res, err
+	}
+	if waitErr != nil {
+		return res, waitErr
 	}
 	if pubD != nil {
 		if err := r.waitDrained(ctx, []*Daemon{pubD}, n); err != nil {
@@ -321,6 +333,10 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			return res, fmt.Errorf("event %s is not published after the drain", c.id)
 		}
 		res.published = append(res.published, nonNegative(t.published.Sub(c.done)))
+		if t.claimed != nil {
+			res.waited = append(res.waited, nonNegative(t.claimed.Sub(c.done)))
+			res.sent = append(res.sent, nonNegative(t.published.Sub(*t.claimed)))
+		}
 	}
 	return res, nil
 }
@@ -379,17 +395,18 @@ func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costR
 	if !m.relay {
 		id, group, backend = fmt.Sprintf("cost.%s.r%d.", m.name, perSecond), fmt.Sprintf("%s, %d/s", m.label, perSecond), ""
 	}
-	add := func(metric, unit string, v float64) {
+	addNoted := func(metric, unit, note string, v float64) {
 		if math.IsNaN(v) {
 			return
 		}
 		r.addRun(Measurement{ID: id + metric, Scenario: "cost", Name: group + ": " + metric, Group: group, Metric: metric,
-			Backend: backend, Unit: unit, Note: res.cpu.String()}, v)
+			Backend: backend, Unit: unit, Note: note}, v)
 	}
+	add := func(metric, unit string, v float64) { addNoted(metric, unit, res.cpu.String(), v) }
 	n := float64(len(res.commits) - res.gaveUp) // events written (and, with a relay, published)
 	add("achieved", "commits/s", res.achieved)
 	add("commit-p50", "ms", Percentile(res.commits, 50))
-	add("commit-p99", "ms", Percentile(res.commits, 99))
+	addNoted("commit-p99", "ms", res.waits.String()+"; "+res.cpu.String(), Percentile(res.commits, 99))
 	add("start-lag-p99", "ms", Percentile(res.startLags, 99))
 	add("given-up", "commits", float64(res.gaveUp))
 	add("pg-cpu-per-1k", "CPU s", res.pgCPU/n*1000)
@@ -404,9 +421,21 @@ func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costR
 		add("events-per-claim", "events", perClaim)
 		add("empty-claims-per-1k", "claims", res.empty/n*1000)
 		add("published-p50", "ms", Percentile(res.published, 50))
-		add("published-p99", "ms", Percentile(res.published, 99))
-		line += fmt.Sprintf("; %.1f events per claim, %.0f empty claims; published p50 %.1f p99 %.1f ms",
-			perClaim, res.empty, Percentile(res.published, 50), Percentile(res.published, 99))
+		addNoted("published-p99", "ms", res.publishedSplit()+"; "+res.cpu.String(), Percentile(res.published, 99))
+		line += fmt.Sprintf("; %.1f events per claim, %.0f empty claims; published p50 %.1f p99 %.1f ms (%s)",
+			perClaim, res.empty, Percentile(res.published, 50), Percentile(res.published, 99), res.publishedSplit())
 	}
-	r.logf("%s; %s", line, res.cpu)
+	r.logf("%s; %s; %s", line, res.waits, res.cpu)
+}
+
+// publishedSplit says where commit->published went: waiting for the claim
+// that took the event (the fetch cooldown, the claim's own statement),
+// then from the claim to the mark (publish round trip, results, the
+// mark's transaction start).
+func (res costResult) publishedSplit() string {
+	if len(res.waited) == 0 {
+		return "no event carries its claim time"
+	}
+	return fmt.Sprintf("commit->claimed_at p50 %.1f p99 %.1f ms, claimed_at->published_at p50 %.1f p99 %.1f ms",
+		Percentile(res.waited, 50), Percentile(res.waited, 99), Percentile(res.sent, 50), Percentile(res.sent, 99))
 }

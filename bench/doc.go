@@ -10,15 +10,17 @@
 //     a bare projector write loop (inbox insert + version-guarded upsert).
 //   - Publisher drain, projector apply, end-to-end latency at offered load,
 //     claim latency against table size (and after retention), peak RSS of
-//     the daemons.
-//   - Cost: what a running publisher costs the writers' database (their
-//     commit latency under an open-loop load, Postgres CPU per 1,000
-//     events, events per claim) with the relay off, NOTIFY on every
-//     commit, polling, and coalesced wake-ups; and two calibrations: the
-//     relay's statements alone (sqlRelay), and no relay but a CPU burner
-//     with the publisher's duty cycle (CPUBurstEnv), which separate the
-//     database's share of a co-located publisher's cost from the
-//     machine's.
+//     the daemons. Beside every drain and publish ceiling, the Publish
+//     requests the strict double saw per event, billable bytes per event
+//     and refused requests.
+//   - Cost: what the relay costs the writers' database (their commit
+//     latency under an open-loop load with a wait-event profile of their
+//     backends, Postgres CPU per 1,000 events, WAL per event, events per
+//     claim) with the relay off, NOTIFY on every commit, polling,
+//     coalesced wake-ups, and the relay's statements alone (sqlRelay: the
+//     judged figure); and no relay but a CPU burner with the publisher's
+//     duty cycle (CPUBurstEnv), which separates the machine's reaction to
+//     a co-located publisher from the database's share.
 //   - Receive: the projector against a bare client-library Receive loop
 //     acking the same messages, each in its own process (relaybench run
 //     as a child, ChildEnv), CPU seconds per 1,000 events of each; the

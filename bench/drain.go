@@ -120,6 +120,7 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 	r.addRun(Measurement{ID: fmt.Sprintf("drain.%s.i%d", b.Name, instances), Scenario: "drain",
 		Name:    fmt.Sprintf("publisher drain of %d rows over %d aggregates, %d instance(s), bulk %d", cfg.Events, cfg.Aggregates, instances, cfg.Bulk),
 		Backend: b.Name, Unit: "events/s", Note: cost.String() + "; " + use.String(), Profile: profile}, ev)
+	cost.record(r, fmt.Sprintf("drain.%s.i%d", b.Name, instances), fmt.Sprintf("publisher drain, %d instance(s)", instances), b.Name)
 	r.addRun(Measurement{ID: fmt.Sprintf("drain.%s.i%d.cpu", b.Name, instances), Scenario: "drain",
 		Name:    fmt.Sprintf("publisher drain, %d instance(s): CPU per 1,000 events (every instance, from process start)", instances),
 		Backend: b.Name, Unit: "CPU s / 1k events"}, cost.cpuSeconds/float64(cfg.Events)*1000)

@@ -281,10 +281,11 @@ func (r *Runner) collectLatencies(ctx context.Context, ws []written, res *latenc
 
 // eventTimes are when an outbox event was published and projected (nil:
 // not yet).
-type eventTimes struct{ published, projected *time.Time }
+type eventTimes struct{ claimed, published, projected *time.Time }
 
-// eventTimes reads when each outbox event was published (outbox
-// published_at) and projected (its inbox row's processed_at: the
+// eventTimes reads when each outbox event was claimed (the claim
+// transaction's now(); the publishing claim's, as the mark keeps it),
+// published (outbox published_at: the mark transaction's now()) and projected (its inbox row's processed_at: the
 // projector transaction's now(), a few ms before its commit).
 func (r *Runner) eventTimes(ctx context.Context) (map[uuid.UUID]eventTimes, error) {
 	rows, err := r.db.Pool.Query(ctx, sqlEventTimes, catproj.VideosConsumer)
@@ -296,7 +297,7 @@ func (r *Runner) eventTimes(ctx context.Context) (map[uuid.UUID]eventTimes, erro
 	for rows.Next() {
 		var id uuid.UUID
 		var t eventTimes
-		if err := rows.Scan(&id, &t.published, &t.projected); err != nil {
+		if err := rows.Scan(&id, &t.claimed, &t.published, &t.projected); err != nil {
 			return nil, fmt.Errorf("reading event times: %w", postgres.Classify(err))
 		}
 		byID[id] = t

@@ -37,9 +37,9 @@ const (
 	sqlCountFailed     = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
 	sqlCountConsumer   = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
 
-	// sqlEventTimes lists every outbox event with its publish time and the
-	// time consumer $1 applied it.
-	sqlEventTimes = `SELECT o.event_id, o.published_at, i.processed_at
+	// sqlEventTimes lists every outbox event with its claim and publish
+	// times and the time consumer $1 applied it.
+	sqlEventTimes = `SELECT o.event_id, o.claimed_at, o.published_at, i.processed_at
 FROM outbox_events o LEFT JOIN inbox_events i ON i.consumer = $1 AND i.event_id = o.event_id`
 
 	// sqlInboxSpan is the time a consumer took from its first receive to

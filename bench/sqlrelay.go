@@ -15,38 +15,16 @@ import (
 // the rest of what a publisher costs on a machine it shares with them (its
 // own process, the Pub/Sub double, their wake-ups).
 type sqlRelay struct {
-	stop context.CancelFunc
-	done chan struct{}
+	loop *periodic
 
 	mu                    sync.Mutex
 	nonEmpty, empty, rows int // claims that returned rows, claims that did not, rows claimed and marked
-	err                   error
 }
 
 // startSQLRelay starts the loop; Stop ends it.
 func startSQLRelay(ctx context.Context, c claimer, cooldown time.Duration, bulk int) *sqlRelay {
-	ctx, stop := context.WithCancel(ctx)
-	s := &sqlRelay{stop: stop, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(cooldown)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if err := s.cycle(ctx, c, bulk); err != nil {
-				if ctx.Err() == nil {
-					s.mu.Lock()
-					s.err = err
-					s.mu.Unlock()
-				}
-				return
-			}
-		}
-	}()
+	s := &sqlRelay{}
+	s.loop = runEvery(ctx, cooldown, func(ctx context.Context) error { return s.cycle(ctx, c, bulk) })
 	return s
 }
 
@@ -78,8 +56,9 @@ func (s *sqlRelay) waitPublished(ctx context.Context, n int, timeout time.Durati
 	deadline := time.Now().Add(timeout)
 	for {
 		s.mu.Lock()
-		got, err := s.rows, s.err
+		got := s.rows
 		s.mu.Unlock()
+		err := s.loop.failed()
 		switch {
 		case err != nil:
 			return fmt.Errorf("sql relay: %w", err)
@@ -97,7 +76,4 @@ func (s *sqlRelay) waitPublished(ctx context.Context, n int, timeout time.Durati
 }
 
 // Stop ends the loop and waits for it.
-func (s *sqlRelay) Stop() {
-	s.stop()
-	<-s.done
-}
+func (s *sqlRelay) Stop() { _ = s.loop.stop() } // a failure was reported by waitPublished
