@@ -96,6 +96,7 @@ type costResult struct {
 	gaveUp            int             // commits given up: still waiting for a connection a step's length after the last was due
 	published         []time.Duration // each event from its commit's return to published_at
 	waited, sent      []time.Duration // the same split at claimed_at: waiting for a claim, then claimed until published_at
+	claimMean         time.Duration   // the publisher's claim transactions' mean duration (0: no publisher)
 	pgCPU             float64         // Postgres CPU seconds over the step (NaN: server not local)
 	walBytes          float64         // WAL the server wrote over the step
 	nonEmpty, empty   float64         // the publisher's claims in the step that returned rows, and that found none
@@ -314,6 +315,9 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		res.empty = delta("outbox_empty_claims_total")
 		res.nonEmpty = delta("outbox_claim_batch_size_count")
 		res.claimed = delta("outbox_claim_batch_size_sum")
+		if n := delta("outbox_claim_duration_seconds_count"); n > 0 {
+			res.claimMean = time.Duration(delta("outbox_claim_duration_seconds_sum") / n * float64(time.Second))
+		}
 		if err := pubD.Stop(30 * time.Second); err != nil {
 			return res, fmt.Errorf("%s: exit: %w (log %s)", pubD.Name, err, pubD.LogPath)
 		}
@@ -429,13 +433,17 @@ func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costR
 }
 
 // publishedSplit says where commit->published went: waiting for the claim
-// that took the event (the fetch cooldown, the claim's own statement),
-// then from the claim to the mark (publish round trip, results, the
-// mark's transaction start).
+// that took the event (up to the fetch cooldown), then from the claim to
+// the mark (the claim transaction, whose mean the publisher's metrics
+// give, the publish round trip, results, the mark's transaction start).
 func (res costResult) publishedSplit() string {
 	if len(res.waited) == 0 {
 		return "no event carries its claim time"
 	}
-	return fmt.Sprintf("commit->claimed_at p50 %.1f p99 %.1f ms, claimed_at->published_at p50 %.1f p99 %.1f ms",
+	s := fmt.Sprintf("commit->claimed_at p50 %.1f p99 %.1f ms, claimed_at->published_at p50 %.1f p99 %.1f ms",
 		Percentile(res.waited, 50), Percentile(res.waited, 99), Percentile(res.sent, 50), Percentile(res.sent, 99))
+	if res.claimMean > 0 {
+		s += fmt.Sprintf(" (claim transaction mean %.1f ms)", res.claimMean.Seconds()*1000)
+	}
+	return s
 }
