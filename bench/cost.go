@@ -144,7 +144,8 @@ func runCost(ctx context.Context, r *Runner) error {
 	}
 	r.report.note("cost: writers commit one event per transaction through outbox.Writer on a %d-connection pool, open loop "+
 		"(each commit starts at its scheduled time; latency counts from then), %s per step over up to %d aggregates; "+
-		"one publisher (bulk %d) on pstest behind the strict double. Postgres CPU is the utime+stime of the server's "+
+		"one publisher (bulk %d) on pstest behind the strict double, which run in a process of their own (relaybench as its Pub/Sub "+
+		"server), not in the writers'. Postgres CPU is the utime+stime of the server's "+
 		"processes from the step's start until every event is published. In mode notify the writers do not set Notify: "+
 		"each transaction runs one statement more, the bench's own pg_notify on the publisher's channel.",
 		costWriterConns, r.cfg.LatencyEach, r.cfg.Aggregates, r.cfg.Bulk)
@@ -195,14 +196,19 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		return res, err
 	}
 	var pubD *Daemon
+	var psS *pubsubServer
 	var metricsURL string
 	var before map[string]float64
 	if m.relay {
-		b, err := newPstest(ctx, rtt)
+		b, s, err := r.startPubsubServer(ctx, rtt)
 		if err != nil {
 			return res, err
 		}
 		defer b.Close()
+		psS = s
+		if err := r.cfg.CostCPUs.pinDaemon(psS.Pid()); err != nil {
+			return res, err
+		}
 		if err := b.EnsureTopic(ctx, events.Topic); err != nil {
 			return res, err
 		}
@@ -226,7 +232,7 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		if err := r.cfg.CostCPUs.pinDaemon(pubD.Pid()); err != nil {
 			return res, err
 		}
-		r.cpu.daemons = map[int]string{pubD.Pid(): "publisher"}
+		r.cpu.daemons = map[int]string{pubD.Pid(): "publisher", psS.Pid(): "pubsub"}
 		defer func() { r.cpu.daemons = nil }()
 		metricsURL = "http://" + addr + "/metrics"
 		if before, err = scrapePublisher(ctx, metricsURL); err != nil {
@@ -320,6 +326,9 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		}
 		if err := pubD.Stop(30 * time.Second); err != nil {
 			return res, fmt.Errorf("%s: exit: %w (log %s)", pubD.Name, err, pubD.LogPath)
+		}
+		if err := psS.stop(); err != nil {
+			return res, err
 		}
 	default:
 		return res, nil

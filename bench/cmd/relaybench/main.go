@@ -35,6 +35,15 @@ func main() {
 		}
 		return
 	}
+	// The cost scenario runs this binary as its Pub/Sub (pstest behind the
+	// strict double), outside the writers' process.
+	if served, err := bench.RunPubsubServerFromEnv(); served {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "relaybench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	// The ceilings and the receive scenario run this binary as a measured
 	// Pub/Sub client in its own process.
 	if ran, err := bench.RunChildFromEnv(); ran {
