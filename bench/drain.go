@@ -75,7 +75,8 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 		if err != nil {
 			return err
 		}
-		name := fmt.Sprintf("publisher-%s-i%d-%d", b.Name, instances, i)
+		// One name (and log) per run: a slow run's log is kept for reading.
+		name := fmt.Sprintf("publisher-%s-i%d-%d-r%d", b.Name, instances, i, run)
 		d, err := startDaemon(bin, name, r.cfg.RepoDir, r.workDir("logs"), r.publisherEnv(b, name, port))
 		if err != nil {
 			stopAll()
