@@ -55,10 +55,7 @@ FUZZ_TARGETS := \
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 10s): envelope, attributes, catalog JSON, config
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz: $$name ($$pkg, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
-	done
+	@GO=$(GO) scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 
 .PHONY: generate
 generate: ## Regenerate protobuf (buf), sqlc and wire output
