@@ -92,7 +92,6 @@ func (q *Queries) DeleteExpiredOutboxPublishers(ctx context.Context) error {
 }
 
 const joinOutboxPublishers = `-- name: JoinOutboxPublishers :one
-
 WITH me AS (
     INSERT INTO outbox_publishers (worker_id, alive_until)
     VALUES ($1::text, now() + make_interval(secs => $2::float8))
@@ -114,12 +113,6 @@ type JoinOutboxPublishersRow struct {
 	Partitions int64
 }
 
-// Partition ownership of the relay (relay/internal/partitions,
-// migrations/00004_outbox_partitions.sql). A replica's heartbeat runs these
-// in one transaction: join (membership), renew its partitions, release
-// those above its fair share, acquire unowned or expired ones up to it.
-// Ownership divides the work only; claims stay correct at the row level
-// while two replicas believe they own one partition.
 // JoinOutboxPublishers registers or renews this replica's membership and
 // returns the live members (this one included) and the partition count.
 // The count of the others reads the statement's snapshot, which does not
@@ -216,6 +209,27 @@ func (q *Queries) ListOutboxPartitions(ctx context.Context) ([]ListOutboxPartiti
 		return nil, err
 	}
 	return items, nil
+}
+
+const lockOutboxPublisher = `-- name: LockOutboxPublisher :exec
+
+SELECT pg_advisory_xact_lock(hashtext('eventrelay.outbox.publisher.' || current_schema()), hashtext($1::text))
+`
+
+// Partition ownership of the relay (relay/internal/partitions,
+// migrations/00004_outbox_partitions.sql). A replica's heartbeat runs these
+// in one transaction: join (membership), renew its partitions, release
+// those above its fair share, acquire unowned or expired ones up to it.
+// Ownership divides the work only; claims stay correct at the row level
+// while two replicas believe they own one partition.
+// LockOutboxPublisher serializes a replica's heartbeat and leave
+// transactions: each takes it first, so a leave waits for a heartbeat
+// still committing on the server (one its replica cancelled at shutdown
+// after sending the commit) and then releases what that heartbeat
+// acquired, instead of missing it and leaving it to wait for its lease.
+func (q *Queries) LockOutboxPublisher(ctx context.Context, workerID string) error {
+	_, err := q.db.Exec(ctx, lockOutboxPublisher, workerID)
+	return err
 }
 
 const releaseOutboxPartitions = `-- name: ReleaseOutboxPartitions :many

@@ -34,6 +34,9 @@ func (s *Store) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heartbeat,
 		hb = Heartbeat{}
 		q := outboxdb.New(tx)
 		ttl := req.TTL.Seconds()
+		if err := q.LockOutboxPublisher(ctx, req.Worker); err != nil {
+			return fmt.Errorf("taking the replica's lock: %w", err)
+		}
 		if err := q.DeleteExpiredOutboxPublishers(ctx); err != nil {
 			return fmt.Errorf("forgetting expired relays: %w", err)
 		}
@@ -96,11 +99,15 @@ func (s *Store) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heartbeat,
 // it returns how many partitions were released. It does not go by the
 // partitions the replica believes it owns: a heartbeat cancelled at
 // shutdown after its commit acquired partitions the replica never learnt
-// of, and they would wait for their lease to end.
+// of, and they would wait for their lease to end. It waits for such a
+// heartbeat still committing on the server (LockOutboxPublisher).
 func (s *Store) Leave(ctx context.Context, worker string) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := outboxdb.New(tx)
+		if err := q.LockOutboxPublisher(ctx, worker); err != nil {
+			return fmt.Errorf("taking the replica's lock: %w", err)
+		}
 		released, err := q.LeaveOutboxPartitions(ctx, worker)
 		if err != nil {
 			return fmt.Errorf("releasing partitions: %w", err)

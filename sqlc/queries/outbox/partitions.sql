@@ -5,6 +5,14 @@
 -- Ownership divides the work only; claims stay correct at the row level
 -- while two replicas believe they own one partition.
 
+-- LockOutboxPublisher serializes a replica's heartbeat and leave
+-- transactions: each takes it first, so a leave waits for a heartbeat
+-- still committing on the server (one its replica cancelled at shutdown
+-- after sending the commit) and then releases what that heartbeat
+-- acquired, instead of missing it and leaving it to wait for its lease.
+-- name: LockOutboxPublisher :exec
+SELECT pg_advisory_xact_lock(hashtext('eventrelay.outbox.publisher.' || current_schema()), hashtext(@worker_id::text));
+
 -- JoinOutboxPublishers registers or renews this replica's membership and
 -- returns the live members (this one included) and the partition count.
 -- The count of the others reads the statement's snapshot, which does not
