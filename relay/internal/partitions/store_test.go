@@ -15,16 +15,12 @@ import (
 // TestLeaveWaitsForAHeartbeatStillCommitting checks that a replica's
 // heartbeat and its leave are serialized. A replica cancelled at shutdown
 // returns from its heartbeat while the server may still be committing it,
-// and then leaves: a leave that did not wait missed the partitions that
-// commit acquired, and they waited for their lease (a bench drain started
-// after such a stop ran at half speed for 22 s). The heartbeat in flight is
-// an open transaction of the heartbeat's own statements.
+// and then leaves: a leave that did not wait would miss the partitions
+// that commit acquired, and they would wait for their lease. The heartbeat
+// in flight is an open transaction of the heartbeat's own statements.
 func TestLeaveWaitsForAHeartbeatStillCommitting(t *testing.T) {
 	t.Parallel()
-	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	store := partitions.NewStore(db.Pool)
+	ctx, db, store := newStore(t)
 
 	tx, err := db.Pool.Begin(ctx)
 	if err != nil {
@@ -88,6 +84,16 @@ func TestLeaveWaitsForAHeartbeatStillCommitting(t *testing.T) {
 	if beatErr != nil {
 		t.Fatal(beatErr)
 	}
+}
+
+// newStore returns a context bounded for the test, a fresh database and a
+// partitions Store on it.
+func newStore(t *testing.T) (context.Context, *relaytest.DB, *partitions.Store) {
+	t.Helper()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx, db, partitions.NewStore(db.Pool)
 }
 
 // waitForAdvisoryLockWaiter waits until a backend of the test's database
