@@ -200,11 +200,12 @@ func (r *Runner) publisherEnv(b *Backend, worker string, port int) []string {
 
 // waitDrained polls until every row is published, failing on failed rows,
 // a daemon exit, or no progress for a minute. Each poll asks only whether
-// a row is left; the rows left are counted every progressEvery, since a
-// count of the backlog is Postgres work that competes with the drain.
+// a row is left, and every progressEvery when the newest row was
+// published (one index entry each): a count of the backlog is Postgres
+// work that competes with the drain (200 to 700 ms at 200,000 rows).
 func (r *Runner) waitDrained(ctx context.Context, ds []*Daemon, total int) error {
 	const progressEvery = 10 * time.Second
-	last, lastChange, lastCount := -1, time.Now(), time.Time{}
+	last, lastChange, lastCheck := -1, time.Now(), time.Time{}
 	for {
 		for _, d := range ds {
 			if err := d.Exited(); err != nil {
@@ -222,15 +223,16 @@ func (r *Runner) waitDrained(ctx context.Context, ds []*Daemon, total int) error
 		if failed, _ := r.db.count(ctx, sqlCountFailed); failed > 0 {
 			return fmt.Errorf("%d rows ended failed (see %s)", failed, ds[0].LogPath)
 		}
-		if time.Since(lastCount) >= progressEvery {
-			left, err := r.db.count(ctx, sqlCountPending)
+		if time.Since(lastCheck) >= progressEvery {
+			newest, err := r.db.count(ctx, sqlLastPublished)
 			if err != nil {
 				return err
 			}
-			lastCount = time.Now()
-			if left != last {
-				last, lastChange = left, time.Now()
+			lastCheck = time.Now()
+			if newest != last {
+				last, lastChange = newest, time.Now()
 			} else if time.Since(lastChange) > time.Minute {
+				left, _ := r.db.count(ctx, sqlCountPending)
 				return fmt.Errorf("no progress for a minute with %d of %d rows unpublished (see %s)", left, total, ds[0].LogPath)
 			}
 		}

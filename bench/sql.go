@@ -9,8 +9,8 @@ const (
 	sqlReset = `TRUNCATE outbox_events, outbox_claims, inbox_events, video_projection, videos, outbox_replays, admin_audit, outbox_wakeups RESTART IDENTITY`
 
 	// sqlCountPending counts unpublished rows through the partial indexes.
-	// At 200,000 pending rows it takes Postgres about 200 ms: a drain polls
-	// sqlAnyPending instead and counts only now and then.
+	// At 200,000 pending rows it takes Postgres 200 to 700 ms: a drain
+	// polls sqlAnyPending and watches sqlLastPublished instead.
 	sqlCountPending = `SELECT (SELECT count(*) FROM outbox_events WHERE status = 'pending')
      + (SELECT count(*) FROM outbox_events WHERE status = 'publishing')
      + (SELECT count(*) FROM outbox_events WHERE status = 'failed')`
@@ -23,6 +23,12 @@ const (
     UNION ALL
     SELECT 1 FROM outbox_events WHERE status = 'publishing'
     LIMIT 1) AS left_over`
+
+	// sqlLastPublished is when the newest published row was marked, in
+	// microseconds (0: none yet): the last entry of
+	// outbox_events_published_idx, a drain's sign of progress.
+	sqlLastPublished = `SELECT coalesce((extract(epoch FROM max(published_at)) * 1e6)::bigint, 0)
+    FROM outbox_events WHERE status = 'published'`
 
 	// sqlWALBytes is the cluster's WAL write position in bytes: its
 	// growth over a step is the WAL that the step's commits (writers and

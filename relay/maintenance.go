@@ -107,28 +107,60 @@ func (r *Relay) reclaimLoop(ctx context.Context) {
 	})
 }
 
+// The gauges' read counts the pending rows, so its cost grows with the
+// backlog (about 0.5 s of a backend at 200,000 pending rows during a
+// drain): after a read that took d, the next one waits statsBudget × d
+// when that is longer than StatsInterval (a read keeps a backend busy at
+// most 1/statsBudget of the time), up to statsMaxWait, well inside the
+// stale-stats alert's 2 minutes. statsTimeout bounds one read.
+const (
+	statsBudget  = 50
+	statsMaxWait = time.Minute
+	statsTimeout = time.Minute
+)
+
+// statsWait is how long the stats loop waits after a read that took d.
+func statsWait(interval, d time.Duration) time.Duration {
+	return max(interval, min(statsMaxWait, statsBudget*d))
+}
+
 // statsLoop refreshes the database-wide gauges and, when that worked,
-// outbox_stats_refreshed_timestamp_seconds.
+// outbox_stats_refreshed_timestamp_seconds, every StatsInterval or, while
+// a large backlog makes the read slow, every statsWait.
 func (r *Relay) statsLoop(ctx context.Context) {
-	every(ctx, r.opts.StatsInterval, func(ctx context.Context) {
-		cctx, cancel := context.WithTimeout(ctx, r.opts.StatsInterval)
-		defer cancel()
-		s, err := r.upkeep.Stats(cctx, r.opts.MaxProcessing)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.m.StoreErrors.WithLabelValues("stats").Inc()
-				r.log.Warn("reading outbox stats", "error", err)
-			}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
 			return
+		case <-t.C:
 		}
-		r.m.Lag.Set(float64(s.Pending))
-		r.m.OldestAge.Set(s.OldestPendingAge.Seconds())
-		r.m.Stuck.Set(float64(s.Stuck))
-		r.m.FailedRows.Set(float64(s.Failed))
-		r.m.StatsRefreshed.SetToCurrentTime()
-		r.stall.oldestPending(s.OldestPendingAge, time.Now())
-		r.watchStall()
-	})
+		start := time.Now()
+		r.refreshStats(ctx)
+		t.Reset(statsWait(r.opts.StatsInterval, time.Since(start)))
+	}
+}
+
+// refreshStats is one read of the gauges.
+func (r *Relay) refreshStats(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, max(r.opts.StatsInterval, statsTimeout))
+	defer cancel()
+	s, err := r.upkeep.Stats(cctx, r.opts.MaxProcessing)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.m.StoreErrors.WithLabelValues("stats").Inc()
+			r.log.Warn("reading outbox stats", "error", err)
+		}
+		return
+	}
+	r.m.Lag.Set(float64(s.Pending))
+	r.m.OldestAge.Set(s.OldestPendingAge.Seconds())
+	r.m.Stuck.Set(float64(s.Stuck))
+	r.m.FailedRows.Set(float64(s.Failed))
+	r.m.StatsRefreshed.SetToCurrentTime()
+	r.stall.oldestPending(s.OldestPendingAge, time.Now())
+	r.watchStall()
 }
 
 // retentionLoop deletes published rows older than the retention (when

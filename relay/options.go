@@ -87,13 +87,16 @@ type Options struct {
 	// in [0, d]).
 	Jitter string
 	// StatsInterval is how often the lag/age/stuck gauges are refreshed
-	// (default 10s).
+	// (default 10s). Their read counts the pending rows: while a backlog
+	// makes it slow, a read that took d is followed by the next after
+	// 50 × d when that is longer, at most a minute (a read keeps a
+	// backend busy at most 2 % of the time).
 	StatsInterval time.Duration
 	// StallAfter is how long the outbox may hold pending rows older than
 	// it while this replica, owning partitions, publishes nothing, before
 	// it reports a stall: readiness check "stall" fails and outbox_stalled
-	// is 1 until the next publish (default 2m; checked every
-	// StatsInterval).
+	// is 1 until the next publish (default 2m; checked at every refresh
+	// of the gauges, see StatsInterval).
 	StallAfter time.Duration
 	// StallAfterOff turns stall detection off.
 	StallAfterOff bool
