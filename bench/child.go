@@ -322,7 +322,7 @@ func childProjectRun(ctx context.Context, cl *pubsub.Client, spec childSpec) (ch
 	if err != nil {
 		return childResult{}, err
 	}
-	name, handler := itemsModel, projection.TxHandler(benchItems{})
+	name, handler := itemsModel, projection.TxHandler(benchItems)
 	if spec.Role == childProjectNoop {
 		name, handler = noopModel, noopItems
 	}

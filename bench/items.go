@@ -60,54 +60,21 @@ func itemsRegistry(h projection.TxHandler, ets []projection.EventType) (*project
 }
 
 // benchItems is the scenario's read model: the newest version of each
-// item, version-guarded. It is a projection.TxBatchHandler, as a read
-// model under load is (the catalog's Videos is): a batch's upserts are
-// pipelined, one round trip per batch.
-type benchItems struct{}
-
-var _ projection.TxBatchHandler = benchItems{}
+// item, version-guarded, written as an adopter writes one (a
+// projection.ExecFunc, README step 3): a batch's upserts go to Postgres
+// in one round trip.
+var benchItems = projection.ExecFunc[any](func(ctx context.Context, db projection.DBTX, ev *projection.Event, _ any) error {
+	_, err := db.Exec(ctx, sqlUpsertItem, ev.AggregateID, ev.Version, itemDeleted(ev))
+	return err
+})
 
 // sqlUpsertItem is the version-guarded upsert of one event.
 const sqlUpsertItem = `INSERT INTO ` + itemsTable + ` (item_id, version, deleted) VALUES ($1, $2, $3)
 	ON CONFLICT (item_id) DO UPDATE SET version = EXCLUDED.version, deleted = EXCLUDED.deleted
 	WHERE ` + itemsTable + `.version < EXCLUDED.version`
 
-func (benchItems) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projection.Outcome, error) {
-	tag, err := tx.Exec(ctx, sqlUpsertItem, ev.AggregateID, ev.Version, itemDeleted(ev))
-	if err != nil {
-		return 0, err
-	}
-	return itemOutcome(tag.RowsAffected()), nil
-}
-
-func (benchItems) HandleTxBatch(ctx context.Context, tx pgx.Tx, evs []*projection.Event) ([]projection.Result, error) {
-	b := &pgx.Batch{}
-	for _, ev := range evs {
-		b.Queue(sqlUpsertItem, ev.AggregateID, ev.Version, itemDeleted(ev))
-	}
-	br := tx.SendBatch(ctx, b)
-	out := make([]projection.Result, len(evs))
-	for i := range evs {
-		tag, err := br.Exec()
-		if err != nil {
-			br.Close()
-			return nil, err
-		}
-		out[i].Outcome = itemOutcome(tag.RowsAffected())
-	}
-	return out, br.Close()
-}
-
 func itemDeleted(ev *projection.Event) bool {
 	return ev.Type == testevent.TypeDeleted || ev.Type == events.TypeVideoDeleted
-}
-
-// itemOutcome is Stale when the guarded upsert changed no row.
-func itemOutcome(rows int64) projection.Outcome {
-	if rows == 0 {
-		return projection.Stale
-	}
-	return projection.Applied
 }
 
 // noopItems applies nothing: the receive scenario's floor, the

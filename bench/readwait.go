@@ -148,7 +148,7 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	if err != nil {
 		return res, err
 	}
-	reg, err := itemsRegistry(benchItems{}, testeventTypes())
+	reg, err := itemsRegistry(benchItems, testeventTypes())
 	if err != nil {
 		return res, err
 	}

@@ -23,7 +23,7 @@ import (
 var receivePivot = pivot{"receive",
 	"Projector against a bare Receive loop: the same messages (catalog events the relay published, events.Codec: the library's protobuf envelope, " +
 		"at most " + strconv.Itoa(receiveEventsPstest) + " events on pstest and " + strconv.Itoa(receiveEventsEmulator) + " on the emulator, over at most " + strconv.Itoa(receiveKeys) + " ordering keys, both on ordered subscriptions of one topic), received with the projector's flow control by a client-library Receive loop that only acks, " +
-		"and applied by the projector (public package, defaults) to the items read model in Postgres (a projection.TxBatchHandler, as a read model under load is: one pipelined round trip of upserts per batch); each in its own process, " +
+		"and applied by the projector (public package, defaults) to the items read model in Postgres (a projection.ExecFunc, as README step 3 writes one: a batch's upserts in one round trip); each in its own process, " +
 		"CPU seconds per 1,000 events of that process alone (getrusage; pstest, the double and Postgres excluded); decoding: the projector's " +
 		"decoder (events.Codec.Decode: envelope and payload) run as many times over the loop's first " + strconv.Itoa(decodeSample) + " bodies (the loop keeps no more: a growing live heap would spare it garbage collections), measured apart, the part of the projector's CPU " +
 		"that is decoding the envelope and the application's payload; no-op projector: the same projector on a third subscription with a handler " +

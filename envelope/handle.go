@@ -55,6 +55,20 @@ func RegisterAll[H any](reg *projection.Registry[H], c *Codec, h H) error {
 // event type added to the codec without a handler is an error when the
 // projection is registered, not a dead letter in production.
 func HandleAll[P any](reg *projection.Registry[projection.TxHandler], c *Codec, fn func(ctx context.Context, tx pgx.Tx, ev *projection.Event, p P) (projection.Outcome, error)) error {
+	return registerAll[P](c, func(et projection.EventType) error { return projection.Handle(reg, et, fn) })
+}
+
+// HandleAllExec is HandleAll for a read model written with Exec
+// statements only (projection.ExecFunc): the engine applies a batch in
+// one round trip, and the outcome (applied or stale) is whether the
+// statements changed a row.
+func HandleAllExec[P any](reg *projection.Registry[projection.TxHandler], c *Codec, fn func(ctx context.Context, db projection.DBTX, ev *projection.Event, p P) error) error {
+	return registerAll[P](c, func(et projection.EventType) error { return projection.HandleExec(reg, et, fn) })
+}
+
+// registerAll checks that every payload c declares implements P, then
+// calls register with each declared event type.
+func registerAll[P any](c *Codec, register func(projection.EventType) error) error {
 	want := reflect.TypeFor[P]()
 	var missing []string
 	for _, name := range c.Types() {
@@ -70,7 +84,7 @@ func HandleAll[P any](reg *projection.Registry[projection.TxHandler], c *Codec, 
 		if err != nil {
 			return err
 		}
-		if err := projection.Handle(reg, et, fn); err != nil {
+		if err := register(et); err != nil {
 			return err
 		}
 	}
@@ -86,6 +100,18 @@ func HandleAll[P any](reg *projection.Registry[projection.TxHandler], c *Codec, 
 func MustHandleAll[P any](c *Codec, fn func(ctx context.Context, tx pgx.Tx, ev *projection.Event, p P) (projection.Outcome, error)) *projection.Registry[projection.TxHandler] {
 	reg := projection.NewRegistry[projection.TxHandler]()
 	if err := HandleAll(reg, c, fn); err != nil {
+		panic(err)
+	}
+	return reg
+}
+
+// MustHandleAllExec is HandleAllExec into a new registry, as
+// MustHandleAll is for HandleAll.
+//
+//	var Summaries = projector.Projection{Name: "order-summaries", ..., Tx: envelope.MustHandleAllExec(codec, summarize)}
+func MustHandleAllExec[P any](c *Codec, fn func(ctx context.Context, db projection.DBTX, ev *projection.Event, p P) error) *projection.Registry[projection.TxHandler] {
+	reg := projection.NewRegistry[projection.TxHandler]()
+	if err := HandleAllExec(reg, c, fn); err != nil {
 		panic(err)
 	}
 	return reg

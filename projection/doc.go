@@ -2,8 +2,10 @@
 // and the read models a service registers with it. It knows nothing about
 // Pub/Sub, Elasticsearch or Kratos: a service implements TxHandler (for a
 // Postgres read model written in the transaction that also records the
-// inbox row) or BatchHandler (for an idempotent, non-transactional read model such
-// as a search index), registers it per event type in a Registry together with
+// inbox row; ExecFunc when the read model is only written, so a batch's
+// statements go in one round trip) or BatchHandler (for an idempotent,
+// non-transactional read model such as a search index), registers it per
+// event type in a Registry together with
 // the schema versions it understands and a Decoder, and hands the registry to
 // the engine.
 //

@@ -14,11 +14,20 @@ type TxFunc[P any] func(ctx context.Context, tx pgx.Tx, ev *Event, p P) (Outcome
 
 // HandleTx implements TxHandler.
 func (f TxFunc[P]) HandleTx(ctx context.Context, tx pgx.Tx, ev *Event) (Outcome, error) {
-	p, ok := ev.Payload.(P)
-	if !ok {
-		return 0, Permanent(PayloadInvalid, fmt.Errorf("event %s: payload is %T, want %T", ev, ev.Payload, *new(P)))
+	p, err := payloadAs[P](ev)
+	if err != nil {
+		return 0, err
 	}
 	return f(ctx, tx, ev, p)
+}
+
+// payloadAs is ev's payload as a P, or a payload_invalid error.
+func payloadAs[P any](ev *Event) (P, error) {
+	p, ok := ev.Payload.(P)
+	if !ok {
+		return p, Permanent(PayloadInvalid, fmt.Errorf("event %s: payload is %T, want %T", ev, ev.Payload, *new(P)))
+	}
+	return p, nil
 }
 
 // Handle registers fn for et in reg: one call per event type, the payload

@@ -24,6 +24,12 @@ const itemView = `CREATE TABLE item_view (
 	deleted_at timestamptz
 )`
 
+// upsertItemView is the version-guarded upsert of one event into item_view.
+const upsertItemView = `INSERT INTO item_view (item_id, version, name, deleted_at)
+	VALUES ($1, $2, $3, CASE WHEN $4 THEN now() END)
+	ON CONFLICT (item_id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, deleted_at = EXCLUDED.deleted_at
+	WHERE item_view.version < EXCLUDED.version`
+
 // msg is one message of the test domain (internal/testevent).
 type msg struct {
 	EventID    uuid.UUID
@@ -61,11 +67,7 @@ func (items) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event) (pro
 	if !ok {
 		return 0, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("payload is %T, want a Struct", ev.Payload))
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO item_view (item_id, version, name, deleted_at)
-		VALUES ($1, $2, $3, CASE WHEN $4 THEN now() END)
-		ON CONFLICT (item_id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, deleted_at = EXCLUDED.deleted_at
-		WHERE item_view.version < EXCLUDED.version`,
-		ev.AggregateID, ev.Version, s.GetFields()["name"].GetStringValue(), ev.Type == testevent.TypeDeleted)
+	tag, err := tx.Exec(ctx, upsertItemView, ev.AggregateID, ev.Version, s.GetFields()["name"].GetStringValue(), ev.Type == testevent.TypeDeleted)
 	if err != nil {
 		return 0, err
 	}
