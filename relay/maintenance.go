@@ -112,7 +112,8 @@ func (r *Relay) reclaimLoop(ctx context.Context) {
 // drain): after a read that took d, the next one waits statsBudget × d
 // when that is longer than StatsInterval (a read keeps a backend busy at
 // most 1/statsBudget of the time), up to statsMaxWait, well inside the
-// stale-stats alert's 2 minutes. statsTimeout bounds one read.
+// stale-stats alert's 2 minutes. statsTimeout, or StatsInterval when
+// longer, bounds one read.
 const (
 	statsBudget  = 50
 	statsMaxWait = time.Minute
