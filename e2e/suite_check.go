@@ -26,6 +26,7 @@ func (s *Suite) check(ctx context.Context) error {
 	unclean := s.Faults.UncleanStops()
 	t.Check("graceful (SIGTERM) restarts that exited 0 in time", fmt.Sprintf("%d of %d %v", int(s.Faults.GracefulRestarts.Load())-len(unclean), s.Faults.GracefulRestarts.Load(), unclean), len(unclean) == 0 && s.Faults.GracefulRestarts.Load() > 0)
 	t.Row("faults: Pub/Sub / Postgres restarts", fmt.Sprintf("%d / %d", s.Faults.PubSubRestarts.Load(), s.Faults.PostgresRestarts.Load()))
+	t.Row("Pub/Sub restarts a drain needed: the emulator held events back on pinned ordered keys", fmt.Sprint(s.Faults.SettleRestarts.Load()))
 	t.Row("published events the emulator still held back at its restart (re-driven from the outbox)", fmt.Sprint(s.Faults.HeldBack.Load()))
 	t.Row("faults: Elasticsearch 429 / 503 / down", "10s / 10s / 10s")
 	t.Row("daemon exits nobody asked for (restarted)", fmt.Sprint(s.Faults.Crashes.Load()))

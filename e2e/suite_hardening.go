@@ -155,7 +155,7 @@ func (s *Suite) RunHardening(ctx context.Context) (err error) {
 		// As in the suite, where the Pub/Sub restart follows: it re-drives
 		// what the emulator still holds on keys pinned to the streams the
 		// frozen stop abandoned (see StopProjectorPubSubFrozen).
-		faultErr = s.Stack.RestartPubSub(ctx, s.Checker, 6*time.Second, &s.Faults)
+		faultErr = s.Stack.RestartPubSub(ctx, s.Checker, 6*time.Second, 2*time.Minute, &s.Faults)
 	}
 	if faultErr != nil {
 		return fmt.Errorf("injecting faults: %w", faultErr)
