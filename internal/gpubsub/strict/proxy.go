@@ -81,7 +81,9 @@ type Stats struct {
 	PublishMessages int64
 	// PublishBytes is the messages' size as Pub/Sub counts it (data,
 	// attributes, ordering key); BillableBytes counts each request as
-	// at least MinBillableBytes, as Cloud Pub/Sub bills it.
+	// at least MinBillableBytes, as Cloud Pub/Sub bills it. Both count
+	// only the requests passed upstream: a refused one is not billed, and
+	// the requests its messages are sent again in are.
 	PublishBytes  int64
 	BillableBytes int64
 	Refused       int64
@@ -203,13 +205,13 @@ func (p *Proxy) checkPublish(f *frame) error {
 	defer p.mu.Unlock()
 	p.stats.PublishRequests++
 	p.stats.PublishMessages += int64(len(req.GetMessages()))
-	var size int64
-	for _, m := range req.GetMessages() {
-		size += int64(wire.MessageSize(m.GetData(), m.GetAttributes(), m.GetOrderingKey()))
-	}
-	p.stats.PublishBytes += size
-	p.stats.BillableBytes += max(size, MinBillableBytes)
 	if r == nil {
+		var size int64
+		for _, m := range req.GetMessages() {
+			size += int64(wire.MessageSize(m.GetData(), m.GetAttributes(), m.GetOrderingKey()))
+		}
+		p.stats.PublishBytes += size
+		p.stats.BillableBytes += max(size, MinBillableBytes)
 		return nil
 	}
 	p.stats.Refused++

@@ -45,6 +45,9 @@ func TestMixedOrderingKeysAreRefusedAsByCloudPubSub(t *testing.T) {
 	if got.Refused != 1 || got.ByRule[strict.RuleMixedOrderingKeys] != 1 {
 		t.Fatalf("stats: %v", got)
 	}
+	if got.PublishBytes != 0 || got.BillableBytes != 0 {
+		t.Fatalf("a refused request was billed: %d bytes, %d billable", got.PublishBytes, got.BillableBytes)
+	}
 }
 
 // A valid request passes unchanged, and messages come back through
@@ -79,8 +82,14 @@ func TestValidRequestsAndStreamingPullPassThrough(t *testing.T) {
 	if strings.Join(got, ",") != "1,2" {
 		t.Fatalf("received %v, want [1 2] in order", got)
 	}
-	if st := srv.Double.Stats(); st.PublishRequests != 1 || st.PublishMessages != 2 || st.Refused != 0 {
+	st := srv.Double.Stats()
+	if st.PublishRequests != 1 || st.PublishMessages != 2 || st.Refused != 0 {
 		t.Fatalf("stats: %v", st)
+	}
+	// The two messages as a Publish request encodes them (wire.MessageSize):
+	// 14 and 6 bytes, billed at the minimum.
+	if st.PublishBytes != 20 || st.BillableBytes != strict.MinBillableBytes {
+		t.Fatalf("bytes %d, billable %d; want 20 and %d", st.PublishBytes, st.BillableBytes, strict.MinBillableBytes)
 	}
 }
 
