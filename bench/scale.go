@@ -117,7 +117,8 @@ func (r *Runner) maintainOutboxIndexes(ctx context.Context) error {
 	if err := vacuum(ctx, r.db); err != nil {
 		return err
 	}
-	upkeep := relay.Options{ReindexBloatFactor: config.DefaultReindexBloatFactor, ReindexMinBytes: config.DefaultReindexMinBytes}
+	daemon := config.Default().Outbox
+	upkeep := relay.Options{ReindexBloatFactor: daemon.ReindexBloatFactor, ReindexMinBytes: daemon.ReindexMinBytes}
 	if r.cfg.Smoke {
 		upkeep.ReindexMinBytes = 1 // smoke indexes are all under the minimum: rebuild anyway so the path runs
 	}

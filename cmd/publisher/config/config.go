@@ -129,14 +129,6 @@ type Outbox struct {
 	ReindexMinBytes int64 `yaml:"reindex_min_bytes" env:"OUTBOX_REINDEX_MIN_BYTES" zero:"allowed"`
 }
 
-// Defaults of the keys whose relay default the daemon repeats, for the
-// bench's runs with the daemon's settings.
-const (
-	DefaultFetchCooldown      = 40 * time.Millisecond
-	DefaultReindexBloatFactor = 4
-	DefaultReindexMinBytes    = 8 << 20
-)
-
 // StopTimeout is the whole SIGTERM drain: the grace period for in-flight
 // batches plus one lease for the last outcome writes. The daemon's Kratos
 // stop timeout and deploy/'s termination grace both derive from it.
@@ -201,7 +193,7 @@ func Default() Config {
 			BulkSize:           500,
 			PollInterval:       conf.Duration(time.Second),
 			Listen:             true,
-			FetchCooldown:      conf.Duration(DefaultFetchCooldown),
+			FetchCooldown:      conf.Duration(40 * time.Millisecond),
 			Lease:              conf.Duration(30 * time.Second),
 			ReclaimInterval:    conf.Duration(10 * time.Second),
 			MaxProcessing:      conf.Duration(5 * time.Minute),
@@ -215,8 +207,8 @@ func Default() Config {
 			Retention:          conf.Duration(72 * time.Hour),
 			RetentionInterval:  conf.Duration(time.Minute),
 			RetentionBatchSize: 5000,
-			ReindexBloatFactor: DefaultReindexBloatFactor,
-			ReindexMinBytes:    DefaultReindexMinBytes,
+			ReindexBloatFactor: 4,
+			ReindexMinBytes:    8 << 20,
 		},
 		Publish: Publish{
 			MaxMessageBytes:     10_000_000,
