@@ -13,6 +13,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // Consumer is the inbox consumer name of the bench's projection writes.
@@ -48,6 +49,16 @@ func buildProjectionArgs(evs []Event, aggregates int) ([]projectionArgs, error) 
 	return out, nil
 }
 
+// writeProjection writes one event's inbox row and read model upsert; a
+// batch of them goes in one round trip.
+var writeProjection = projection.ExecFunc[*projectionArgs](func(ctx context.Context, db projection.DBTX, _ *projection.Event, a *projectionArgs) error {
+	if _, err := inboxdb.New(db).InsertInboxEvent(ctx, a.inbox); err != nil {
+		return err
+	}
+	_, err := catalogdb.New(db).UpsertVideoProjection(ctx, a.upsert)
+	return err
+})
+
 // projectLoop writes every event (inboxdb.InsertInboxEvent +
 // UpsertVideoProjection, batch events per transaction, pipelined) with
 // workers concurrent loops, each owning the aggregates i%workers so they
@@ -69,19 +80,13 @@ func projectLoop(ctx context.Context, db *DB, args []projectionArgs, batch, work
 			defer wg.Done()
 			for i := 0; i < len(part); i += batch {
 				chunk := part[i:min(i+batch, len(part))]
+				evs := make([]*projection.Event, len(chunk))
+				for j := range chunk {
+					evs[j] = &projection.Event{Payload: &chunk[j]}
+				}
 				err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-					b := &pgx.Batch{}
-					q := inboxdb.New(postgres.Pipeline{Batch: b})
-					rm := catalogdb.New(postgres.Pipeline{Batch: b})
-					for _, a := range chunk {
-						if _, err := q.InsertInboxEvent(ctx, a.inbox); err != nil {
-							return err
-						}
-						if _, err := rm.UpsertVideoProjection(ctx, a.upsert); err != nil {
-							return err
-						}
-					}
-					return tx.SendBatch(ctx, b).Close()
+					_, err := writeProjection.HandleTxBatch(ctx, tx, evs)
+					return err
 				})
 				if err != nil {
 					mu.Lock()
