@@ -16,7 +16,8 @@ import (
 // runApplyDaemon measures the built projector draining Events messages
 // that wait on its subscription(s) of a fresh emulator: into Postgres, and
 // into Postgres + the Elasticsearch test server (run in this process).
-func runApplyDaemon(ctx context.Context, r *Runner, evs []Event) error {
+// keys is the number of ordering keys evs span.
+func runApplyDaemon(ctx context.Context, r *Runner, evs []Event, keys int) error {
 	bin, why, err := r.bins.path(ctx, "projector")
 	if err != nil {
 		return err
@@ -32,7 +33,7 @@ func runApplyDaemon(ctx context.Context, r *Runner, evs []Event) error {
 	sinks := []string{"pg", "pg+es"}
 	for run := 1; run <= r.cfg.Runs; run++ {
 		for _, sink := range sinks {
-			err := r.applyDaemonOnce(ctx, bin, evs, sink, run)
+			err := r.applyDaemonOnce(ctx, bin, evs, keys, sink, run)
 			if errors.Is(err, errSearchIdle) {
 				r.report.skip("apply into pg+es: the projector daemon applied nothing to the search index (%v); is the search projection wired in cmd/projector?", err)
 				sinks = sinks[:1]
@@ -52,7 +53,7 @@ func runApplyDaemon(ctx context.Context, r *Runner, evs []Event) error {
 // started.
 var errSearchIdle = errors.New("search consumer recorded no event")
 
-func (r *Runner) applyDaemonOnce(ctx context.Context, bin string, evs []Event, sink string, run int) error {
+func (r *Runner) applyDaemonOnce(ctx context.Context, bin string, evs []Event, keys int, sink string, run int) error {
 	// A fresh JVM per run: the emulator leaks a thread per ordering key
 	// per ordered subscription.
 	if err := r.restartEmulator(ctx); err != nil {
@@ -114,7 +115,7 @@ func (r *Runner) applyDaemonOnce(ctx context.Context, bin string, evs []Event, s
 	}
 	ev := float64(len(evs)) / span
 	r.addRun(Measurement{ID: "apply.emulator." + sink, Scenario: "apply",
-		Name:    fmt.Sprintf("projector daemon draining %d waiting messages into %s (ordered subscription, configs/projector.yaml defaults)", len(evs), sink),
+		Name:    fmt.Sprintf("projector daemon draining %d waiting messages over %d keys into %s (ordered subscription, configs/projector.yaml defaults)", len(evs), keys, sink),
 		Backend: "emulator", Unit: "events/s", Note: use.String(), Profile: profile}, ev)
 	r.addRun(Measurement{ID: "memory.projector.emulator." + sink, Scenario: "memory",
 		Name: "projector (emulator, apply into " + sink + ")", Backend: "emulator", Unit: "MB"}, peak)
