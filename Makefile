@@ -72,7 +72,7 @@ depcheck: ## Fail if a generic package (tests included) depends on the catalog, 
 	@scripts/depcheck.sh
 
 .PHONY: verify
-verify: generate ## Fail if generated code drifts from its sources or a generic package depends on the catalog; lint protos, vet, gofmt
+verify: generate ## Fail if generated code drifts from its sources, a generic package depends on the catalog or a tracked file over 1 MB is not documented test data; lint protos, vet, gofmt
 	@git add -N . >/dev/null 2>&1 || true
 	@git diff --exit-code --stat -- api internal cmd e2e/e2edb examples/orders/api examples/orders/internal || { echo "generated code is out of date: run make generate and commit"; exit 1; }
 	$(TOOL) buf lint
@@ -85,6 +85,7 @@ verify: generate ## Fail if generated code drifts from its sources or a generic 
 	else echo "buf breaking (examples/orders): no main branch with examples/orders/buf.yaml to compare against yet"; fi
 	$(GO) vet ./...
 	@scripts/depcheck.sh
+	@scripts/sizecheck.sh
 	for m in $(MODULES); do (cd $$m && $(GO) build ./... && $(GO) vet ./...) || exit 1; done
 	cd e2e && $(GO) vet -tags e2e ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
