@@ -101,6 +101,7 @@ type costResult struct {
 	walBytes          float64         // WAL the server wrote over the step
 	nonEmpty, empty   float64         // the publisher's claims in the step that returned rows, and that found none
 	claimed           float64         // rows the non-empty claims returned
+	notifications     float64         // wake-up notifications the writers sent (NaN: not counted)
 	cpu               cpuUse
 	waits             waitProfile // the writers' backends while they committed
 }
@@ -191,7 +192,7 @@ func warmWriters(ctx context.Context, pool *pgxpool.Pool) error {
 // costStep writes LatencyEach worth of commits at perSecond in mode m and,
 // with a relay, waits until every event is published.
 func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string, rtt time.Duration, m costMode, perSecond int) (costResult, error) {
-	res := costResult{offered: float64(perSecond), pgCPU: math.NaN()}
+	res := costResult{offered: float64(perSecond), pgCPU: math.NaN(), notifications: math.NaN()}
 	if err := r.db.reset(ctx); err != nil {
 		return res, err
 	}
@@ -270,6 +271,13 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	if err != nil {
 		return res, err
 	}
+	var notes *notificationCounter
+	if m.relay && m.writer.Notify {
+		if notes, err = countNotifications(ctx, r.db.URL, Schema); err != nil {
+			return res, err
+		}
+		defer notes.Stop()
+	}
 	a := r.cpu.sample()
 	waits := startWaitSampler(ctx, r.db.Pool, costWriterApp)
 	commits, achieved, err := openLoad(ctx, pool, w, evs, perSecond, r.cfg.LatencyEach)
@@ -292,6 +300,9 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		}
 	}
 	res.cpu = a.to(r.cpu.sample())
+	if notes != nil {
+		res.notifications = float64(notes.Stop())
+	}
 	walAfter, err := r.walBytes(ctx)
 	if err != nil {
 		return res, err
@@ -433,6 +444,7 @@ func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costR
 		}
 		add("events-per-claim", "events", perClaim)
 		add("empty-claims-per-1k", "claims", res.empty/n*1000)
+		add("notifications-per-1k", "notifications", res.notifications/n*1000)
 		add("published-p50", "ms", Percentile(res.published, 50))
 		addNoted("published-p99", "ms", res.publishedSplit()+"; "+res.cpu.String(), Percentile(res.published, 99))
 		line += fmt.Sprintf("; %.1f events per claim, %.0f empty claims; published p50 %.1f p99 %.1f ms (%s)",

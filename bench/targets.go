@@ -176,6 +176,10 @@ func checkTarget(t Target) Target {
 // versions together, which live traffic (one version per key) must keep.
 var livePublishedP99 = map[int]float64{500: 47, 1000: 54}
 
+// coalescedNotificationsPer1k bounds how often coalesced writers still
+// notify: at most one commit in 20 wakes the relay under steady load.
+const coalescedNotificationsPer1k = 50
+
 func costTargets(r *Report, cfg Config) []Target {
 	const coalesced = "cost.pstest.coalesced."
 	var ts []Target
@@ -209,6 +213,9 @@ func costTargets(r *Report, cfg Config) []Target {
 				fmt.Sprintf("rows per non-empty claim; %.0f empty claims per 1,000 events; committed %.0f/s of the 500/s offered",
 					figure(id+"empty-claims-per-1k"), figure(id+"achieved"))))
 		}
+		ts = append(ts, explain(Target{Name: fmt.Sprintf("wake-up notifications per 1,000 commits at %d commits/s, coalesced (pstest, round trip 0)", rate),
+			Op: "<=", Threshold: coalescedNotificationsPer1k, Figure: figure(id + "notifications-per-1k"), from: id + "notifications-per-1k"}, "coalesced",
+			"writers notify only while the relay is armed (idle); a busy relay claims on its cooldown"))
 		if bound, ok := livePublishedP99[rate]; ok {
 			ts = append(ts, explain(Target{Name: fmt.Sprintf("commit->published p99 at %d commits/s, coalesced (pstest, round trip 0)", rate),
 				Op: "<=", Threshold: bound, Figure: figure(id + "published-p99"), Unit: " ms", from: id + "published-p99"}, "coalesced",

@@ -118,20 +118,25 @@ func TestCostTargets(t *testing.T) {
 	for _, rate := range []int{500, 1000} {
 		put(fmt.Sprintf("cost.off.r%d.wal-per-event", rate), 1500)
 	}
-	put("cost.sql.r500.wal-per-event", 2200)  // 700 added: PASS
-	put("cost.sql.r1000.wal-per-event", 2400) // 900 added: MISS
+	put("cost.sql.r500.wal-per-event", 2200)                    // 700 added: PASS
+	put("cost.sql.r1000.wal-per-event", 2400)                   // 900 added: MISS
+	put("cost.pstest.coalesced.r500.notifications-per-1k", 12)  // <= 50: PASS
+	put("cost.pstest.coalesced.r1000.notifications-per-1k", 80) // > 50: MISS
 
 	r.Targets = targets(r, cfg)
 	got := wantStatuses(t, r.Targets, map[string]string{
-		"events per claim at 500 commits/s, coalesced (pstest, round trip 0)":           "MISS",
-		"commit->published p99 at 500 commits/s, coalesced (pstest, round trip 0)":      "PASS",
-		"commit->published p99 at 1000 commits/s, coalesced (pstest, round trip 0)":     "MISS",
-		"writer commit p99 at 500 commits/s, the relay's statements alone vs no relay":  "PASS",
-		"writer commit p99 at 1000 commits/s, the relay's statements alone vs no relay": "MISS",
-		"writer commit p99 at 2000 commits/s, the relay's statements alone vs no relay": "N/A",
-		"WAL the relay's statements add per event at 500 commits/s":                     "PASS",
-		"WAL the relay's statements add per event at 1000 commits/s":                    "MISS",
-		"WAL the relay's statements add per event at 2000 commits/s":                    "N/A",
+		"events per claim at 500 commits/s, coalesced (pstest, round trip 0)":                         "MISS",
+		"commit->published p99 at 500 commits/s, coalesced (pstest, round trip 0)":                    "PASS",
+		"commit->published p99 at 1000 commits/s, coalesced (pstest, round trip 0)":                   "MISS",
+		"writer commit p99 at 500 commits/s, the relay's statements alone vs no relay":                "PASS",
+		"writer commit p99 at 1000 commits/s, the relay's statements alone vs no relay":               "MISS",
+		"writer commit p99 at 2000 commits/s, the relay's statements alone vs no relay":               "N/A",
+		"WAL the relay's statements add per event at 500 commits/s":                                   "PASS",
+		"WAL the relay's statements add per event at 1000 commits/s":                                  "MISS",
+		"WAL the relay's statements add per event at 2000 commits/s":                                  "N/A",
+		"wake-up notifications per 1,000 commits at 500 commits/s, coalesced (pstest, round trip 0)":  "PASS",
+		"wake-up notifications per 1,000 commits at 1000 commits/s, coalesced (pstest, round trip 0)": "MISS",
+		"wake-up notifications per 1,000 commits at 2000 commits/s, coalesced (pstest, round trip 0)": "N/A",
 	})
 	if f := got["writer commit p99 at 1000 commits/s, the relay's statements alone vs no relay"].Figure; f != 2 {
 		t.Errorf("ratio at 1000/s: %v, want 2", f)
