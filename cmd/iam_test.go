@@ -136,6 +136,12 @@ func TestManifestIAMRunsTheDaemons(t *testing.T) {
 		return metric(t, st.projPort, "projector_dead_lettered_total") >= 2
 	})
 
+	// The kubelet keeps probing: every daemon is still ready after the
+	// cycle (the publisher's readiness now covers the topic it published
+	// to).
+	for name, port := range map[string]int{"catalog": st.catHTTP, "publisher": st.pubPort, "projector": st.projPort} {
+		waitReady(ctx, t, name, port)
+	}
 	if n := metric(t, st.pubPort, "outbox_store_errors_total"); n != 0 {
 		t.Errorf("outbox_store_errors_total = %v, want 0", n)
 	}
