@@ -6,6 +6,7 @@ module github.com/eventrelay/eventrelay
 go 1.26.8
 
 require (
+	cloud.google.com/go/iam v1.12.0
 	cloud.google.com/go/pubsub/v2 v2.8.0
 	github.com/elastic/go-elasticsearch/v8 v8.19.7
 	github.com/go-kratos/kratos/v2 v2.8.3
@@ -34,7 +35,6 @@ require (
 	cloud.google.com/go/auth v0.20.0 // indirect
 	cloud.google.com/go/auth/oauth2adapt v0.2.8 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
-	cloud.google.com/go/iam v1.12.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -175,8 +175,10 @@ type PublishOptions struct {
 	// 1..10000): the client library's NumGoroutines. Throughput per topic
 	// is at most this many requests per round trip.
 	MaxInflightRequests int
-	// ReadyTopic is probed by the "pubsub" readiness check (GetTopic).
-	// Empty: list one page of topics.
+	// ReadyTopic is probed by the "pubsub" readiness check (GetTopic,
+	// pubsub.topics.get on it). Empty: the Topics routes and the topics
+	// published to since the start (none yet: nothing to check); never a
+	// project-wide list, which a publisher granted its topics alone lacks.
 	ReadyTopic string
 }
 

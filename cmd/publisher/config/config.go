@@ -157,7 +157,8 @@ type Publish struct {
 	// NumGoroutines. Throughput per topic is at most this many requests
 	// per round trip.
 	MaxInflightRequests int `yaml:"max_inflight_requests" env:"OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS"`
-	// ReadyTopic is probed by /readyz (GetTopic). Empty: list topics.
+	// ReadyTopic is probed by /readyz (GetTopic). Empty: the routed topics
+	// and those published to since the start.
 	ReadyTopic string `yaml:"ready_topic" env:"OUTBOX_READY_TOPIC"`
 }
 

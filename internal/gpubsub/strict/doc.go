@@ -41,4 +41,12 @@
 //
 // Refused requests are counted (Stats) and never reach the upstream
 // server. Other calls are forwarded unchanged, byte for byte.
+//
+// With Options.IAM the double also enforces Cloud Pub/Sub's access control
+// on the clients of ListenAs addresses, one per member: every RPC needs the
+// permissions "Access control with IAM" lists for it (Needs), granted by a
+// role (Roles, or IAM.CustomRoles) bound to the member on the resource or
+// its project; otherwise PERMISSION_DENIED "User not authorized to perform
+// this action." (PermissionDeniedMessage), recorded in Denials. Clients of
+// Addr carry no identity and are allowed everything.
 package strict

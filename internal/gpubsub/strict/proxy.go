@@ -57,6 +57,8 @@ type Options struct {
 	// the way back, per message of a stream (a latency, not a throughput
 	// limit).
 	RTT time.Duration
+	// IAM, when set, is enforced on the clients of ListenAs addresses.
+	IAM *IAM
 }
 
 // Proxy is a running strict double. Close stops it.
@@ -65,9 +67,12 @@ type Proxy struct {
 	srv      *grpc.Server
 	upstream string
 	rtt      time.Duration
+	iam      *IAM
 
-	mu    sync.Mutex
-	stats Stats
+	mu      sync.Mutex
+	stats   Stats
+	members map[string]string // listen address -> IAM member (ListenAs)
+	denials []Denial
 }
 
 // MinBillableBytes is what Cloud Pub/Sub bills at least per Publish
@@ -102,11 +107,16 @@ func Start(o Options) (*Proxy, error) {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
+	if o.IAM != nil {
+		if err := o.IAM.Validate(); err != nil {
+			return nil, fmt.Errorf("strict pubsub double: IAM: %w", err)
+		}
+	}
 	lis, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("strict pubsub double: listening on %s: %w", o.Addr, err)
 	}
-	p := &Proxy{lis: lis, upstream: o.Upstream, rtt: o.RTT, stats: Stats{ByRule: map[Rule]int64{}}}
+	p := &Proxy{lis: lis, upstream: o.Upstream, rtt: o.RTT, iam: o.IAM, stats: Stats{ByRule: map[Rule]int64{}}, members: map[string]string{}}
 	p.srv = grpc.NewServer(
 		grpc.ForceServerCodec(rawCodec{}),
 		grpc.UnknownServiceHandler(p.handle),
@@ -151,8 +161,9 @@ func (s Stats) String() string {
 	return line
 }
 
-// handle forwards one call of any method; Publish requests are checked
-// first and refused ones never reach upstream.
+// handle forwards one call of any method; under IAM the caller's
+// permissions are checked first, then Publish requests' rules: refused
+// calls never reach upstream.
 func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 	method, ok := grpc.MethodFromServerStream(ss)
 	if !ok {
@@ -162,11 +173,18 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 	defer cancel()
 
 	var first *frame
-	if method == publishMethod {
+	member, identified := p.memberOf(ctx)
+	if method == publishMethod || p.iam != nil {
 		first = new(frame)
 		if err := ss.RecvMsg(first); err != nil {
 			return err
 		}
+	}
+	if err := p.authorize(member, identified, method, first.bytes()); err != nil {
+		sleepCtx(ctx, p.rtt)
+		return err
+	}
+	if method == publishMethod {
 		if err := p.checkPublish(first); err != nil {
 			sleepCtx(ctx, p.rtt) // a refusal also takes a round trip
 			return err
@@ -359,6 +377,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // frame is one message as bytes: the proxy forwards without decoding.
 type frame struct{ b []byte }
+
+func (f *frame) bytes() []byte {
+	if f == nil {
+		return nil
+	}
+	return f.b
+}
 
 type rawCodec struct{}
 

@@ -32,7 +32,8 @@ type Settings struct {
 	// MaxMessageBytes fails larger messages with message_too_large
 	// without calling Pub/Sub.
 	MaxMessageBytes int
-	// ReadyTopic is probed by Ping (empty: list topics).
+	// ReadyTopic is probed by Ping (empty: the routed topics and those
+	// published to).
 	ReadyTopic string
 	// Client are the client library's publish settings (bundling,
 	// timeout, requests in flight).
@@ -52,6 +53,7 @@ type Publisher struct {
 	routes   map[string]string
 	maxBytes int
 	probe    string
+	topics   topicSet     // published to, for Ping
 	tracer   trace.Tracer // nil: the no-op provider, no spans
 }
 
@@ -136,6 +138,7 @@ func (s *Publisher) Publish(ctx context.Context, e *claim.Event) (Result, error)
 		return Result{}, errclass.New(errclass.PayloadInvalid, err)
 	}
 	topic := s.topic(e)
+	s.topics.add(topic)
 	var span trace.Span
 	if s.tracer != nil {
 		span = startPublishSpan(s.tracer, msg, topic)
@@ -174,11 +177,6 @@ func (s *Publisher) Flush() { s.pubs.Flush() }
 
 // Resume un-pauses e's ordering key after a failed publish.
 func (s *Publisher) Resume(e *claim.Event) { s.pubs.ResumePublish(s.topic(e), e.OrderingKey) }
-
-// Ping checks that Pub/Sub answers (GetTopic on publish.ready_topic).
-func (s *Publisher) Ping(ctx context.Context) error {
-	return gpubsub.Probe(ctx, s.client, s.project, s.probe)
-}
 
 // Result is the pending result of one publish.
 type Result struct {
