@@ -1,13 +1,8 @@
 package check
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 )
 
 const alertsManifest = "deploy/k8s/gke-resources/pubsub-alerts.yaml"
@@ -24,29 +19,13 @@ func TestAlertPoliciesMatchConfig(t *testing.T) {
 	}
 	want := ExpectedAlertPolicies(res)
 	if *update {
-		var buf bytes.Buffer
-		buf.WriteString("# Generated from configs/pubsub.yaml by deploy/check (go test -run TestAlertPoliciesMatchConfig -update); do not edit.\n")
-		buf.WriteString("# Cloud Monitoring alert policies on each subscription's backlog and oldest unacked message (docs/deploy-gke.md section 7).\n")
-		for _, p := range want {
-			b, err := yaml.Marshal(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			buf.WriteString("---\n")
-			buf.Write(bytes.ReplaceAll(b, []byte("  creationTimestamp: null\n"), nil))
-		}
-		if err := os.WriteFile(filepath.Join(Repo(), alertsManifest), buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeManifest(t, alertsManifest, "# Generated from configs/pubsub.yaml by deploy/check (go test -run TestAlertPoliciesMatchConfig -update); do not edit.\n"+
+			"# Cloud Monitoring alert policies on each subscription's backlog and oldest unacked message (docs/deploy-gke.md section 7).\n", anySlice(want))
 	}
 	o := render(t, gkeResources)
 	report(t, gkeResources, SubscriptionAlertProblems(o, res))
 	for _, p := range o.AlertPolicies {
-		p.Namespace = ""
-		delete(p.Labels, "app.kubernetes.io/part-of")
-		if len(p.Labels) == 0 {
-			p.Labels = nil
-		}
+		unrender(&p.ObjectMeta)
 	}
 	if !reflect.DeepEqual(o.AlertPolicies, want) {
 		t.Errorf("%s differs from what configs/pubsub.yaml calls for:\n got %s\nwant %s\n(run go test -run TestAlertPoliciesMatchConfig -update)", alertsManifest, dump(o.AlertPolicies), dump(want))
