@@ -98,13 +98,7 @@ func TestPoliciesCatchBrokenManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		name   string
-		dir    string
-		breakt func(o *Objects)
-		check  func(o *Objects) []string
-		want   string
-	}{
+	cases := []brokenCase{
 		{"monitor selector misses the projector", gkeOverlay,
 			func(o *Objects) { o.PodMonitorings[1].Spec.Selector.MatchLabels[NameLabel] = "projektor" },
 			MonitorProblems, "Deployment projector: no PodMonitoring"},
@@ -151,7 +145,7 @@ func TestPoliciesCatchBrokenManifests(t *testing.T) {
 			func(o *Objects) {
 				o.Jobs[0].Spec.Template.Spec.Containers[0].Image = "europe-west1-docker.pkg.dev/p/eventrelay/relayctl:v0.1.0"
 			},
-			DigestProblems, "Job migrate: container relayctl image"},
+			DigestProblems, "Job migrate-v0.0.0-unset: container relayctl image"},
 		{"Config Connector object without abandon", gkeResources,
 			func(o *Objects) { delete(o.Subscriptions[2].Annotations, DeletionPolicyAnnotation) },
 			func(o *Objects) []string { return ConfigConnectorProblems(o, false) }, "abandon missing"},
@@ -184,19 +178,7 @@ func TestPoliciesCatchBrokenManifests(t *testing.T) {
 			},
 			func(o *Objects) []string { return ConfigConnectorProblems(o, true) }, "is in an apps kustomization"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			o := render(t, c.dir)
-			if got := c.check(o); len(got) != 0 {
-				t.Fatalf("unbroken %s already has problems: %q", c.dir, got)
-			}
-			c.breakt(o)
-			got := strings.Join(c.check(o), "\n")
-			if !strings.Contains(got, c.want) {
-				t.Errorf("broken %s: problems %q, want one containing %q", c.dir, got, c.want)
-			}
-		})
-	}
+	runBrokenCases(t, cases)
 }
 
 // TestAlertQueriesCatchBrokenRules: the aggregation and job checks fail on

@@ -214,6 +214,9 @@ func containerEnv(o *Objects, c corev1.Container) (func(string) (string, bool), 
 			env[e.Name] = e.Value
 		case e.ValueFrom.SecretKeyRef != nil:
 			v, ok := secretValue(o, e.ValueFrom.SecretKeyRef.Name, e.ValueFrom.SecretKeyRef.Key)
+			if !ok && ExternalSecrets[e.ValueFrom.SecretKeyRef.Name] {
+				v, ok = "from-secret-"+e.ValueFrom.SecretKeyRef.Key, true
+			}
 			if !ok {
 				return nil, fmt.Errorf("env %s: secret %s key %s is not in the kustomization", e.Name, e.ValueFrom.SecretKeyRef.Name, e.ValueFrom.SecretKeyRef.Key)
 			}

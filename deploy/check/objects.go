@@ -30,6 +30,8 @@ type Objects struct {
 	Topics          []*PubSubTopic
 	Subscriptions   []*PubSubSubscription
 	IAMMembers      []*IAMPolicyMember
+	AlertPolicies   []*MonitoringAlertPolicy
+	ConfigMaps      []*corev1.ConfigMap
 	Other           int // Services (decoded strictly, no policy)
 	// ConfigConnector are the metadata of every *.cnrm.cloud.google.com
 	// object, whatever its kind.
@@ -66,6 +68,9 @@ func Decode(m resmap.ResMap) (*Objects, error) {
 		case "/v1/Secret":
 			s := &corev1.Secret{}
 			o.Secrets, target = append(o.Secrets, s), s
+		case "/v1/ConfigMap":
+			c := &corev1.ConfigMap{}
+			o.ConfigMaps, target = append(o.ConfigMaps, c), c
 		case "/v1/Service":
 			target, o.Other = &corev1.Service{}, o.Other+1
 		case "/v1/Namespace":
@@ -92,6 +97,10 @@ func Decode(m resmap.ResMap) (*Objects, error) {
 			m := &IAMPolicyMember{}
 			o.IAMMembers, target = append(o.IAMMembers, m), m
 			o.ConfigConnector = append(o.ConfigConnector, &m.ObjectMeta)
+		case "monitoring.cnrm.cloud.google.com/v1beta1/MonitoringAlertPolicy":
+			p := &MonitoringAlertPolicy{}
+			o.AlertPolicies, target = append(o.AlertPolicies, p), p
+			o.ConfigConnector = append(o.ConfigConnector, &p.ObjectMeta)
 		default:
 			if strings.HasSuffix(gvk.Group, ".cnrm.cloud.google.com") {
 				return nil, fmt.Errorf("%s: Config Connector kind not known to deploy/check (add its API type)", id)

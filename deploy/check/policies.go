@@ -270,12 +270,13 @@ func NamespaceProblems(o *Objects) []string {
 
 var digestRE = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
 
-// DigestProblems: every eventrelay image is referenced by digest.
+// DigestProblems: every image (the eventrelay daemons' and the sidecars')
+// is referenced by digest: what was tested is what runs.
 func DigestProblems(o *Objects) []string {
 	var out []string
 	check := func(kind, name string, spec corev1.PodSpec) {
 		for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
-			if strings.Contains(c.Image, "/eventrelay/") && !digestRE.MatchString(c.Image) {
+			if !digestRE.MatchString(c.Image) {
 				out = append(out, fmt.Sprintf("%s %s: container %s image %q is not by digest (@sha256:...)", kind, name, c.Name, c.Image))
 			}
 		}
@@ -290,16 +291,38 @@ func DigestProblems(o *Objects) []string {
 }
 
 // ConfigConnectorProblems: Config Connector objects live only in the
-// resources kustomization (apps false), each abandoned on delete, and
-// every subscription never expires.
+// resources kustomization (apps false); the topics and subscriptions are
+// abandoned on delete (their messages outlive the object), the IAM
+// bindings and alert policies are not (removing one from git revokes or
+// removes it); every subscription never expires.
 func ConfigConnectorProblems(o *Objects, apps bool) []string {
 	var out []string
 	for _, m := range o.ConfigConnector {
 		if apps {
 			out = append(out, fmt.Sprintf("Config Connector object %s is in an apps kustomization: deleting or pruning the apps would delete it (move it to deploy/k8s/gke-resources)", m.Name))
 		}
+	}
+	var data, revocable []*metav1.ObjectMeta
+	for _, t := range o.Topics {
+		data = append(data, &t.ObjectMeta)
+	}
+	for _, s := range o.Subscriptions {
+		data = append(data, &s.ObjectMeta)
+	}
+	for _, m := range o.IAMMembers {
+		revocable = append(revocable, &m.ObjectMeta)
+	}
+	for _, p := range o.AlertPolicies {
+		revocable = append(revocable, &p.ObjectMeta)
+	}
+	for _, m := range data {
 		if m.Annotations[DeletionPolicyAnnotation] != "abandon" {
 			out = append(out, fmt.Sprintf("Config Connector object %s: annotation %s: abandon missing (deleting the object would delete the Google Cloud resource)", m.Name, DeletionPolicyAnnotation))
+		}
+	}
+	for _, m := range revocable {
+		if v := m.Annotations[DeletionPolicyAnnotation]; v == "abandon" {
+			out = append(out, fmt.Sprintf("Config Connector object %s: annotation %s: %s (removing it from git must revoke it in Google Cloud; leave the default)", m.Name, DeletionPolicyAnnotation, v))
 		}
 	}
 	for _, s := range o.Subscriptions {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -29,40 +30,49 @@ func TestPubSubObjectsMatchConfig(t *testing.T) {
 	}
 	topics, subs := ExpectedPubSub(res)
 	if *update {
-		var buf bytes.Buffer
-		buf.WriteString("# Generated from configs/pubsub.yaml by deploy/check (go test -run TestPubSubObjectsMatchConfig -update); do not edit.\n")
-		for _, o := range append(anySlice(topics), anySlice(subs)...) {
-			b, err := yaml.Marshal(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			buf.WriteString("---\n")
-			buf.Write(bytes.ReplaceAll(b, []byte("  creationTimestamp: null\n"), nil))
-		}
-		if err := os.WriteFile(filepath.Join(Repo(), pubsubManifest), buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeManifest(t, pubsubManifest, "# Generated from configs/pubsub.yaml by deploy/check (go test -run TestPubSubObjectsMatchConfig -update); do not edit.\n",
+			append(anySlice(topics), anySlice(subs)...))
 	}
 	objs := render(t, gkeResources)
 	for _, o := range objs.Topics {
-		o.Namespace = ""
-		delete(o.Labels, "app.kubernetes.io/part-of")
-		if len(o.Labels) == 0 {
-			o.Labels = nil
-		}
+		unrender(&o.ObjectMeta)
 	}
 	for _, o := range objs.Subscriptions {
-		o.Namespace = ""
-		delete(o.Labels, "app.kubernetes.io/part-of")
-		if len(o.Labels) == 0 {
-			o.Labels = nil
-		}
+		unrender(&o.ObjectMeta)
 	}
 	if !reflect.DeepEqual(objs.Topics, topics) {
 		t.Errorf("%s topics differ from configs/pubsub.yaml:\n got %s\nwant %s\n(run go test -run TestPubSubObjectsMatchConfig -update)", pubsubManifest, dump(objs.Topics), dump(topics))
 	}
 	if !reflect.DeepEqual(objs.Subscriptions, subs) {
 		t.Errorf("%s subscriptions differ from configs/pubsub.yaml:\n got %s\nwant %s\n(run go test -run TestPubSubObjectsMatchConfig -update)", pubsubManifest, dump(objs.Subscriptions), dump(subs))
+	}
+}
+
+// writeManifest writes objs as one YAML document each under header.
+func writeManifest(t *testing.T, rel, header string, objs []any) {
+	t.Helper()
+	var buf bytes.Buffer
+	buf.WriteString(header)
+	for _, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(bytes.ReplaceAll(b, []byte("  creationTimestamp: null\n"), nil))
+	}
+	if err := os.WriteFile(filepath.Join(Repo(), rel), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unrender drops what the kustomization adds (namespace, part-of label),
+// so a rendered object compares with a generated one.
+func unrender(m *metav1.ObjectMeta) {
+	m.Namespace = ""
+	delete(m.Labels, "app.kubernetes.io/part-of")
+	if len(m.Labels) == 0 {
+		m.Labels = nil
 	}
 }
 
