@@ -115,7 +115,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	h.AddCheck("schema", cs.CheckSchema)
 	h.AddCheck("pubsub", pub.Ping)
 	bo := backoff.Policy{Base: o.BaseBackoff, Max: o.MaxBackoff, Full: o.Jitter == "full"}
-	blocks := newTopicBlocks(bo, m.PublishBlocked)
+	blocks := newTopicBlocks(holdPolicy(bo), m.PublishBlocked)
 	h.AddCheck("publish_blocked", blocks.Check)
 	log := o.Logger.With("worker", o.WorkerID)
 	work, abandon := context.WithCancel(context.Background())

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -12,14 +13,15 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/relay/internal/backoff"
+	"github.com/eventrelay/eventrelay/relay/internal/claim"
 )
 
-// topicBlocks are the topics publishing is paused on for an environmental
-// cause (errclass.Reason.Environmental: the topic is missing, permission
-// is denied). A blocked topic's claimed rows are rescheduled to the end of
-// the block without reaching Pub/Sub; the first row claimed after it is
-// the probe: its success clears the block, its failure extends it with
-// backoff. Rows never fail for an environmental cause.
+// topicBlocks are the topics publishing is held on because Pub/Sub or
+// its environment failed (holdsTopic: an outage, a quota, a missing topic,
+// a refused permission). A held topic's claimed rows are rescheduled to
+// the end of the hold without reaching Pub/Sub and without spending an
+// attempt; the rows claimed after it probe: a success clears the hold, a
+// failure extends it with backoff. Rows never fail for such a cause.
 type topicBlocks struct {
 	policy backoff.Policy
 	gauge  *prometheus.GaugeVec
@@ -36,45 +38,78 @@ type topicBlock struct {
 	failures int32
 }
 
+// maxHold caps a topic's hold (and so the wait after Pub/Sub answers
+// again), below Options.MaxBackoff when that is longer.
+const maxHold = 30 * time.Second
+
+// holdPolicy is the backoff of a held topic: rows' backoff, capped at
+// maxHold.
+func holdPolicy(rows backoff.Policy) backoff.Policy {
+	rows.Max = min(rows.Max, maxHold)
+	return rows
+}
+
+// holdsTopic reports whether a publish that failed for reason holds its
+// topic instead of spending the row's attempts: the cause is Pub/Sub or
+// its environment, never the event. Pub/Sub unavailable or too slow
+// (unavailable, timeout), failing inside (server_error), over a quota
+// (rate_limited), refusing for a resource's state (precondition_failed),
+// or an environmental reason (topic_not_found, permission_denied).
+// Attempts are spent only on what may be the event's own fault (unknown,
+// request_invalid) and deterministic reasons fail the row at once.
+func holdsTopic(reason errclass.Reason) bool {
+	switch reason {
+	case errclass.Unavailable, errclass.Timeout, errclass.ServerError, errclass.RateLimited, errclass.PreconditionFailed:
+		return true
+	}
+	return reason.Environmental()
+}
+
 func newTopicBlocks(policy backoff.Policy, gauge *prometheus.GaugeVec) *topicBlocks {
 	return &topicBlocks{policy: policy, gauge: gauge, by: map[string]*topicBlock{}}
 }
 
-// failed records an environmental failure of a publish to topic and
-// returns how long the topic stays blocked.
-func (b *topicBlocks) failed(topic string, reason errclass.Reason, err string) time.Duration {
+// failed records a failure of a publish to topic that holds it and
+// returns how long the topic stays held, and whether this failure started
+// the hold (the topic was not held before).
+func (b *topicBlocks) failed(topic string, reason errclass.Reason, err string) (time.Duration, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := time.Now()
 	k := b.by[topic]
-	if k == nil {
+	started := k == nil
+	if started {
 		k = &topicBlock{since: now}
 		b.by[topic] = k
-	} else if now.Before(k.until) {
-		// Another row of the same round: the block already covers it.
-		if k.reason == reason {
-			return k.until.Sub(now)
-		}
 	}
-	if k.reason != "" && k.reason != reason {
-		b.gauge.DeleteLabelValues(topic, string(k.reason))
+	if k.reason != reason {
+		if k.reason != "" {
+			b.gauge.DeleteLabelValues(topic, string(k.reason))
+		}
+		b.gauge.WithLabelValues(topic, string(reason)).Set(1)
 	}
 	k.reason, k.err = reason, err
+	if now.Before(k.until) {
+		// Another row of the same round: the hold already covers it.
+		return k.until.Sub(now), false
+	}
 	delay := b.policy.Delay(k.failures)
 	k.failures++
 	k.until = now.Add(delay)
-	b.gauge.WithLabelValues(topic, string(reason)).Set(1)
-	return delay
+	return delay, started
 }
 
-// published clears topic's block: a publish to it succeeded.
-func (b *topicBlocks) published(topic string) {
+// published clears topic's hold: a publish to it succeeded. It returns
+// the hold it cleared (nil: the topic was not held).
+func (b *topicBlocks) published(topic string) *topicBlock {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if k := b.by[topic]; k != nil {
+	k := b.by[topic]
+	if k != nil {
 		b.gauge.DeleteLabelValues(topic, string(k.reason))
 		delete(b.by, topic)
 	}
+	return k
 }
 
 // blocked reports whether topic is blocked now, for how much longer and
@@ -94,7 +129,7 @@ func (b *topicBlocks) blocked(topic string) (time.Duration, errclass.Reason, boo
 }
 
 // Check is the readiness check "publish_blocked": it fails while a topic is
-// blocked, naming each topic, its reason and since when.
+// held, naming each topic, its reason and since when.
 func (b *topicBlocks) Check(context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -106,5 +141,34 @@ func (b *topicBlocks) Check(context.Context) error {
 		parts = append(parts, fmt.Sprintf("topic %s: %s for %s (%s)", topic, k.reason, time.Since(k.since).Round(time.Second), k.err))
 	}
 	sort.Strings(parts)
-	return fmt.Errorf("publishing paused: %s", strings.Join(parts, "; "))
+	return fmt.Errorf("publishing held: %s", strings.Join(parts, "; "))
+}
+
+// hold holds e's topic after a publish failed for reason (holdsTopic) and
+// returns when e is due again: the end of the hold. Only a publish that
+// reached Pub/Sub (attempted) extends the hold; a row refused because its
+// topic is held waits for the hold's end. The start of a hold is logged,
+// not every row it covers.
+func (r *Relay) hold(e *claim.Event, reason errclass.Reason, msg string, attempted bool) time.Duration {
+	topic := r.pub.Topic(e)
+	delay, _, _ := r.blocks.blocked(topic)
+	if attempted {
+		var started bool
+		if delay, started = r.blocks.failed(topic, reason, msg); started {
+			r.log.Warn("publishing to the topic is held: the cause is Pub/Sub or its environment, not the event; its rows wait pending without spending attempts",
+				eventAttrs(e, slog.String("error_reason", string(reason)), slog.String("error", msg),
+					slog.Int64("retry_in_ms", delay.Milliseconds()))...)
+		}
+	}
+	return max(delay, r.opts.BaseBackoff)
+}
+
+// published clears e's topic's hold after e was published.
+func (r *Relay) published(e *claim.Event) {
+	topic := r.pub.Topic(e)
+	if k := r.blocks.published(topic); k != nil {
+		r.log.Info("publishing to the topic resumed", slog.String("topic", topic),
+			slog.String("held_for", time.Since(k.since).Round(time.Millisecond).String()),
+			slog.String("error_reason", string(k.reason)))
+	}
 }
