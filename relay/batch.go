@@ -201,7 +201,9 @@ func (r *Relay) failure(e *claim.Event, err error, attempted bool, out *claim.Ou
 }
 
 // mark records the outcomes (retrying transient database errors for up
-// to a lease) and updates the metrics from what the fenced writes changed.
+// to a lease, and a missing privilege for as long as it is missing, the
+// claim kept) and updates the metrics from what the fenced writes
+// changed.
 func (r *Relay) mark(b claim.Batch, out claim.Outcomes) {
 	deadline := time.Now().Add(r.opts.Lease)
 	var applied claim.Applied
@@ -210,7 +212,19 @@ func (r *Relay) mark(b claim.Batch, out claim.Outcomes) {
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		applied, err = r.claims.Mark(ctx, b.Token, out)
 		cancel()
-		if err == nil || !errclass.IsTransient(err) || time.Now().After(deadline) {
+		if err == nil {
+			r.accepted(stmtMark, stmtLease) // the mark's settle updates the lease row too
+			break
+		}
+		if delay, ok := r.refused(stmtMark, err); ok {
+			r.m.StoreErrors.WithLabelValues("complete").Inc()
+			if !r.holdMark(b, delay) {
+				break
+			}
+			deadline, attempt = time.Now().Add(r.opts.Lease), -1
+			continue
+		}
+		if !errclass.IsTransient(err) || time.Now().After(deadline) {
 			break
 		}
 		r.m.StoreErrors.WithLabelValues("complete").Inc()

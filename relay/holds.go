@@ -16,21 +16,24 @@ import (
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
 )
 
-// topicBlocks are the topics publishing is held on because Pub/Sub or
-// its environment failed (holdsTopic: an outage, a quota, a missing topic,
-// a refused permission). A held topic's claimed rows are rescheduled to
-// the end of the hold without reaching Pub/Sub and without spending an
-// attempt; the rows claimed after it probe: a success clears the hold, a
-// failure extends it with backoff. Rows never fail for such a cause.
-type topicBlocks struct {
+// holds are what the relay holds because the environment failed: topics
+// publishing is held on (Relay.blocks: Pub/Sub out, over a quota, a
+// missing topic, a refused permission; see holdsTopic) and statements
+// Postgres refuses for a missing privilege (Relay.stored). A held topic's
+// claimed rows are rescheduled to the end of the hold without reaching
+// Pub/Sub and without spending an attempt; the rows claimed after it
+// probe: a success clears the hold, a failure extends it with backoff.
+// Rows never fail for such a cause.
+type holds struct {
+	kind   string // what is held: "topic", "statement"
 	policy backoff.Policy
-	gauge  *prometheus.GaugeVec
+	gauge  *prometheus.GaugeVec // labels: the key (topic, statement), reason
 
 	mu sync.Mutex
-	by map[string]*topicBlock
+	by map[string]*hold
 }
 
-type topicBlock struct {
+type hold struct {
 	reason   errclass.Reason
 	err      string
 	since    time.Time
@@ -38,12 +41,12 @@ type topicBlock struct {
 	failures int32
 }
 
-// maxHold caps a topic's hold (and so the wait after Pub/Sub answers
-// again), below Options.MaxBackoff when that is longer.
+// maxHold caps a hold (and so the wait after Pub/Sub answers or the
+// privilege is granted again), below Options.MaxBackoff when that is
+// longer.
 const maxHold = 30 * time.Second
 
-// holdPolicy is the backoff of a held topic: rows' backoff, capped at
-// maxHold.
+// holdPolicy is the backoff of a hold: rows' backoff, capped at maxHold.
 func holdPolicy(rows backoff.Policy) backoff.Policy {
 	rows.Max = min(rows.Max, maxHold)
 	return rows
@@ -65,28 +68,28 @@ func holdsTopic(reason errclass.Reason) bool {
 	return reason.Environmental()
 }
 
-func newTopicBlocks(policy backoff.Policy, gauge *prometheus.GaugeVec) *topicBlocks {
-	return &topicBlocks{policy: policy, gauge: gauge, by: map[string]*topicBlock{}}
+func newHolds(kind string, policy backoff.Policy, gauge *prometheus.GaugeVec) *holds {
+	return &holds{kind: kind, policy: policy, gauge: gauge, by: map[string]*hold{}}
 }
 
-// failed records a failure of a publish to topic that holds it and
-// returns how long the topic stays held, and whether this failure started
-// the hold (the topic was not held before).
-func (b *topicBlocks) failed(topic string, reason errclass.Reason, err string) (time.Duration, bool) {
+// failed records a failure that holds key and returns how long key stays
+// held, and whether this failure started the hold (key was not held
+// before).
+func (b *holds) failed(key string, reason errclass.Reason, err string) (time.Duration, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := time.Now()
-	k := b.by[topic]
+	k := b.by[key]
 	started := k == nil
 	if started {
-		k = &topicBlock{since: now}
-		b.by[topic] = k
+		k = &hold{since: now}
+		b.by[key] = k
 	}
 	if k.reason != reason {
 		if k.reason != "" {
-			b.gauge.DeleteLabelValues(topic, string(k.reason))
+			b.gauge.DeleteLabelValues(key, string(k.reason))
 		}
-		b.gauge.WithLabelValues(topic, string(reason)).Set(1)
+		b.gauge.WithLabelValues(key, string(reason)).Set(1)
 	}
 	k.reason, k.err = reason, err
 	if now.Before(k.until) {
@@ -99,25 +102,24 @@ func (b *topicBlocks) failed(topic string, reason errclass.Reason, err string) (
 	return delay, started
 }
 
-// published clears topic's hold: a publish to it succeeded. It returns
-// the hold it cleared (nil: the topic was not held).
-func (b *topicBlocks) published(topic string) *topicBlock {
+// cleared clears key's hold (a publish to the topic, the statement
+// succeeded). It returns the hold it cleared (nil: key was not held).
+func (b *holds) cleared(key string) *hold {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k := b.by[topic]
+	k := b.by[key]
 	if k != nil {
-		b.gauge.DeleteLabelValues(topic, string(k.reason))
-		delete(b.by, topic)
+		b.gauge.DeleteLabelValues(key, string(k.reason))
+		delete(b.by, key)
 	}
 	return k
 }
 
-// blocked reports whether topic is blocked now, for how much longer and
-// why.
-func (b *topicBlocks) blocked(topic string) (time.Duration, errclass.Reason, bool) {
+// blocked reports whether key is held now, for how much longer and why.
+func (b *holds) blocked(key string) (time.Duration, errclass.Reason, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k := b.by[topic]
+	k := b.by[key]
 	if k == nil {
 		return 0, "", false
 	}
@@ -128,20 +130,21 @@ func (b *topicBlocks) blocked(topic string) (time.Duration, errclass.Reason, boo
 	return left, k.reason, true
 }
 
-// Check is the readiness check "publish_blocked": it fails while a topic is
-// held, naming each topic, its reason and since when.
-func (b *topicBlocks) Check(context.Context) error {
+// Check is a readiness check ("publish_blocked", "store_blocked"): it
+// fails while anything is held, naming each, its reason, since when and
+// the error. A hold stays until its key succeeds again.
+func (b *holds) Check(context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.by) == 0 {
 		return nil
 	}
 	var parts []string
-	for topic, k := range b.by {
-		parts = append(parts, fmt.Sprintf("topic %s: %s for %s (%s)", topic, k.reason, time.Since(k.since).Round(time.Second), k.err))
+	for key, k := range b.by {
+		parts = append(parts, fmt.Sprintf("%s %s: %s for %s (%s)", b.kind, key, k.reason, time.Since(k.since).Round(time.Second), k.err))
 	}
 	sort.Strings(parts)
-	return fmt.Errorf("publishing held: %s", strings.Join(parts, "; "))
+	return fmt.Errorf("held: %s", strings.Join(parts, "; "))
 }
 
 // hold holds e's topic after a publish failed for reason (holdsTopic) and
@@ -166,7 +169,7 @@ func (r *Relay) hold(e *claim.Event, reason errclass.Reason, msg string, attempt
 // published clears e's topic's hold after e was published.
 func (r *Relay) published(e *claim.Event) {
 	topic := r.pub.Topic(e)
-	if k := r.blocks.published(topic); k != nil {
+	if k := r.blocks.cleared(topic); k != nil {
 		r.log.Info("publishing to the topic resumed", slog.String("topic", topic),
 			slog.String("held_for", time.Since(k.since).Round(time.Millisecond).String()),
 			slog.String("error_reason", string(k.reason)))
