@@ -95,6 +95,19 @@ func publishedVersions(t *testing.T, ps *gpubsubtest.Server, key string) []int64
 	return fx.Collect(t, ps.Messages()).Versions[key]
 }
 
+// faultyRelay starts a relay on a fresh database and a pstest server
+// whose Publish requests meet fault first; tune adjusts the relay's
+// configuration.
+func faultyRelay(t *testing.T, fault pstest.Reactor, tune func(*fx.Config)) (*relaytest.DB, *gpubsubtest.Server, *fx.Relay) {
+	t.Helper()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
+	ps.Topic(t, fx.Topic)
+	cfg := fx.NewConfig("relay", ps.Config)
+	tune(&cfg)
+	return db, ps, fx.StartRelay(t, db.Pool, cfg)
+}
+
 // TestOutageErrorsHoldWithoutSpendingAttempts: a key whose publishes fail
 // with UNAVAILABLE holds its topic: its head goes back to pending again
 // and again with no attempt spent (each error_history entry says held),
@@ -104,13 +117,10 @@ func TestOutageErrorsHoldWithoutSpendingAttempts(t *testing.T) {
 	t.Parallel()
 	flaky, healthy := fx.ID(1), fx.ID(3)
 	fault := newFault(codes.Unavailable, flaky)
-	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
-	ps.Topic(t, fx.Topic)
-	cfg := fx.NewConfig("relay", ps.Config)
-	cfg.MaxAttempts = 2
-	cfg.Publish.Timeout = 300 * time.Millisecond // the client's own retries give up quickly
-	r := fx.StartRelay(t, db.Pool, cfg)
+	db, ps, r := faultyRelay(t, fault, func(cfg *fx.Config) {
+		cfg.MaxAttempts = 2
+		cfg.Publish.Timeout = 300 * time.Millisecond // the client's own retries give up quickly
+	})
 
 	w := fx.Writer(t, true)
 	for v := int64(1); v <= 3; v++ {
@@ -167,12 +177,7 @@ func TestUnexplainedFailuresSpendAttemptsThenFail(t *testing.T) {
 	t.Parallel()
 	doomed, healthy := fx.ID(2), fx.ID(3)
 	down := newFault(codes.Unimplemented, doomed)
-	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: down})
-	ps.Topic(t, fx.Topic)
-	cfg := fx.NewConfig("relay", ps.Config)
-	cfg.MaxAttempts = 5
-	r := fx.StartRelay(t, db.Pool, cfg)
+	db, ps, r := faultyRelay(t, down, func(cfg *fx.Config) { cfg.MaxAttempts = 5 })
 
 	w := fx.Writer(t, true)
 	for v := int64(1); v <= 3; v++ {
@@ -183,7 +188,7 @@ func TestUnexplainedFailuresSpendAttemptsThenFail(t *testing.T) {
 	if *d[0].Reason != "max_attempts_exceeded" || d[0].Attempts != 5 || len(d[0].History) != 5 {
 		t.Fatalf("doomed head = %+v", d[0])
 	}
-	base := cfg.BaseBackoff
+	base := r.Config.BaseBackoff
 	for i, h := range d[0].History {
 		if h.Attempt != int32(i+1) || h.Reason != "unknown" || h.Held {
 			t.Fatalf("history[%d] = %+v, want attempt %d, unknown", i, h, i+1)
@@ -225,12 +230,7 @@ func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
 	t.Parallel()
 	invalid, large := fx.ID(1), fx.ID(3)
 	fault := newFault(codes.InvalidArgument, invalid)
-	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
-	ps.Topic(t, fx.Topic)
-	cfg := fx.NewConfig("relay", ps.Config)
-	cfg.Publish.MaxMessageBytes = 4000
-	r := fx.StartRelay(t, db.Pool, cfg)
+	db, ps, r := faultyRelay(t, fault, func(cfg *fx.Config) { cfg.Publish.MaxMessageBytes = 4000 })
 
 	w := fx.Writer(t, true)
 	fx.Insert(t, db.Pool, w, fx.Item(invalid, 1, 0), fx.Item(large, 1, 5000))

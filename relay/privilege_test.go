@@ -15,7 +15,6 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/outbox"
-	"github.com/eventrelay/eventrelay/relay"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -49,16 +48,7 @@ func roleDB(t *testing.T, schema string) (*relaytest.DB, *pgxpool.Pool, string) 
 		t.Fatal(err)
 	}
 	u.User = url.User(role)
-	pc, err := relay.PoolConfig(u.String(), schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return db, pool, role
+	return db, schemaPool(t, u.String(), schema), role
 }
 
 // TestMissingPrivilegeHoldsTheRelay: Postgres refusing the relay's claim
