@@ -102,7 +102,7 @@ func groupByKey(events []claim.Event) []keyGroup {
 func (r *Relay) send(ctx context.Context, g *keyGroup) {
 	for i, e := range g.events {
 		if _, reason, ok := r.blocks.blocked(r.pub.Topic(e)); ok {
-			g.refused, g.refusal = e, errclass.Newf(reason, "publishing to topic %s is paused (%s)", r.pub.Topic(e), reason)
+			g.refused, g.refusal = e, errclass.Newf(reason, "publishing to topic %s is held (%s)", r.pub.Topic(e), reason)
 		} else if res, err := r.pub.Publish(ctx, e); err != nil {
 			g.refused, g.refusal = e, err
 		} else {
@@ -137,7 +137,7 @@ func (r *Relay) collect(ctx context.Context, g *keyGroup, out *claim.Outcomes) {
 			failed = s.e
 			r.failure(s.e, err, true, out)
 		default:
-			r.blocks.published(r.pub.Topic(s.e))
+			r.published(s.e)
 			out.Published = append(out.Published, claim.Published{ID: s.e.ID, MessageID: id})
 		}
 	}
@@ -176,21 +176,12 @@ func (r *Relay) failure(e *claim.Event, err error, attempted bool, out *claim.Ou
 			eventAttrs(e, slog.String("error_reason", string(reason)), slog.String("error", msg))...)
 	}
 	switch {
-	case reason.Environmental():
-		// Not the event's fault: pause the topic, retry after the block,
-		// never fail the row (and never count towards max_attempts).
-		topic := r.pub.Topic(e)
-		delay, _, _ := r.blocks.blocked(topic)
-		if attempted {
-			delay = r.blocks.failed(topic, reason, msg)
-		}
-		delay = max(delay, r.opts.BaseBackoff)
-		out.Rescheduled = append(out.Rescheduled, claim.Rescheduled{ID: e.ID, Delay: delay, Reason: reason, Err: msg})
-		if attempted {
-			r.log.Warn("publishing to the topic is paused: the cause is the environment, not the event", eventAttrs(e,
-				slog.String("topic", topic), slog.String("error_reason", string(reason)), slog.String("error", msg),
-				slog.Int64("retry_in_ms", delay.Milliseconds()))...)
-		}
+	case holdsTopic(reason):
+		// Not the event's fault: hold the topic, retry after the hold,
+		// never fail the row and never spend its attempts.
+		out.Rescheduled = append(out.Rescheduled, claim.Rescheduled{
+			ID: e.ID, Delay: r.hold(e, reason, msg, attempted), Reason: reason, Err: msg, Held: true,
+		})
 		return
 	case !reason.Transient():
 		out.Failures = append(out.Failures, claim.Failure{ID: e.ID, Reason: reason, Cause: reason, Err: msg, Attempted: attempted})
@@ -210,7 +201,9 @@ func (r *Relay) failure(e *claim.Event, err error, attempted bool, out *claim.Ou
 }
 
 // mark records the outcomes (retrying transient database errors for up
-// to a lease) and updates the metrics from what the fenced writes changed.
+// to a lease, and a missing privilege for as long as it is missing, the
+// claim kept) and updates the metrics from what the fenced writes
+// changed.
 func (r *Relay) mark(b claim.Batch, out claim.Outcomes) {
 	deadline := time.Now().Add(r.opts.Lease)
 	var applied claim.Applied
@@ -219,7 +212,19 @@ func (r *Relay) mark(b claim.Batch, out claim.Outcomes) {
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		applied, err = r.claims.Mark(ctx, b.Token, out)
 		cancel()
-		if err == nil || !errclass.IsTransient(err) || time.Now().After(deadline) {
+		if err == nil {
+			r.accepted(stmtMark, stmtLease) // the mark's settle updates the lease row too
+			break
+		}
+		if delay, ok := r.refused(stmtMark, err); ok {
+			r.m.StoreErrors.WithLabelValues("complete").Inc()
+			if !r.holdMark(b, delay) {
+				break
+			}
+			deadline, attempt = time.Now().Add(r.opts.Lease), -1
+			continue
+		}
+		if !errclass.IsTransient(err) || time.Now().After(deadline) {
 			break
 		}
 		r.m.StoreErrors.WithLabelValues("complete").Inc()

@@ -148,6 +148,9 @@ func (r *Relay) claimLoop(ctx context.Context) {
 			}
 		}
 		now = false
+		if !r.storeWait(ctx) {
+			return
+		}
 		if !r.acquire(ctx, slots, poll) {
 			return
 		}
@@ -160,6 +163,7 @@ func (r *Relay) claimLoop(ctx context.Context) {
 		if err != nil {
 			<-slots
 			r.m.StoreErrors.WithLabelValues("claim").Inc()
+			r.refused(stmtClaim, err)
 			failedClaims++
 			if time.Since(lastErrLog) >= claimErrorLogEvery {
 				r.log.Error("claiming outbox rows", "error", err, "error_reason", errclass.Of(err), "failed_claims", failedClaims)
@@ -170,6 +174,7 @@ func (r *Relay) claimLoop(ctx context.Context) {
 			}
 			continue // next poll tick or wake-up
 		}
+		r.accepted(stmtClaim)
 		if len(batch.Events) == 0 {
 			<-slots
 			r.m.EmptyClaims.Inc()

@@ -36,14 +36,20 @@
 //     AttrAggregateType, AttrAggregateID, AttrEventType, AttrVersion,
 //     AttrSchemaVersion and AttrOccurredAt plus the row's headers (W3C
 //     trace context).
-//   - Transient errors are retried with exponential backoff and jitter up
-//     to MaxAttempts; deterministic ones (payload_invalid,
-//     message_too_large) fail the row at once. Environmental ones
-//     (topic_not_found, permission_denied) pause publishing to the topic
-//     with backoff (readiness check "publish_blocked", gauge
-//     outbox_publish_blocked) and never fail a row; the first successful
-//     publish ends the pause. Failed rows are replayed with relayctl
-//     replay.
+//   - Pub/Sub or its environment failing (unavailable, timeout,
+//     server_error, rate_limited, precondition_failed, topic_not_found,
+//     permission_denied) holds publishing to the topic with backoff and
+//     jitter (readiness check "publish_blocked", gauge
+//     outbox_publish_blocked), spends no row's attempts and never fails a
+//     row; the first successful publish ends the hold. Errors that may be
+//     the event's own (unknown, request_invalid) are retried with
+//     exponential backoff up to MaxAttempts; deterministic ones
+//     (payload_invalid, message_too_large) fail the row at once. Failed
+//     rows are replayed with relayctl replay.
+//   - Postgres refusing the relay's claim, mark, lease or reclaim
+//     statement for a missing privilege (SQLSTATE 42501) holds the relay
+//     (readiness check "store_blocked" naming the table and privilege,
+//     gauge outbox_store_blocked) without failing a row, until the GRANT.
 //   - A replica that owns partitions and published nothing for StallAfter
 //     while the oldest pending row is older than that reports a stall
 //     (readiness check "stall", gauge outbox_stalled) until it publishes

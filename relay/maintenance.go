@@ -44,6 +44,7 @@ func (r *Relay) extend(ctx context.Context, token uuid.UUID, ids []int64) bool {
 	switch {
 	case err != nil && ctx.Err() == nil:
 		r.m.StoreErrors.WithLabelValues("extend_lease").Inc()
+		r.refused(stmtLease, err)
 		r.log.Warn("extending lease", "lock_token", token, "error", err)
 		return true
 	case err != nil:
@@ -52,6 +53,7 @@ func (r *Relay) extend(ctx context.Context, token uuid.UUID, ids []int64) bool {
 		r.log.Warn("lease lost: the batch was taken over; its outcomes will be fenced out", "lock_token", token, "rows", len(ids))
 		return false
 	}
+	r.accepted(stmtLease)
 	return true
 }
 
@@ -88,10 +90,12 @@ func (r *Relay) reclaimLoop(ctx context.Context) {
 		if err != nil {
 			if ctx.Err() == nil {
 				r.m.StoreErrors.WithLabelValues("reclaim").Inc()
+				r.refused(stmtReclaim, err)
 				r.log.Error("reclaiming expired claims", "error", err)
 			}
 			return
 		}
+		r.accepted(stmtReclaim)
 		if len(taken) == 0 {
 			return
 		}

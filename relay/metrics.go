@@ -39,6 +39,7 @@ type metrics struct {
 	PartitionsOwned  prometheus.Gauge
 	PartitionMoves   *prometheus.CounterVec
 	PublishBlocked   *prometheus.GaugeVec
+	StoreBlocked     *prometheus.GaugeVec
 	Stalled          prometheus.Gauge
 }
 
@@ -151,8 +152,11 @@ func newCollectors() *metrics {
 			Help: "Outbox partition ownership changes of this replica: acquired, released (above its fair share or at shutdown), lost (lease ended, taken over)."},
 			[]string{"reason"}),
 		PublishBlocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "outbox_publish_blocked",
-			Help: "1 while this replica pauses publishing to a topic for an environmental cause (topic_not_found, permission_denied); its rows wait pending, none fails. Cleared by the first successful publish to the topic."},
+			Help: "1 while this replica holds publishing to a topic because Pub/Sub or its environment failed (unavailable, timeout, server_error, rate_limited, precondition_failed, topic_not_found, permission_denied); its rows wait pending without spending attempts, none fails. Cleared by the first successful publish to the topic."},
 			[]string{"topic", "reason"}),
+		StoreBlocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "outbox_store_blocked",
+			Help: "1 while Postgres refuses one of this replica's statements (claim, mark, extend_lease, reclaim) for a missing privilege (SQLSTATE 42501): claims wait with backoff, outcomes are retried with the lease kept, no row fails. Cleared when the statement succeeds."},
+			[]string{"statement", "reason"}),
 		Stalled: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_stalled",
 			Help: "1 while this replica owns partitions, the oldest pending outbox row is older than stall_after and the replica published nothing for stall_after (refreshed every stats interval); 0 otherwise."}),
 	}
@@ -163,5 +167,5 @@ func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.StatsRefreshed, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
 		m.IndexBytes, m.Reindexed, m.ReindexFailed, m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed,
-		m.PartitionsOwned, m.PartitionMoves, m.PublishBlocked, m.Stalled}
+		m.PartitionsOwned, m.PartitionMoves, m.PublishBlocked, m.StoreBlocked, m.Stalled}
 }

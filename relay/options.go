@@ -59,7 +59,9 @@ type Options struct {
 	// 1..10000).
 	BulkSize int
 	// MaxAttempts is the number of publish attempts before a row fails
-	// with max_attempts_exceeded (default 12, 1..1000).
+	// with max_attempts_exceeded (default 12, 1..1000). Only errors that
+	// may be the event's own spend attempts: an outage, a quota, a missing
+	// topic or permission holds the topic instead.
 	MaxAttempts int
 	// PollInterval is the fallback when no NOTIFY arrives (default 1s).
 	// Like every duration below, it must be positive.
@@ -139,7 +141,8 @@ type Options struct {
 	// Health, when set, receives the relay's loop ("outbox-relay") for
 	// /healthz and its readiness checks "postgres" (ping), "schema"
 	// (Schema holds the outbox table), "pubsub" (ReadyTopic answers),
-	// "publish_blocked" (no topic paused) and "stall" (see StallAfter);
+	// "publish_blocked" (no topic held), "store_blocked" (no statement
+	// refused for a missing privilege) and "stall" (see StallAfter);
 	// Stop marks it draining. Mount it with health.Handler. Checks and
 	// loops are keyed by name: a second relay on the same Health replaces
 	// the first one's. Default: a Health of the relay's own, served by

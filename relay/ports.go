@@ -31,6 +31,9 @@ type claims interface {
 	ExtendLease(ctx context.Context, token uuid.UUID, ids []int64, lease time.Duration) (int64, error)
 	// Reclaim returns expired claims of the given partitions to pending.
 	Reclaim(ctx context.Context, maxProcessing time.Duration, partitions []int32) ([]claim.Takeover, error)
+	// Refusal describes a missing-privilege error of one of these
+	// statements: the table and the privileges the role lacks on it.
+	Refusal(ctx context.Context, err error) string
 }
 
 // upkeep is the outbox's maintenance (maintenance.Store): the gauges,

@@ -50,7 +50,8 @@ type Relay struct {
 	log     *slog.Logger
 	backoff backoff.Policy
 	own     *partitions.Ownership // the partitions this replica claims from
-	blocks  *topicBlocks          // topics paused for an environmental cause
+	blocks  *holds                // topics held: Pub/Sub or its environment failed
+	stored  *holds                // statements Postgres refuses for a missing privilege
 	stall   stallWatch            // no publish while old rows wait
 
 	stopPublisher func()
@@ -115,7 +116,9 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	h.AddCheck("schema", cs.CheckSchema)
 	h.AddCheck("pubsub", pub.Ping)
 	bo := backoff.Policy{Base: o.BaseBackoff, Max: o.MaxBackoff, Full: o.Jitter == "full"}
-	blocks := newTopicBlocks(bo, m.PublishBlocked)
+	blocks := newHolds("topic", holdPolicy(bo), m.PublishBlocked)
+	stored := newHolds("statement", holdPolicy(bo), m.StoreBlocked)
+	h.AddCheck("store_blocked", stored.Check)
 	h.AddCheck("publish_blocked", blocks.Check)
 	log := o.Logger.With("worker", o.WorkerID)
 	work, abandon := context.WithCancel(context.Background())
@@ -123,7 +126,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 		opts: o, claims: cs, upkeep: maintenance.NewStore(pool), pub: pub,
 		wakeup: wakeup.NewListener(pool, o.NotifyChannel, !o.ListenOff, o.Logger),
 		live:   h, health: h, m: m, log: log,
-		backoff: bo, blocks: blocks,
+		backoff: bo, blocks: blocks, stored: stored,
 		own: partitions.NewOwnership(partitions.NewStore(pool), o.WorkerID, o.Lease, o.PartitionHeartbeat,
 			m.partitions(), log),
 		stopPublisher: stopPublisher,

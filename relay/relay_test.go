@@ -30,18 +30,24 @@ const topic = "orders.order.events"
 // schema (not the default one) and a pool built with relay.PoolConfig.
 func ordersDB(t *testing.T, schema string) (*relaytest.DB, *pgxpool.Pool) {
 	t.Helper()
-	ctx := context.Background()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: schema})
-	pc, err := relay.PoolConfig(db.URL, schema)
+	return db, schemaPool(t, db.URL, schema)
+}
+
+// schemaPool is a pool on url built with relay.PoolConfig for schema,
+// closed when the test ends.
+func schemaPool(t *testing.T, url, schema string) *pgxpool.Pool {
+	t.Helper()
+	pc, err := relay.PoolConfig(url, schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return db, pool
+	return pool
 }
 
 // orderWriter writes domain-free events (a wrapped string) to topic.

@@ -428,7 +428,7 @@ func TestRedriveMovesTransientFailuresBackOnceTheTopicAnswers(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM outbox_events WHERE status = 'failed' AND id = ANY($1)`, deterministic); n != 2 {
 		t.Errorf("deterministic rows still failed: %d, want 2", n)
 	}
-	if n := count(t, db, `SELECT coalesce(sum(row_count), 0)::int FROM outbox_replays WHERE requested_by = $1 AND filter->>'reason' = 'unavailable'`, RedriveBy); n != 5 {
+	if n := count(t, db, `SELECT coalesce(sum(row_count), 0)::int FROM outbox_replays WHERE requested_by = $1 AND filter->>'cause' = 'unavailable'`, RedriveBy); n != 5 {
 		t.Errorf("rows audited as re-driven by the policy: %d, want 5", n)
 	}
 	// relayctl status shows the policy's work.

@@ -28,10 +28,13 @@ is the local user, or the value of --identity-header when a trusted proxy
 must strip the header from client requests; every mutation carries a CSRF
 token; the database password is never rendered.
 
---redrive switches on the automatic re-drive of transient failures for the
-given reasons (deterministic reasons are refused): failed rows are moved
-back to pending once their topic answers again, at most --redrive-rate
-rows per second, recorded in outbox_replays as by "policy:auto-redrive".`
+--redrive switches on the automatic re-drive of failures caused by the
+given transient or environmental reasons (deterministic reasons and
+max_attempts_exceeded, a final reason, are refused): failed rows whose last
+error had one of them (a row failed as max_attempts_exceeded after
+timeouts, say) are moved back to pending once their topic answers again,
+at most --redrive-rate rows per second, recorded in outbox_replays as by
+"policy:auto-redrive".`
 
 func runUI(ctx context.Context, c *cli, args []string) error {
 	fs := newFlags(c, "ui", uiUsage)
@@ -40,7 +43,7 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	write := fs.Bool("write", false, "allow mutations (replay, resolve, dlq replay/purge, seek); default read-only")
 	file := fs.String("f", "", "Pub/Sub resources file, e.g. configs/pubsub.yaml (subscriptions, dead letters, seek)")
 	idHeader := fs.String("identity-header", "", "trusted header carrying the operator's identity (X-Goog-Authenticated-User-Email behind IAP); empty: the local user")
-	redrive := fs.String("redrive", "", "comma-separated transient reasons to re-drive automatically (e.g. unavailable,timeout); empty: off")
+	redrive := fs.String("redrive", "", "comma-separated causes (transient or environmental reasons of a failed row's last error) to re-drive automatically (e.g. unavailable,timeout); empty: off")
 	rate := fs.Float64("redrive-rate", 10, "automatic re-drive: at most N rows per second")
 	every := fs.Duration("redrive-every", 15*time.Second, "automatic re-drive: how often to look")
 	maxProc, slo, err := addThresholdFlags(c, fs)

@@ -21,13 +21,17 @@ import (
 // policy makes (outbox_replays).
 const RedriveBy = "policy:auto-redrive"
 
-// RedrivePolicy is the automatic re-drive of transient failures: rows
-// failed with one of Reasons (transient reasons only) are moved back to
-// pending once their topic answers again, at most Rate rows per second,
-// each batch recorded in outbox_replays as a replay by RedriveBy.
-// Deterministic reasons are never re-driven by the policy.
+// RedrivePolicy is the automatic re-drive of failures the environment
+// caused: rows failed whose cause (the reason of their last error, kept in
+// error_history next to the final error_reason) is one of Reasons are
+// moved back to pending once their topic answers again, at most Rate rows
+// per second, each batch recorded in outbox_replays as a replay by
+// RedriveBy. A row failed as max_attempts_exceeded comes back when the
+// error that spent its last attempt was, say, a timeout; a row whose cause
+// is deterministic (the event's own fault) never does.
 type RedrivePolicy struct {
-	// Reasons switches the policy on per reason; empty: off.
+	// Reasons switches the policy on per cause (transient or
+	// environmental reasons only); empty: off.
 	Reasons []string
 	// Rate bounds the rows moved per second (default 10).
 	Rate float64
@@ -35,14 +39,25 @@ type RedrivePolicy struct {
 	Every time.Duration
 }
 
+// redrivable reports whether a failure caused by r may be re-driven by the
+// policy: retrying may succeed (transient) or the cause is the
+// environment's (a missing topic, a refused permission), never the event's.
+func redrivable(r errclass.Reason) bool { return r.Transient() || r.Environmental() }
+
+// causeSQL is a failed row's cause: its last error_history entry's reason
+// (rows failed before the history was kept: error_reason).
+const causeSQL = `coalesce(error_history->-1->>'reason', error_reason)`
+
 func (p RedrivePolicy) enabled() bool { return len(p.Reasons) > 0 }
 
 func (p *RedrivePolicy) validate() error {
 	for _, r := range p.Reasons {
-		if !errclass.Reason(r).Valid() {
+		switch reason := errclass.Reason(r); {
+		case !reason.Valid():
 			return usageErr("--redrive: unknown reason %q", r)
-		}
-		if !errclass.Reason(r).Transient() {
+		case reason == errclass.MaxAttempts:
+			return usageErr("--redrive: %s is a final reason, not a cause: the policy selects failed rows by the reason of their last error; list the causes to re-drive (e.g. unavailable,timeout,server_error,rate_limited)", r)
+		case !redrivable(reason):
 			return usageErr("--redrive: %s is a deterministic reason: retrying cannot help, the policy never re-drives it (replay it by hand after fixing the cause)", r)
 		}
 	}
@@ -63,7 +78,7 @@ func (p RedrivePolicy) String() string {
 	if !p.enabled() {
 		return "off"
 	}
-	return fmt.Sprintf("on for %s, at most %g rows/s, every %s", strings.Join(p.Reasons, ", "), p.Rate, p.Every)
+	return fmt.Sprintf("on for failures caused by %s, at most %g rows/s, every %s", strings.Join(p.Reasons, ", "), p.Rate, p.Every)
 }
 
 // redriver runs the policy.
@@ -94,19 +109,19 @@ func (r *redriver) run(ctx context.Context) {
 }
 
 // tick re-drives at most Rate*Every rows, topic by topic, of the
-// policy's reasons whose topic answers; it returns how many moved.
+// policy's causes whose topic answers; it returns how many moved.
 func (r *redriver) tick(ctx context.Context) (int, error) {
 	budget := int(math.Ceil(r.policy.Rate * r.policy.Every.Seconds()))
-	rows, err := r.pool.Query(ctx, `SELECT error_reason, topic FROM outbox_events
-		WHERE status = 'failed' AND error_reason = ANY($1) GROUP BY 1, 2 ORDER BY min(failed_at)`, r.policy.Reasons)
+	rows, err := r.pool.Query(ctx, `SELECT `+causeSQL+`, topic FROM outbox_events
+		WHERE status = 'failed' AND `+causeSQL+` = ANY($1) GROUP BY 1, 2 ORDER BY min(failed_at)`, r.policy.Reasons)
 	if err != nil {
 		return 0, fmt.Errorf("listing failed rows: %w", postgres.Classify(err))
 	}
-	type group struct{ reason, topic string }
+	type group struct{ cause, topic string }
 	var groups []group
 	for rows.Next() {
 		var g group
-		if err := rows.Scan(&g.reason, &g.topic); err != nil {
+		if err := rows.Scan(&g.cause, &g.topic); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -144,9 +159,9 @@ func (r *redriver) tick(ctx context.Context) (int, error) {
 		if !ok {
 			continue
 		}
-		f := &rowFilter{Reason: g.reason, Topic: g.topic, Limit: budget - moved}
+		f := &rowFilter{Cause: g.cause, Topic: g.topic, Limit: budget - moved}
 		rp := &replayer{pool: r.pool, f: f, statuses: []string{"failed"}, by: RedriveBy,
-			why:   fmt.Sprintf("automatic re-drive: %s is transient and topic %s answers again", g.reason, g.topic),
+			why:   fmt.Sprintf("automatic re-drive: the rows failed for %s (transient or environmental) and topic %s answers again", g.cause, g.topic),
 			batch: max(1, min(500, int(r.policy.Rate))), rate: r.policy.Rate}
 		n, err := rp.run(ctx, func([]outboxRow) {})
 		moved += len(n)
@@ -170,7 +185,7 @@ func lastRedrives(ctx context.Context, pool *pgxpool.Pool) (redriveSummary, erro
 	var s redriveSummary
 	var reasons []string
 	err := pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(row_count), 0), max(created_at),
-		coalesce(array_agg(DISTINCT filter->>'reason') FILTER (WHERE filter ? 'reason'), '{}')
+		coalesce(array_agg(DISTINCT coalesce(filter->>'cause', filter->>'reason')) FILTER (WHERE filter ?| '{cause,reason}'), '{}')
 		FROM outbox_replays WHERE requested_by = $1 AND created_at > now() - interval '24 hours'`, RedriveBy).Scan(&s.Replays, &s.Rows, &s.Last, &reasons)
 	if err != nil {
 		return s, fmt.Errorf("reading the policy's replays: %w", postgres.Classify(err))

@@ -17,14 +17,17 @@ import (
 // rowFilter is the outbox row selection shared by `failed list` and
 // `replay`. Its JSON form is what the replay audit row records.
 type rowFilter struct {
-	IDs           []string `json:"ids,omitempty"`
-	Reason        string   `json:"reason,omitempty"`
-	Topic         string   `json:"topic,omitempty"`
-	AggregateType string   `json:"aggregate_type,omitempty"`
-	AggregateID   string   `json:"aggregate_id,omitempty"`
-	Since         string   `json:"since,omitempty"`
-	Until         string   `json:"until,omitempty"`
-	Limit         int      `json:"limit,omitempty"`
+	IDs    []string `json:"ids,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+	// Cause is the reason of the row's last error (its last error_history
+	// entry): the automatic re-drive selects by it.
+	Cause         string `json:"cause,omitempty"`
+	Topic         string `json:"topic,omitempty"`
+	AggregateType string `json:"aggregate_type,omitempty"`
+	AggregateID   string `json:"aggregate_id,omitempty"`
+	Since         string `json:"since,omitempty"`
+	Until         string `json:"until,omitempty"`
+	Limit         int    `json:"limit,omitempty"`
 
 	rowIDs   []int64
 	eventIDs []uuid.UUID
@@ -88,7 +91,7 @@ func (f *rowFilter) resolve(now time.Time) error {
 
 // empty reports whether no filter narrows the selection.
 func (f *rowFilter) empty() bool {
-	return len(f.IDs) == 0 && f.Reason == "" && f.Topic == "" && f.AggregateType == "" &&
+	return len(f.IDs) == 0 && f.Reason == "" && f.Cause == "" && f.Topic == "" && f.AggregateType == "" &&
 		f.AggregateID == "" && f.Since == "" && f.Until == ""
 }
 
@@ -99,6 +102,7 @@ func (f *rowFilter) params(statuses []string, afterID int64, limit int) outboxdb
 		RowIds:        nonNil(f.rowIDs),
 		EventIds:      nonNil(f.eventIDs),
 		Reason:        text(f.Reason),
+		Cause:         text(f.Cause),
 		Topic:         text(f.Topic),
 		AggregateType: text(f.AggregateType),
 		AggregateID:   text(f.AggregateID),

@@ -26,9 +26,10 @@ type Options struct {
 	// IdentityHeader is a header a trusted proxy sets to the operator
 	// (IAPHeader); empty: the local user. Set it only behind such a proxy.
 	IdentityHeader string
-	// Redrive switches on the automatic re-drive of transient failures
-	// (rows failed with one of Redrive.Reasons go back to pending once
-	// their topic answers, at most Redrive.Rate rows/s); zero: off.
+	// Redrive switches on the automatic re-drive of failures the
+	// environment caused (failed rows whose last error's reason, their
+	// cause, is one of Redrive.Reasons go back to pending once their
+	// topic answers, at most Redrive.Rate rows/s); zero: off.
 	Redrive Redrive
 	// Hooks are the service's relayctl hooks (the Decoder shows dead
 	// letters and payloads decoded).
@@ -45,6 +46,9 @@ type Options struct {
 
 // Redrive is the automatic re-drive policy.
 type Redrive struct {
+	// Reasons are causes: transient or environmental reasons
+	// (max_attempts_exceeded, a final reason, and deterministic ones are
+	// refused).
 	Reasons []string
 	Rate    float64
 	Every   time.Duration

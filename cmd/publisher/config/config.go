@@ -96,7 +96,8 @@ type Outbox struct {
 	// MaxProcessing bounds a claim even when its lease keeps being extended.
 	MaxProcessing conf.Duration `yaml:"max_processing" env:"OUTBOX_MAX_PROCESSING_SECONDS"`
 	// MaxAttempts is the number of publish attempts before a row fails with
-	// max_attempts_exceeded.
+	// max_attempts_exceeded (an outage or a missing topic or permission
+	// holds the topic and spends none).
 	MaxAttempts int `yaml:"max_attempts" env:"OUTBOX_MAX_ATTEMPTS"`
 	// BaseBackoff and MaxBackoff bound the retry delay
 	// min(max, base * 2^attempts), jittered.

@@ -458,15 +458,17 @@ WHERE status = ANY($1::text[])
   AND ((cardinality($3::bigint[]) = 0 AND cardinality($4::uuid[]) = 0)
        OR id = ANY($3::bigint[]) OR event_id = ANY($4::uuid[]))
   AND ($5::text IS NULL OR error_reason = $5::text)
-  AND ($6::text IS NULL OR topic = $6::text)
-  AND ($7::text IS NULL OR aggregate_type = $7::text)
-  AND ($8::text IS NULL OR aggregate_id = $8::text)
-  AND ($9::timestamptz IS NULL
-       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END >= $9::timestamptz)
+  AND ($6::text IS NULL
+       OR coalesce(error_history->-1->>'reason', error_reason) = $6::text)
+  AND ($7::text IS NULL OR topic = $7::text)
+  AND ($8::text IS NULL OR aggregate_type = $8::text)
+  AND ($9::text IS NULL OR aggregate_id = $9::text)
   AND ($10::timestamptz IS NULL
-       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END < $10::timestamptz)
+       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END >= $10::timestamptz)
+  AND ($11::timestamptz IS NULL
+       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END < $11::timestamptz)
 ORDER BY id
-LIMIT $11
+LIMIT $12
 `
 
 type SelectOutboxRowsParams struct {
@@ -475,6 +477,7 @@ type SelectOutboxRowsParams struct {
 	RowIds        []int64
 	EventIds      []uuid.UUID
 	Reason        pgtype.Text
+	Cause         pgtype.Text
 	Topic         pgtype.Text
 	AggregateType pgtype.Text
 	AggregateID   pgtype.Text
@@ -508,7 +511,9 @@ type SelectOutboxRowsRow struct {
 // resolve` and `replay`: rows in one of the given statuses, after after_id,
 // matching every filter that is set (ids: outbox row ids or event ids; the
 // time window applies to failed_at of failed and resolved rows and
-// published_at of published ones).
+// published_at of published ones; cause is the reason of the row's last
+// error, its last error_history entry, which for a row failed as
+// max_attempts_exceeded is the error that spent the last attempt).
 func (q *Queries) SelectOutboxRows(ctx context.Context, arg SelectOutboxRowsParams) ([]SelectOutboxRowsRow, error) {
 	rows, err := q.db.Query(ctx, selectOutboxRows,
 		arg.Statuses,
@@ -516,6 +521,7 @@ func (q *Queries) SelectOutboxRows(ctx context.Context, arg SelectOutboxRowsPara
 		arg.RowIds,
 		arg.EventIds,
 		arg.Reason,
+		arg.Cause,
 		arg.Topic,
 		arg.AggregateType,
 		arg.AggregateID,

@@ -747,21 +747,23 @@ func (q *Queries) ReleaseOutboxEvents(ctx context.Context, arg ReleaseOutboxEven
 
 const scheduleOutboxRetry = `-- name: ScheduleOutboxRetry :execrows
 UPDATE outbox_events o
-SET attempts        = o.attempts + 1,
+SET attempts        = o.attempts + CASE WHEN u.held THEN 0 ELSE 1 END,
     next_attempt_at = now() + make_interval(secs => u.delay_seconds),
     last_error      = u.error,
     error_reason    = u.reason,
     error_history   = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
                       || jsonb_build_array(jsonb_build_object(
                              'at', now(), 'reason', u.reason, 'error', u.error,
-                             'attempt', o.attempts + 1, 'worker', o.locked_by,
-                             'next_attempt_at', now() + make_interval(secs => u.delay_seconds))),
+                             'attempt', o.attempts + CASE WHEN u.held THEN 0 ELSE 1 END, 'worker', o.locked_by,
+                             'next_attempt_at', now() + make_interval(secs => u.delay_seconds))
+                         || CASE WHEN u.held THEN jsonb_build_object('held', true) ELSE '{}'::jsonb END),
     locked_by       = NULL,
     lock_token      = NULL,
     lease_until     = NULL,
     claimed_at      = NULL
 FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::float8[]) AS delay_seconds,
-             unnest($4::text[]) AS reason, unnest($5::text[]) AS error) AS u
+             unnest($4::text[]) AS reason, unnest($5::text[]) AS error,
+             unnest($6::boolean[]) AS held) AS u
 WHERE o.id = u.id
   AND o.lock_token = $1::uuid
   -- by primary key, not through the status indexes (top of this file)
@@ -774,11 +776,14 @@ type ScheduleOutboxRetryParams struct {
 	DelaySeconds []float64
 	Reasons      []string
 	Errors       []string
+	Held         []bool
 }
 
-// ScheduleOutboxRetry unlocks rows after a transient failure:
-// attempts + 1, next attempt after the given delay, the error appended to
-// error_history (the last 20 entries are kept).
+// ScheduleOutboxRetry unlocks rows after a transient failure: next
+// attempt after the given delay, the error appended to error_history (the
+// last 20 entries are kept), attempts + 1 unless held (the environment's
+// fault, e.g. Pub/Sub unavailable: the topic is held and the row's
+// attempts are not spent; the entry says "held": true).
 func (q *Queries) ScheduleOutboxRetry(ctx context.Context, arg ScheduleOutboxRetryParams) (int64, error) {
 	result, err := q.db.Exec(ctx, scheduleOutboxRetry,
 		arg.LockToken,
@@ -786,6 +791,7 @@ func (q *Queries) ScheduleOutboxRetry(ctx context.Context, arg ScheduleOutboxRet
 		arg.DelaySeconds,
 		arg.Reasons,
 		arg.Errors,
+		arg.Held,
 	)
 	if err != nil {
 		return 0, err

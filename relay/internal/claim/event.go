@@ -60,12 +60,14 @@ type Published struct {
 }
 
 // Rescheduled is a row whose publish failed transiently: it goes back to
-// pending, to be claimed again after Delay.
+// pending, to be claimed again after Delay. Held rows failed for the
+// environment's fault (their topic is held): no attempt is counted.
 type Rescheduled struct {
 	ID     int64
 	Delay  time.Duration
 	Reason errclass.Reason
 	Err    string
+	Held   bool
 }
 
 // Failure is a row that ends failed. Cause is the reason of the last error

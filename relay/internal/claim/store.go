@@ -121,6 +121,7 @@ func (s *Store) Mark(ctx context.Context, token uuid.UUID, o Outcomes) (Applied,
 				p.DelaySeconds = append(p.DelaySeconds, x.Delay.Seconds())
 				p.Reasons = append(p.Reasons, string(x.Reason))
 				p.Errors = append(p.Errors, x.Err)
+				p.Held = append(p.Held, x.Held)
 			}
 			n, err := q.ScheduleOutboxRetry(ctx, p)
 			if err != nil {

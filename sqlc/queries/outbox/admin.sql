@@ -127,7 +127,9 @@ ORDER BY consumer;
 -- resolve` and `replay`: rows in one of the given statuses, after after_id,
 -- matching every filter that is set (ids: outbox row ids or event ids; the
 -- time window applies to failed_at of failed and resolved rows and
--- published_at of published ones).
+-- published_at of published ones; cause is the reason of the row's last
+-- error, its last error_history entry, which for a row failed as
+-- max_attempts_exceeded is the error that spent the last attempt).
 -- name: SelectOutboxRows :many
 SELECT id, event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
        topic, status, attempts, error_reason, last_error, error_history,
@@ -138,6 +140,8 @@ WHERE status = ANY(@statuses::text[])
   AND ((cardinality(@row_ids::bigint[]) = 0 AND cardinality(@event_ids::uuid[]) = 0)
        OR id = ANY(@row_ids::bigint[]) OR event_id = ANY(@event_ids::uuid[]))
   AND (sqlc.narg(reason)::text IS NULL OR error_reason = sqlc.narg(reason)::text)
+  AND (sqlc.narg(cause)::text IS NULL
+       OR coalesce(error_history->-1->>'reason', error_reason) = sqlc.narg(cause)::text)
   AND (sqlc.narg(topic)::text IS NULL OR topic = sqlc.narg(topic)::text)
   AND (sqlc.narg(aggregate_type)::text IS NULL OR aggregate_type = sqlc.narg(aggregate_type)::text)
   AND (sqlc.narg(aggregate_id)::text IS NULL OR aggregate_id = sqlc.narg(aggregate_id)::text)

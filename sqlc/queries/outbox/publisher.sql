@@ -303,26 +303,30 @@ WHERE o.id = u.id
   AND o.status || '' = 'pending'
 RETURNING o.id, extract(epoch FROM o.published_at - o.created_at)::float8 AS latency_seconds;
 
--- ScheduleOutboxRetry unlocks rows after a transient failure:
--- attempts + 1, next attempt after the given delay, the error appended to
--- error_history (the last 20 entries are kept).
+-- ScheduleOutboxRetry unlocks rows after a transient failure: next
+-- attempt after the given delay, the error appended to error_history (the
+-- last 20 entries are kept), attempts + 1 unless held (the environment's
+-- fault, e.g. Pub/Sub unavailable: the topic is held and the row's
+-- attempts are not spent; the entry says "held": true).
 -- name: ScheduleOutboxRetry :execrows
 UPDATE outbox_events o
-SET attempts        = o.attempts + 1,
+SET attempts        = o.attempts + CASE WHEN u.held THEN 0 ELSE 1 END,
     next_attempt_at = now() + make_interval(secs => u.delay_seconds),
     last_error      = u.error,
     error_reason    = u.reason,
     error_history   = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
                       || jsonb_build_array(jsonb_build_object(
                              'at', now(), 'reason', u.reason, 'error', u.error,
-                             'attempt', o.attempts + 1, 'worker', o.locked_by,
-                             'next_attempt_at', now() + make_interval(secs => u.delay_seconds))),
+                             'attempt', o.attempts + CASE WHEN u.held THEN 0 ELSE 1 END, 'worker', o.locked_by,
+                             'next_attempt_at', now() + make_interval(secs => u.delay_seconds))
+                         || CASE WHEN u.held THEN jsonb_build_object('held', true) ELSE '{}'::jsonb END),
     locked_by       = NULL,
     lock_token      = NULL,
     lease_until     = NULL,
     claimed_at      = NULL
 FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@delay_seconds::float8[]) AS delay_seconds,
-             unnest(@reasons::text[]) AS reason, unnest(@errors::text[]) AS error) AS u
+             unnest(@reasons::text[]) AS reason, unnest(@errors::text[]) AS error,
+             unnest(@held::boolean[]) AS held) AS u
 WHERE o.id = u.id
   AND o.lock_token = @lock_token::uuid
   -- by primary key, not through the status indexes (top of this file)
