@@ -14,7 +14,6 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/biz"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/catalog/server"
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
@@ -30,15 +29,7 @@ import (
 func TestHTTPWaitAsLongAsTheRequestTimeout(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	w, err := data.NewWriter(&conf.Outbox{Topic: events.Topic, ServiceName: "catalog-test", Instance: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: catalogmigrations.Schema, ConnectTimeout: iconf.Duration(time.Second)}, w, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
+	d := newData(t, db.URL, catalogmigrations.Schema)
 	const limit = time.Second
 	reads := newReads(t, d, conf.ReadPath{Videos: true, WaitDefault: iconf.Duration(limit / 2), WaitMax: iconf.Duration(limit)})
 	svc := service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d)), reads)
