@@ -1,13 +1,10 @@
 package outbox_test
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -24,11 +21,7 @@ func TestInsertTxRefusesWhatConsumersDrop(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
-	ctx := context.Background()
-	cases := []struct {
-		name, want string
-		mutate     func(*outbox.Event)
-	}{
+	cases := []refusal{
 		{"replay_for", `Headers["replay_for"] is reserved`, func(e *outbox.Event) { e.Headers = map[string]string{"replay_for": "items-projection"} }},
 		{"identity header", `Headers["event_id"] is reserved`, func(e *outbox.Event) { e.Headers = map[string]string{"event_id": uuid.NewString()} }},
 		{"white space aggregate id", "AggregateID is only white space", func(e *outbox.Event) { e.AggregateID = " \t\n" }},
@@ -43,20 +36,7 @@ func TestInsertTxRefusesWhatConsumersDrop(t *testing.T) {
 		{"NUL in header value", `Headers["x-tenant"] has a NUL byte`, func(e *outbox.Event) { e.Headers = map[string]string{"x-tenant": "t\x001"} }},
 		{"NUL in header key", `Headers["x-\x00"] has a NUL byte`, func(e *outbox.Event) { e.Headers = map[string]string{"x-\x00": "v"} }},
 	}
-	for _, c := range cases {
-		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-			e := created(uuid.NewString(), 1)
-			c.mutate(&e)
-			_, err := w.InsertTx(ctx, tx, e)
-			return err
-		})
-		if !errors.Is(err, outbox.ErrInvalidEvent) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: InsertTx: %v, want ErrInvalidEvent mentioning %q", c.name, err, c.want)
-		}
-	}
-	if n := count(t, db); n != 0 {
-		t.Errorf("%d rows written by events consumers drop, want 0", n)
-	}
+	checkRefusals(t, db, w, cases)
 }
 
 // TestNewWriterRefusesReservedTopics: a route to a topic id Pub/Sub
