@@ -29,6 +29,8 @@ func TestInvalidConfigExitsWithOneStatus(t *testing.T) {
 		{"projector", []string{"-conf", "../configs/projector.yaml"}, "PROJECTOR_BATCH_SIZE=0", "batch.size (PROJECTOR_BATCH_SIZE) is 0"},
 		{"projector", []string{"-conf", "../configs/projector.yaml"}, "PROJECTOR_WORKERS=-1", "batch.workers (PROJECTOR_WORKERS)"},
 		{"catalog", []string{"-conf", "../configs/catalog.yaml"}, "CATALOG_MAX_BODY_BYTES=0", "CATALOG_MAX_BODY_BYTES"},
+		{"catalog", []string{"-conf", "../configs/catalog.yaml"}, "OUTBOX_TOPIC=goog.x", "outbox.topic (OUTBOX_TOPIC)"},
+		{"publisher", []string{"-conf", "../configs/publisher.yaml"}, "OUTBOX_POLL_INTERVAL_SECONDS=1e12", `OUTBOX_POLL_INTERVAL_SECONDS="1e12"`},
 		{"publisher", []string{"-conf", "/nonexistent/publisher.yaml"}, "", "reading config file"},
 		{"projector", []string{"-conf", "/nonexistent/projector.yaml"}, "", "reading config file"},
 		{"catalog", []string{"-conf", "/nonexistent/catalog.yaml"}, "", "reading config file"},

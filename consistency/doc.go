@@ -19,9 +19,10 @@
 // no request polls the database while it waits. An announcement too large
 // for one NOTIFY names only the read model; waiters on it look up again.
 // Wait is bounded (WaiterOptions.DefaultWait, capped at MaxWait) and
-// returns ErrTimeout when the read model has not caught up: the caller
-// decides whether to fail (e.g. 503 with a retryable reason such as
-// READ_MODEL_BEHIND) or to answer stale with a marker.
+// returns ErrTimeout when the read model has not caught up, also when the
+// caller's deadline (a request timeout as long as MaxWait) comes first:
+// the caller decides whether to fail (e.g. 503 with a retryable reason
+// such as READ_MODEL_BEHIND) or to answer stale with a marker.
 //
 // In a Kratos service: a write calls Reply (the token in the
 // x-consistency-token response header or gRPC header metadata, TokenHeader),

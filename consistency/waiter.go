@@ -62,6 +62,10 @@ func TableLookup(pool *pgxpool.Pool, table, key, version string) Lookup {
 	}
 }
 
+// deadlineHeadroom is the most time Wait leaves before its caller's
+// deadline for the caller's answer.
+const deadlineHeadroom = 250 * time.Millisecond
+
 // WaiterOptions configures a Waiter.
 type WaiterOptions struct {
 	// DefaultWait bounds a Wait given no duration (default 2s).
@@ -137,8 +141,11 @@ func (w *Waiter) Listening() bool {
 
 // Wait returns once readModel holds every token's aggregate at its version
 // or newer, ErrTimeout after d (DefaultWait when d <= 0, at most MaxWait;
-// a look-up still running then is cancelled), or ctx's error. Without
-// tokens it returns at once.
+// a look-up still running then is cancelled), or ctx's error when ctx is
+// cancelled. Without tokens it returns at once. A deadline of ctx (a
+// request timeout, which may equal MaxWait) ends the wait as ErrTimeout
+// too, a twentieth of the time left (at most deadlineHeadroom) before it,
+// so that the caller can still answer that the read model is behind.
 func (w *Waiter) Wait(ctx context.Context, readModel string, tokens []Token, d time.Duration) error {
 	if len(tokens) == 0 {
 		return nil
@@ -153,6 +160,10 @@ func (w *Waiter) Wait(ctx context.Context, readModel string, tokens []Token, d t
 		d = w.o.DefaultWait
 	}
 	d = min(d, w.o.MaxWait)
+	if deadline, ok := ctx.Deadline(); ok {
+		left := time.Until(deadline)
+		d = max(0, min(d, left-min(left/20, deadlineHeadroom)))
+	}
 	wt := &waiting{pending: map[Key]int64{}, wake: make(chan struct{}, 1), recheck: true}
 	for _, t := range tokens {
 		k := Key{t.AggregateType, t.AggregateID}
@@ -168,7 +179,7 @@ func (w *Waiter) Wait(ctx context.Context, readModel string, tokens []Token, d t
 	defer cancel()
 	for {
 		done, err := wt.check(wctx, lookup)
-		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		if err != nil && wctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
 			return fmt.Errorf("%w (waited %s)", ErrTimeout, d)
 		}
 		if err != nil || done {
@@ -176,6 +187,9 @@ func (w *Waiter) Wait(ctx context.Context, readModel string, tokens []Token, d t
 		}
 		select {
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("%w (waited %s, the caller's deadline)", ErrTimeout, d)
+			}
 			return ctx.Err()
 		case <-wctx.Done():
 			return fmt.Errorf("%w (waited %s)", ErrTimeout, d)

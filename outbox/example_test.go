@@ -76,5 +76,5 @@ func ExampleNewWriter() {
 		DefaultTopic: "bad topic",
 	})
 	fmt.Println(err)
-	// Output: outbox: Config.DefaultTopic "bad topic" is not a valid Pub/Sub topic id
+	// Output: outbox: Config.DefaultTopic: topic id "bad topic" has ' ' at byte 3: only letters, digits and - _ . ~ + % are allowed
 }

@@ -21,15 +21,11 @@ func TestInsertTxRefusesWhatPubSubRefuses(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 	w := newWriter(t, outbox.Config{})
-	ctx := context.Background()
 	many := map[string]string{}
 	for i := range 95 { // + 7 identity attributes + traceparent > 100
 		many[fmt.Sprintf("h%d", i)] = "v"
 	}
-	cases := []struct {
-		name, want string
-		mutate     func(*outbox.Event)
-	}{
+	cases := []refusal{
 		{"ordering key", "ordering key is 1025 bytes, limit 1024", func(e *outbox.Event) { e.OrderingKey = strings.Repeat("k", 1025) }},
 		{"aggregate id", "is 1025 bytes, limit 1024", func(e *outbox.Event) { e.AggregateID = strings.Repeat("a", 1025) }},
 		{"header value", `attribute "x-big" value is 1025 bytes, limit 1024`, func(e *outbox.Event) { e.Headers = map[string]string{"x-big": strings.Repeat("v", 1025)} }},
@@ -40,6 +36,21 @@ func TestInsertTxRefusesWhatPubSubRefuses(t *testing.T) {
 		{"utf-8 key", "is not valid UTF-8", func(e *outbox.Event) { e.Headers = map[string]string{"\xff": "v"} }},
 		{"utf-8 ordering key", "ordering key is not valid UTF-8", func(e *outbox.Event) { e.OrderingKey = "\xff" }},
 	}
+	checkRefusals(t, db, w, cases)
+}
+
+// refusal is a change to a valid event that InsertTx must refuse with
+// ErrInvalidEvent mentioning want.
+type refusal struct {
+	name, want string
+	mutate     func(*outbox.Event)
+}
+
+// checkRefusals writes each refused event in its own transaction and
+// checks the error and that no row was written.
+func checkRefusals(t *testing.T, db *relaytest.DB, w *outbox.Writer, cases []refusal) {
+	t.Helper()
+	ctx := context.Background()
 	for _, c := range cases {
 		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 			e := created(uuid.NewString(), 1)
@@ -52,7 +63,7 @@ func TestInsertTxRefusesWhatPubSubRefuses(t *testing.T) {
 		}
 	}
 	if n := count(t, db); n != 0 {
-		t.Errorf("%d rows written by events Pub/Sub refuses, want 0", n)
+		t.Errorf("%d rows written by refused events, want 0", n)
 	}
 }
 

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Event is one domain event to append. Only the aggregate fields, EventType
@@ -117,8 +116,6 @@ type Writer struct {
 	statementBytes int
 }
 
-var topicName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$`)
-
 // ErrInvalidEvent is returned (wrapped) for events that cannot be written.
 var ErrInvalidEvent = errors.New("invalid outbox event")
 
@@ -127,12 +124,14 @@ func NewWriter(cfg Config) (*Writer, error) {
 	if cfg.Encoder == nil {
 		return nil, errors.New("outbox: Config.Encoder is required")
 	}
-	if cfg.DefaultTopic != "" && !topicName.MatchString(cfg.DefaultTopic) {
-		return nil, fmt.Errorf("outbox: Config.DefaultTopic %q is not a valid Pub/Sub topic id", cfg.DefaultTopic)
+	if cfg.DefaultTopic != "" {
+		if err := wire.CheckTopicID(cfg.DefaultTopic); err != nil {
+			return nil, fmt.Errorf("outbox: Config.DefaultTopic: %w", err)
+		}
 	}
 	for at, t := range cfg.Topics {
-		if !topicName.MatchString(t) {
-			return nil, fmt.Errorf("outbox: Config.Topics[%q] = %q is not a valid Pub/Sub topic id", at, t)
+		if err := wire.CheckTopicID(t); err != nil {
+			return nil, fmt.Errorf("outbox: Config.Topics[%q]: %w", at, err)
 		}
 	}
 	if cfg.DefaultTopic == "" && len(cfg.Topics) == 0 {
@@ -222,15 +221,12 @@ func origin(restatement bool) string {
 }
 
 func (w *Writer) metadata(ctx context.Context, e *Event) (Metadata, error) {
+	if err := checkFields(e); err != nil {
+		return Metadata{}, err
+	}
 	switch {
-	case e.AggregateType == "":
-		return Metadata{}, fmt.Errorf("%w: AggregateType is empty", ErrInvalidEvent)
-	case e.AggregateID == "":
-		return Metadata{}, fmt.Errorf("%w: AggregateID is empty", ErrInvalidEvent)
 	case e.AggregateVersion < 1:
 		return Metadata{}, fmt.Errorf("%w: AggregateVersion must be >= 1, got %d", ErrInvalidEvent, e.AggregateVersion)
-	case e.EventType == "":
-		return Metadata{}, fmt.Errorf("%w: EventType is empty", ErrInvalidEvent)
 	case e.Payload == nil:
 		return Metadata{}, fmt.Errorf("%w: Payload is nil", ErrInvalidEvent)
 	case e.SchemaVersion < 0:
@@ -274,12 +270,12 @@ func (w *Writer) metadata(ctx context.Context, e *Event) (Metadata, error) {
 		if m.Topic == "" {
 			return Metadata{}, fmt.Errorf("%w: no topic routes aggregate type %q", ErrInvalidEvent, e.AggregateType)
 		}
-	} else if !topicName.MatchString(m.Topic) {
-		return Metadata{}, fmt.Errorf("%w: Topic %q is not a valid Pub/Sub topic id", ErrInvalidEvent, m.Topic)
+	} else if err := wire.CheckTopicID(m.Topic); err != nil {
+		return Metadata{}, fmt.Errorf("%w: Topic: %w", ErrInvalidEvent, err)
 	}
 	for k, v := range e.Headers {
 		m.Headers[k] = v
 	}
-	propagation.TraceContext{}.Inject(ctx, propagation.MapCarrier(m.Headers))
+	putTraceContext(ctx, m.Headers)
 	return m, nil
 }

@@ -268,16 +268,16 @@ func TestInsertTxRefusesInvalidEvents(t *testing.T) {
 	ctx := context.Background()
 	id := uuid.NewString()
 	cases := map[string]func(*outbox.Event){
-		"AggregateType":         func(e *outbox.Event) { e.AggregateType = "" },
-		"AggregateID":           func(e *outbox.Event) { e.AggregateID = "" },
-		"AggregateVersion":      func(e *outbox.Event) { e.AggregateVersion = 0 },
-		"EventType":             func(e *outbox.Event) { e.EventType = "" },
-		"Payload":               func(e *outbox.Event) { e.Payload = nil },
-		"does not match":        func(e *outbox.Event) { e.EventType = "test.item.renamed" },
-		"not a valid":           func(e *outbox.Event) { e.Topic = "!bad" },
-		"no topic routes":       func(e *outbox.Event) { e.AggregateType = "other.thing" },
-		"bytes, limit 200":      func(e *outbox.Event) { e.Payload = withPadding(id, 1, 300).Payload },
-		"SchemaVersion must be": func(e *outbox.Event) { e.SchemaVersion = -1 },
+		"AggregateType":          func(e *outbox.Event) { e.AggregateType = "" },
+		"AggregateID":            func(e *outbox.Event) { e.AggregateID = "" },
+		"AggregateVersion":       func(e *outbox.Event) { e.AggregateVersion = 0 },
+		"EventType":              func(e *outbox.Event) { e.EventType = "" },
+		"Payload":                func(e *outbox.Event) { e.Payload = nil },
+		"does not match":         func(e *outbox.Event) { e.EventType = "test.item.renamed" },
+		`Topic: topic id "!bad"`: func(e *outbox.Event) { e.Topic = "!bad" },
+		"no topic routes":        func(e *outbox.Event) { e.AggregateType = "other.thing" },
+		"bytes, limit 200":       func(e *outbox.Event) { e.Payload = withPadding(id, 1, 300).Payload },
+		"SchemaVersion must be":  func(e *outbox.Event) { e.SchemaVersion = -1 },
 	}
 	for want, mutate := range cases {
 		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
@@ -479,12 +479,12 @@ func TestNotifyWakesListenersOnCommitOnly(t *testing.T) {
 func TestNewWriterValidatesConfig(t *testing.T) {
 	enc := outbox.Encoder(encode)
 	cases := map[string]outbox.Config{
-		"Encoder is required":      {DefaultTopic: "topic-a"},
-		"DefaultTopic or Config":   {Encoder: enc},
-		"DefaultTopic \"x\"":       {Encoder: enc, DefaultTopic: "x"},
-		`Topics["a"] = "no spaces`: {Encoder: enc, Topics: map[string]string{"a": "no spaces"}},
-		"MaxPayloadBytes":          {Encoder: enc, DefaultTopic: "topic-a", MaxPayloadBytes: -1},
-		"Config.NotifyChannel":     {Encoder: enc, DefaultTopic: "topic-a", NotifyChannel: strings.Repeat("c", 64)},
+		"Encoder is required":               {DefaultTopic: "topic-a"},
+		"DefaultTopic or Config":            {Encoder: enc},
+		"DefaultTopic: topic id \"x\"":      {Encoder: enc, DefaultTopic: "x"},
+		`Topics["a"]: topic id "no spaces"`: {Encoder: enc, Topics: map[string]string{"a": "no spaces"}},
+		"MaxPayloadBytes":                   {Encoder: enc, DefaultTopic: "topic-a", MaxPayloadBytes: -1},
+		"Config.NotifyChannel":              {Encoder: enc, DefaultTopic: "topic-a", NotifyChannel: strings.Repeat("c", 64)},
 	}
 	for want, cfg := range cases {
 		if _, err := outbox.NewWriter(cfg); err == nil || !strings.Contains(err.Error(), want) {

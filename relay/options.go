@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,7 +52,8 @@ type Options struct {
 	// then notify on every commit).
 	FetchCooldownOff bool
 
-	// WorkerID names this replica in locked_by (default hostname-pid).
+	// WorkerID names this replica in locked_by (default hostname-pid; at
+	// most 255 bytes of printable UTF-8).
 	WorkerID string
 	// Concurrency is the number of claimed batches in flight (default 4,
 	// 1..256).
@@ -300,6 +303,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// maxWorkerIDBytes bounds Options.WorkerID, which every claim, partition
+// and membership row carries (a host name of 64 bytes plus a pid fits).
+const maxWorkerIDBytes = 255
+
 // orDefault sets *v to def when it is zero.
 func orDefault[T comparable](v *T, def T) {
 	var zero T
@@ -377,6 +384,9 @@ func (o Options) check() error {
 		return optionErrorf("ReindexMinBytes", "must be > 0, got %d", o.ReindexMinBytes)
 	case o.Jitter != "equal" && o.Jitter != "full":
 		return optionErrorf("Jitter", `must be "equal" or "full", got %q`, o.Jitter)
+	}
+	if len(o.WorkerID) > maxWorkerIDBytes || !utf8.ValidString(o.WorkerID) || strings.ContainsFunc(o.WorkerID, unicode.IsControl) {
+		return optionErrorf("WorkerID", "must be at most %d bytes of printable UTF-8, got %d bytes %.40q...", maxWorkerIDBytes, len(o.WorkerID), o.WorkerID)
 	}
 	for at, topic := range o.Publish.Topics {
 		if strings.TrimSpace(at) == "" || strings.TrimSpace(topic) == "" {

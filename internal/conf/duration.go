@@ -18,7 +18,7 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return fmt.Errorf("line %d: %q: %w", n.Line, n.Value, err)
 	}
 	*d = Duration(v)
 	return nil

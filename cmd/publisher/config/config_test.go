@@ -284,3 +284,21 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestOutOfRangeValuesAreReportedAsGiven: a duration beyond a
+// time.Duration is refused with the value as given (it was wrapped into
+// -2562047h47m16.85s), and a worker id is bounded.
+func TestOutOfRangeValuesAreReportedAsGiven(t *testing.T) {
+	for k, v := range map[string]string{
+		"OUTBOX_POLL_INTERVAL_SECONDS": "1e12",
+		"OUTBOX_WORKER_ID":             strings.Repeat("w", 5000),
+		"OUTBOX_LEASE_SECONDS":         "-1e12",
+	} {
+		env := baseEnv()
+		env[k] = v
+		_, err := load(t, "", env)
+		if err == nil || !strings.Contains(err.Error(), k) || strings.Contains(err.Error(), "-2562047h") {
+			t.Errorf("%s=%.20s...: %v, want an error naming %s and not a wrapped-around duration", k, v, err, k)
+		}
+	}
+}

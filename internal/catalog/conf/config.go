@@ -11,6 +11,7 @@ import (
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Config is the whole catalog configuration.
@@ -131,6 +132,9 @@ func (c *Config) Validate() error {
 	c.Database.Schema = pg.Schema
 	if c.Outbox.Topic == "" {
 		return fmt.Errorf("outbox.topic (OUTBOX_TOPIC) is required")
+	}
+	if err := wire.CheckTopicID(c.Outbox.Topic); err != nil {
+		return fmt.Errorf("outbox.topic (OUTBOX_TOPIC): %w", err)
 	}
 	if c.Outbox.MaxPayloadBytes < 0 {
 		return fmt.Errorf("outbox.max_payload_bytes (OUTBOX_MAX_PAYLOAD_BYTES) must be >= 0, got %d", c.Outbox.MaxPayloadBytes)

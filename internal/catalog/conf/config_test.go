@@ -84,3 +84,16 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidTopicIsAConfigurationError: a topic id Pub/Sub refuses is
+// refused with the configuration, naming the key (exit status 2), not
+// when the writer is built (exit status 1).
+func TestInvalidTopicIsAConfigurationError(t *testing.T) {
+	for _, topic := range []string{"goog.x", "bad topic", "ab", "9lives"} {
+		_, err := load(t, shipped, map[string]string{"DATABASE_URL": "postgres://u@db/x", "OUTBOX_TOPIC": topic})
+		if err == nil || !strings.Contains(err.Error(), "outbox.topic (OUTBOX_TOPIC)") || iconf.ExitStatus(err) != iconf.ExitInvalid {
+			t.Errorf("OUTBOX_TOPIC=%q: %v (exit status %d), want a configuration error naming outbox.topic, exit status %d",
+				topic, err, iconf.ExitStatus(err), iconf.ExitInvalid)
+		}
+	}
+}

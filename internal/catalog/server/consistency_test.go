@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -15,10 +14,8 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/biz"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -31,15 +28,7 @@ import (
 func TestGRPCCarriesConsistencyTokensInMetadata(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	w, err := data.NewWriter(&conf.Outbox{Topic: events.Topic, ServiceName: "catalog-test", Instance: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, cleanup, err := data.NewData(&conf.Database{URL: db.URL, Schema: catalogmigrations.Schema, ConnectTimeout: iconf.Duration(time.Second)}, w, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
+	d := newData(t, db.URL, catalogmigrations.Schema)
 	svc := service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d)), newReads(t, d, conf.ReadPath{Videos: true}))
 	cl := newGRPCClient(t, svc)
 	ctx := context.Background()

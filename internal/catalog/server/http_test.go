@@ -40,6 +40,14 @@ func newService(t *testing.T, url string) (*service.VideoService, *data.Data) {
 // newServiceIn is newService with DATABASE_SCHEMA = schema.
 func newServiceIn(t *testing.T, url, schema string) (*service.VideoService, *data.Data) {
 	t.Helper()
+	d := newData(t, url, schema)
+	return service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d)), newReads(t, d, conf.ReadPath{})), d
+}
+
+// newData is the data layer with its outbox writer, on the database at
+// url in schema.
+func newData(t *testing.T, url, schema string) *data.Data {
+	t.Helper()
 	w, err := data.NewWriter(&conf.Outbox{Topic: events.Topic, ServiceName: "catalog-test", Instance: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +57,7 @@ func newServiceIn(t *testing.T, url, schema string) (*service.VideoService, *dat
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
-	return service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d)), newReads(t, d, conf.ReadPath{})), d
+	return d
 }
 
 // newReads builds the reads as cmd/catalog's wire injector does, with the

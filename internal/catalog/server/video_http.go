@@ -9,6 +9,7 @@ import (
 	"github.com/go-kratos/kratos/v2/errors"
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
 )
@@ -20,12 +21,14 @@ import (
 // path variables and query parameters by proto field name, the gRPC method
 // name as the operation (so middleware selectors match both transports),
 // 200 on success and Kratos error bodies ({code, reason, message,
-// metadata}) otherwise.
+// metadata}) otherwise. One addition: DELETE, which the annotations give
+// no body, also takes its fields (reason, expected_version) from a JSON
+// body, validated as the query's are, since clients send them there.
 func RegisterVideoServiceHTTPServer(s *khttp.Server, srv catalogv1.VideoServiceServer) {
 	r := s.Route("/")
 	r.POST("/v1/videos", route(catalogv1.VideoService_CreateVideo_FullMethodName, bindBody, srv.CreateVideo))
 	r.PATCH("/v1/videos/{id}", route(catalogv1.VideoService_UpdateVideo_FullMethodName, bindBodyAndVars, srv.UpdateVideo))
-	r.DELETE("/v1/videos/{id}", route(catalogv1.VideoService_DeleteVideo_FullMethodName, bindQueryAndVars, srv.DeleteVideo))
+	r.DELETE("/v1/videos/{id}", route(catalogv1.VideoService_DeleteVideo_FullMethodName, bindBodyQueryAndVars, srv.DeleteVideo))
 	r.GET("/v1/videos/{id}", route(catalogv1.VideoService_GetVideo_FullMethodName, bindQueryAndVars, srv.GetVideo))
 	r.GET("/v1/videos", route(catalogv1.VideoService_ListVideos_FullMethodName, bindQuery, srv.ListVideos))
 	r.GET("/v1/videos:search", route(catalogv1.VideoService_SearchVideos_FullMethodName, bindQuery, srv.SearchVideos))
@@ -90,6 +93,34 @@ func bindBodyAndVars(ctx khttp.Context, in any) error {
 func bindQueryAndVars(ctx khttp.Context, in any) error {
 	if err := ctx.BindQuery(in); err != nil {
 		return err
+	}
+	return ctx.BindVars(in)
+}
+
+// bindBodyQueryAndVars binds a request whose fields may come from a JSON
+// body (strictly, as bindBody) and from the query: both reach the
+// method's validation, and a field given in both places is refused rather
+// than one silently replacing the other. Path variables come last.
+func bindBodyQueryAndVars(ctx khttp.Context, in any) error {
+	if err := bindBody(ctx, in); err != nil {
+		return err
+	}
+	body := in.(proto.Message).ProtoReflect() // bindBody refused anything else
+	query := body.New()
+	if err := ctx.BindQuery(query.Interface()); err != nil {
+		return err
+	}
+	var twice error
+	query.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if body.Has(fd) {
+			twice = badField(string(fd.Name()), "given in both the query and the body: give it once")
+			return false
+		}
+		body.Set(fd, v)
+		return true
+	})
+	if twice != nil {
+		return twice
 	}
 	return ctx.BindVars(in)
 }
