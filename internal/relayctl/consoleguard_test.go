@@ -3,6 +3,7 @@ package relayctl
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -20,11 +21,9 @@ import (
 // empty) header, as a browser whose name resolves to the console would.
 func (u *consoleUnderTest) doHost(method, path, host, origin string, form url.Values) (int, string) {
 	u.t.Helper()
-	var body *strings.Reader
+	body := strings.NewReader("")
 	if form != nil {
 		body = strings.NewReader(form.Encode())
-	} else {
-		body = strings.NewReader("")
 	}
 	req, err := http.NewRequest(method, u.srv.URL+path, body)
 	if err != nil {
@@ -44,16 +43,8 @@ func (u *consoleUnderTest) doHost(method, path, host, origin string, form url.Va
 		u.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	return resp.StatusCode, b.String()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // TestConsoleRefusesAForeignHost: a request whose Host is not one the
