@@ -40,6 +40,11 @@ func TestNoBinaryPrintsASecret(t *testing.T) {
 		"bad-url":   fmt.Sprintf("postgres://postgres:%s x@127.0.0.1:%d/%%zz", planted, closed),
 		"bad-port":  fmt.Sprintf("postgres://postgres:%s@127.0.0.1:notaport/eventrelay", planted),
 		"bad-param": fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/eventrelay?sslmode=bogus", planted, closed),
+		// An unescaped @ in the password: a lenient parser takes the tail
+		// for the host and prints it in its lookup error.
+		"unescaped-at":  fmt.Sprintf("postgres://postgres:Zq9@%s@127.0.0.1:%d/eventrelay?sslmode=disable", planted, closed),
+		"unescaped-at2": fmt.Sprintf("postgres://postgres:%s@@127.0.0.1:%d/eventrelay", planted, closed),
+		"unescaped-at3": fmt.Sprintf("postgresql://postgres:Zq9@%s@127.0.0.1/eventrelay", planted),
 	}
 	elasticURL := fmt.Sprintf("http://elastic:%s@127.0.0.1:%d", planted, closed)
 	// Invalid values every daemon refuses at start (the catalog has no Pub/Sub).

@@ -18,6 +18,9 @@ func PoolConfig(connString, schema string) (*pgxpool.Config, error) {
 	if !postgres.ValidSchema(schema) {
 		return nil, fmt.Errorf("relay: schema %q must be a lower-case SQL identifier", schema)
 	}
+	if err := postgres.CheckURL(connString); err != nil {
+		return nil, fmt.Errorf("relay: the connection string %w", err)
+	}
 	pc, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		return nil, fmt.Errorf("relay: parsing the connection string: %s", postgres.Redact(err.Error()))

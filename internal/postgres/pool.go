@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"regexp"
 	"time"
 
@@ -46,6 +45,9 @@ type Config struct {
 func (c *Config) Validate(prefix string) error {
 	if c.URL == "" {
 		return fmt.Errorf("%s.url (DATABASE_URL) is required", prefix)
+	}
+	if err := CheckURL(c.URL); err != nil {
+		return fmt.Errorf("%s.url (DATABASE_URL) %w", prefix, err)
 	}
 	pc, err := pgx.ParseConfig(c.URL)
 	if err != nil {
@@ -99,35 +101,4 @@ func Open(ctx context.Context, c Config) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("creating pool: %s", scrub(err))
 	}
 	return pool, nil
-}
-
-// Redact returns the connection string (URL or keyword/value form) with any
-// password replaced, for logs, errors and help text.
-func Redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme == "" {
-		return scrubString(dsn)
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
-
-// passwordInURL matches the password of a URL's userinfo, also one with
-// spaces that url.Parse refuses; passwordKV a keyword/value password, quoted
-// (with backslash escapes) or not.
-var passwordInURL = regexp.MustCompile(`(?i)(://[^:/@\s]*:)[^@]*@`)
-var passwordKV = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`)
-
-// scrub removes passwords from errors that quote the connection string.
-func scrub(err error) string { return scrubString(err.Error()) }
-
-func scrubString(s string) string {
-	s = passwordInURL.ReplaceAllString(s, "${1}xxxxx@")
-	return passwordKV.ReplaceAllString(s, "password=xxxxx")
 }

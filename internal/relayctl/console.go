@@ -21,11 +21,9 @@ import (
 	"sync"
 	"time"
 
-	"cloud.google.com/go/pubsub/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
@@ -68,7 +66,14 @@ type ConsoleConfig struct {
 	Log io.Writer
 	// Daemons are readiness URLs the overview probes (name -> URL of a
 	// daemon's /readyz, e.g. "publisher-0" -> http://10.0.0.7:8081/readyz).
+	// Credentials in them are never shown.
 	Daemons map[string]string
+	// AllowedHosts are the Host header values the console answers, "host"
+	// (any port) or "host:port"; any other is refused with 421 (a page of
+	// another site whose name resolves to the console: DNS rebinding).
+	// Empty: localhost, 127.0.0.1 and [::1] on any port. relayctl ui sets
+	// the addresses it listens on (ListenHosts) and --allowed-hosts.
+	AllowedHosts []string
 }
 
 // Console is the web console: an http.Handler.
@@ -77,7 +82,9 @@ type Console struct {
 	pool    *pgxpool.Pool
 	tmpl    *template.Template
 	key     []byte
+	hosts   hostAllowList
 	mux     *http.ServeMux
+	routes  []consoleRoute
 	local   string
 	samples *sampler
 	redrive *redriver
@@ -107,7 +114,11 @@ func NewConsole(ctx context.Context, cfg ConsoleConfig) (*Console, error) {
 	if err := cfg.Redrive.validate(); err != nil {
 		return nil, err
 	}
-	c := &Console{cfg: cfg, key: make([]byte, 32), samples: &sampler{}}
+	hosts, err := newHostAllowList(cfg.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{cfg: cfg, key: make([]byte, 32), samples: &sampler{}, hosts: hosts}
 	if _, err := rand.Read(c.key); err != nil {
 		return nil, err
 	}
@@ -127,7 +138,7 @@ func NewConsole(ctx context.Context, cfg ConsoleConfig) (*Console, error) {
 		return nil, err
 	}
 	c.tmpl = tmpl
-	c.routes()
+	c.register()
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stop = cancel
 	c.done.Add(1)
@@ -168,14 +179,20 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: with no-referrer a browser sends
+	// "Origin: null" on the console's own form posts, and the Origin check
+	// (checkHost) would refuse them; other sites still get no referrer.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
+	if !c.checkHost(w, r) {
+		return
+	}
 	if _, err := c.identity(r); err != nil {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		if !c.cfg.Write {
+		if !c.cfg.Write && !readOnlyPOSTs[r.URL.Path] {
 			http.Error(w, "read-only console: start it with write access (relayctl ui --write) to change anything", http.StatusForbidden)
 			return
 		}
@@ -227,46 +244,77 @@ func (c *Console) checkCSRF(r *http.Request) error {
 	return nil
 }
 
-func (c *Console) routes() {
-	m := http.NewServeMux()
-	m.HandleFunc("GET /{$}", c.overview)
-	m.HandleFunc("GET /failed", c.failed)
-	m.HandleFunc("GET /failed/row", c.failedRow)
-	m.HandleFunc("GET /failed/replay", c.replayPreview)
-	m.HandleFunc("POST /failed/replay", c.replayDo)
-	m.HandleFunc("GET /failed/resolve", c.resolvePreview)
-	m.HandleFunc("POST /failed/resolve", c.resolveDo)
-	m.HandleFunc("GET /dlq", c.dlq)
-	m.HandleFunc("POST /dlq/replay", c.dlqDo("replay"))
-	m.HandleFunc("POST /dlq/purge", c.dlqDo("purge"))
-	m.HandleFunc("GET /replays", c.replays)
-	m.HandleFunc("POST /seek", c.seekDo)
-	m.HandleFunc("GET /audit", c.audit)
-	m.HandleFunc("GET /static/", func(w http.ResponseWriter, r *http.Request) {
-		http.StripPrefix("/static/", http.FileServerFS(mustSub(consoleFS, "console/static"))).ServeHTTP(w, r)
-	})
-	c.mux = m
+// consoleRoute is one registered route.
+type consoleRoute struct {
+	pattern string
+	handler http.HandlerFunc
 }
 
-// MutatingRoutes are the console's POST endpoints (tests refuse them all
-// without write access).
+// register builds the mux. A GET changes nothing (no pull, ack, nack,
+// seek, publish or database write: a test walks them all); what must pull
+// to show something (a dead-letter peek) is a CSRF-checked POST.
+func (c *Console) register() {
+	c.routes = []consoleRoute{
+		{"GET /{$}", c.overview},
+		{"GET /failed", c.failed},
+		{"GET /failed/row", c.failedRow},
+		{"GET /failed/replay", c.replayPreview},
+		{"POST /failed/replay", c.replayDo},
+		{"GET /failed/resolve", c.resolvePreview},
+		{"POST /failed/resolve", c.resolveDo},
+		{"GET /dlq", c.dlq},
+		{"POST /dlq/peek", c.dlqPeek},
+		{"POST /dlq/replay", c.dlqDo("replay")},
+		{"POST /dlq/purge", c.dlqDo("purge")},
+		{"GET /replays", c.replays},
+		{"POST /seek", c.seekDo},
+		{"GET /audit", c.audit},
+		{"GET /static/", func(w http.ResponseWriter, r *http.Request) {
+			http.StripPrefix("/static/", http.FileServerFS(mustSub(consoleFS, "console/static"))).ServeHTTP(w, r)
+		}},
+	}
+	c.mux = http.NewServeMux()
+	for _, rt := range c.routes {
+		c.mux.HandleFunc(rt.pattern, rt.handler)
+	}
+}
+
+// routePatterns are the registered patterns ("GET /failed", ...).
+func (c *Console) routePatterns() []string {
+	out := make([]string, len(c.routes))
+	for i, rt := range c.routes {
+		out[i] = rt.pattern
+	}
+	return out
+}
+
+// MutatingRoutes are the console's POST endpoints that change something
+// (tests refuse them all without write access).
 var MutatingRoutes = []string{"/failed/replay", "/failed/resolve", "/dlq/replay", "/dlq/purge", "/seek"}
+
+// readOnlyPOSTs are POSTs a read-only console serves: they change nothing
+// the operator cares about but must not be a GET (a dead-letter peek pulls
+// and releases at once), so they carry the CSRF token.
+var readOnlyPOSTs = map[string]bool{"/dlq/peek": true}
 
 // page is what every template gets.
 type page struct {
 	Title, Active string
 	Who, CSRF     string
-	Write         bool
-	PubSub        bool
-	Redrive       string
-	Flash, Error  string
-	Refresh       bool
-	Data          any
+	// Anonymous: no identity header, every user who reaches the console
+	// acts as Who.
+	Anonymous    bool
+	Write        bool
+	PubSub       bool
+	Redrive      string
+	Flash, Error string
+	Refresh      bool
+	Data         any
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, name, title string, data any, flash, errMsg string) {
 	who, _ := c.identity(r)
-	p := page{Title: title, Active: name, Who: who, CSRF: c.csrfToken(who), Write: c.cfg.Write, PubSub: c.cfg.PubSubFile != "",
+	p := page{Title: title, Active: name, Who: who, CSRF: c.csrfToken(who), Anonymous: c.cfg.IdentityHeader == "", Write: c.cfg.Write, PubSub: c.cfg.PubSubFile != "",
 		Redrive: c.cfg.Redrive.String(), Flash: flash, Error: c.redact(errMsg), Data: data, Refresh: name == "overview"}
 	var buf bytes.Buffer
 	if err := c.tmpl.ExecuteTemplate(&buf, name+".html", p); err != nil {
@@ -282,25 +330,24 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, name, title str
 	_, _ = w.Write([]byte(c.redact(buf.String())))
 }
 
-// redact removes the database password from s (it may be quoted in an
-// error from a command).
+// redact removes the database password and the daemons' URL credentials
+// from s (an error from a command may quote them, or a driver's lookup of
+// a malformed password's tail).
 func (c *Console) redact(s string) string {
+	dsns := []string{c.cfg.DatabaseURL}
+	for _, u := range c.cfg.Daemons {
+		dsns = append(dsns, u)
+	}
+	s = postgres.NewScrubber(dsns...).Scrub(s)
 	if c.cfg.DatabaseURL == "" {
 		return s
-	}
-	// A password shorter than 6 characters is not scrubbed alone: it would
-	// match ordinary text and mangle the page (the URL itself still is).
-	if pw := passwordOf(c.cfg.DatabaseURL); len(pw) >= 6 {
-		s = strings.ReplaceAll(s, pw, "xxxxx")
-		s = strings.ReplaceAll(s, template.HTMLEscapeString(pw), "xxxxx")
 	}
 	return strings.ReplaceAll(s, c.cfg.DatabaseURL, postgres.Redact(c.cfg.DatabaseURL))
 }
 
-// subsEvery is how long the overview reuses the subscriptions' status: it
-// peeks every dead-letter subscription (pulls and releases), which other
-// readers of the DLQ would notice at every 10-second refresh of every
-// open page.
+// subsEvery is how long the overview reuses the subscriptions' status
+// (GetSubscription of each, at every 10-second refresh of every open page
+// otherwise).
 const subsEvery = time.Minute
 
 type subsCache struct {
@@ -321,8 +368,14 @@ func (c *Console) subscriptions(ctx context.Context) ([]subStatus, []string, err
 	rep := &statusReport{}
 	client, cfg, res, err := (&pubsubFlags{file: c.cfg.PubSubFile}).connect(ctx, c.cli(io.Discard))
 	if err == nil {
-		err = subscriptionStatus(ctx, client, cfg, res, rep)
+		// No peek: a GET pulls nothing (the Dead letters page peeks on request).
+		err = subscriptionStatus(ctx, client, cfg, res, rep, false)
 		client.Close()
+	}
+	for i := range rep.Subscriptions {
+		if s := &rep.Subscriptions[i]; s.IsDLQ && s.Exists {
+			s.Backlog = "peek on the Dead letters page (Cloud Monitoring has the backlog)"
+		}
 	}
 	c.subs.at, c.subs.subs, c.subs.problems, c.subs.err = time.Now(), rep.Subscriptions, rep.Problems, err
 	return rep.Subscriptions, rep.Problems, err
@@ -356,13 +409,13 @@ func (c *Console) readiness(ctx context.Context) []daemonReadiness {
 	out := make([]daemonReadiness, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
-		out[i] = daemonReadiness{Name: n, URL: c.cfg.Daemons[n]}
+		out[i] = daemonReadiness{Name: n, URL: postgres.Redact(c.cfg.Daemons[n])}
 		wg.Add(1)
 		go func(d *daemonReadiness) {
 			defer wg.Done()
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
-			req, err := http.NewRequestWithContext(pctx, http.MethodGet, d.URL, nil)
+			req, err := http.NewRequestWithContext(pctx, http.MethodGet, c.cfg.Daemons[d.Name], nil)
 			if err != nil {
 				d.State = err.Error()
 				return
@@ -690,112 +743,6 @@ func (c *Console) resolveDo(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/failed?flash="+urlEscape(fmt.Sprintf("resolved %d row(s); audit row admin_audit.id=%d", len(rows), auditID)), http.StatusSeeOther)
 }
 
-// dlqData is the Dead letters page.
-type dlqData struct {
-	Subs     []string
-	Sub      string
-	Messages []dlqShown
-	Note     string
-}
-
-type dlqShown struct {
-	dlqMessage
-	Attrs []string
-	Body  string
-}
-
-func (c *Console) dlq(w http.ResponseWriter, r *http.Request) {
-	d := dlqData{Sub: r.URL.Query().Get("subscription")}
-	if c.cfg.PubSubFile == "" {
-		c.render(w, r, "dlq", "Dead letters", d, "", "no Pub/Sub resources file: start the console with -f configs/pubsub.yaml")
-		return
-	}
-	ps := &pubsubFlags{file: c.cfg.PubSubFile}
-	cl := c.cli(io.Discard)
-	client, cfg, res, err := ps.connect(r.Context(), cl)
-	if err != nil {
-		c.render(w, r, "dlq", "Dead letters", d, "", err.Error())
-		return
-	}
-	defer client.Close()
-	d.Subs = dlqSubscriptions(res)
-	if d.Sub == "" && len(d.Subs) > 0 {
-		d.Sub = d.Subs[0]
-	}
-	if d.Sub != "" {
-		scan, err := pullAll(r.Context(), client, cfg.ProjectID, d.Sub, 200, nil)
-		if err != nil {
-			c.render(w, r, "dlq", "Dead letters", d, "", err.Error())
-			return
-		}
-		dec, _ := newBodyDecoder(cl, "", "")
-		for _, m := range scan.selected(dlqFilter{}) {
-			s := dlqShown{dlqMessage: m}
-			for k, v := range m.Attributes {
-				s.Attrs = append(s.Attrs, k+" = "+v)
-			}
-			sort.Strings(s.Attrs)
-			if dec == nil {
-				s.Body = printable(m.data)
-			} else if j, err := dec.json(m.data, m.Attributes); err != nil {
-				s.Body = "does not decode: " + err.Error() + "\n" + printable(m.data)
-			} else {
-				s.Body = prettyJSON(j)
-			}
-			d.Messages = append(d.Messages, s)
-		}
-		d.Note = scan.note(200)
-		_ = scan.release(context.WithoutCancel(r.Context()))
-	}
-	c.render(w, r, "dlq", "Dead letters", d, r.URL.Query().Get("flash"), "")
-}
-
-// dlqSubscriptions are the dead-letter subscriptions of the resources.
-func dlqSubscriptions(res *gpubsub.Resources) []string {
-	if res == nil {
-		return nil
-	}
-	dlqTopics := map[string]bool{}
-	for _, s := range res.Subscriptions {
-		if s.DeadLetter != nil {
-			dlqTopics[s.DeadLetter.Topic] = true
-		}
-	}
-	var out []string
-	for _, s := range res.Subscriptions {
-		if dlqTopics[s.Topic] {
-			out = append(out, s.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// dlqDo runs relayctl dlq replay|purge itself, with the operator as --by:
-// the same checks, Pub/Sub calls and admin_audit row as the CLI.
-func (c *Console) dlqDo(name string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		who, _ := c.identity(r)
-		sub := r.PostForm.Get("subscription")
-		ids := strings.Join(r.PostForm["ids"], ",")
-		args := []string{"--subscription", sub, "-f", c.cfg.PubSubFile, "--by", who, "--why", r.PostForm.Get("why")}
-		if ids == "" {
-			c.render(w, r, "dlq", "Dead letters", dlqData{Sub: sub}, "", "dlq "+name+": choose the messages")
-			return
-		}
-		args = append(args, "--ids", ids)
-		out, err := c.runCLI(r.Context(), func(ctx context.Context, cl *cli) error {
-			return dlqRun(ctx, cl, name, args, map[string]func(context.Context, *cli, *dlqOpts, *dlqScan, *pubsub.Client, gpubsub.Config, *gpubsub.Resources) error{
-				"replay": dlqReplay, "purge": dlqPurge}[name])
-		})
-		if err != nil {
-			c.render(w, r, "dlq", "Dead letters", dlqData{Sub: sub}, "", err.Error()+"\n"+out)
-			return
-		}
-		http.Redirect(w, r, "/dlq?subscription="+urlEscape(sub)+"&flash="+urlEscape(lastLine(out)), http.StatusSeeOther)
-	}
-}
-
 func (c *Console) runCLI(ctx context.Context, fn func(context.Context, *cli) error) (string, error) {
 	var out bytes.Buffer
 	err := fn(ctx, c.cli(&out))
@@ -842,29 +789,6 @@ func (c *Console) replays(w http.ResponseWriter, r *http.Request) {
 		msg = err.Error()
 	}
 	c.render(w, r, "replays", "Replays and seek", d, r.URL.Query().Get("flash"), msg)
-}
-
-// seekDo runs relayctl seek itself (its guards, its audit row).
-func (c *Console) seekDo(w http.ResponseWriter, r *http.Request) {
-	who, _ := c.identity(r)
-	args := []string{"--subscription", r.PostForm.Get("subscription"), "--by", who, "--why", r.PostForm.Get("why")}
-	if c.cfg.PubSubFile != "" {
-		args = append(args, "-f", c.cfg.PubSubFile)
-	}
-	if t := strings.TrimSpace(r.PostForm.Get("time")); t != "" {
-		args = append(args, "--time", t)
-	}
-	if s := strings.TrimSpace(r.PostForm.Get("snapshot")); s != "" {
-		args = append(args, "--snapshot", s)
-	}
-	out, err := c.runCLI(r.Context(), func(ctx context.Context, cl *cli) error { return runSeek(ctx, cl, args) })
-	if err != nil {
-		d := replaysData{}
-		d.Replays, _ = listReplays(r.Context(), c.pool, 200)
-		c.render(w, r, "replays", "Replays and seek", d, "", err.Error()+"\n"+out)
-		return
-	}
-	http.Redirect(w, r, "/replays?flash="+urlEscape(lastLine(out)), http.StatusSeeOther)
 }
 
 func (c *Console) audit(w http.ResponseWriter, r *http.Request) {

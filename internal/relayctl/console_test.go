@@ -172,6 +172,10 @@ func TestConsoleNeverRendersDatabasePassword(t *testing.T) {
 	ids := failRows(t, db, "unavailable", 1)
 	publish(t, ps, "items.events.dlq-view", &pubsub.Message{Data: []byte("garbage"), Attributes: newPoison(t, "mapping_error", false).attrs})
 	c := newConsole(t, env, true, pubsubConfig)
+	// Daemons' readiness URLs carrying credentials, one unreachable (its
+	// error quotes the URL).
+	c.c.cfg.Daemons = map[string]string{"publisher-0": "http://admin:" + planted + "@127.0.0.1:1/readyz",
+		"projector-0": "http://admin:Zq9@" + planted + "@127.0.0.1:1/readyz"}
 	pages := []string{"/", "/failed", "/failed?reason=unavailable", "/failed/row?id=" + fmt.Sprint(ids[0]), "/failed/replay?ids=" + fmt.Sprint(ids[0]),
 		"/failed/resolve?ids=" + fmt.Sprint(ids[0]), "/dlq", "/dlq?subscription=items.events.dlq-view", "/replays", "/audit",
 		"/failed?since=yesterday", "/failed/row?id=nope", "/static/console.css", "/static/console.js"}
@@ -184,15 +188,27 @@ func TestConsoleNeverRendersDatabasePassword(t *testing.T) {
 			t.Errorf("GET %s: %d %s", p, code, body)
 		}
 	}
+	if code, body := c.post("/dlq/peek", url.Values{"subscription": {"items.events.dlq-view"}}); strings.Contains(body, planted) || code != http.StatusOK {
+		t.Errorf("POST /dlq/peek (%d) renders the password (%t) or fails", code, strings.Contains(body, planted))
+	}
 	// A command that fails quoting its connection string.
 	bad := *u
 	bad.Host = "127.0.0.1:1"
 	c.c.cfg.DatabaseURL = bad.String()
-	code, body := c.post("/seek", url.Values{"subscription": {"items.view"}, "time": {"1m"}, "why": {"INC-9"}})
+	code, body := c.post("/seek", url.Values{"subscription": {"items.view"}, "time": {"1m"}, "why": {"INC-9"}, "confirm": {"1"}})
 	if strings.Contains(body, planted) || code == http.StatusOK {
 		t.Errorf("failed seek (%d) renders the password: %t", code, strings.Contains(body, planted))
 	}
 	c.c.cfg.DatabaseURL = u.String()
+	// A password with an unescaped @: refused at start, the password not
+	// quoted (a lenient parser would look up its tail as a host name).
+	for _, dsn := range []string{"postgres://" + u.User.Username() + ":Zq9@" + planted + "@" + u.Host + u.Path,
+		"postgres://" + u.User.Username() + ":" + planted + "@@" + u.Host + u.Path} {
+		_, err := NewConsole(t.Context(), ConsoleConfig{DatabaseURL: dsn, Schema: testSchema, Hooks: itemHooks()})
+		if err == nil || strings.Contains(err.Error(), planted) {
+			t.Errorf("NewConsole with an unescaped @ in the password: %v; want a refusal without the password", err)
+		}
+	}
 	resp, err := http.Get(c.srv.URL + "/")
 	if err == nil {
 		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
@@ -323,7 +339,7 @@ func TestConsoleMutationsAuditLikeTheCLI(t *testing.T) {
 		}
 		fromCLI := mask.ReplaceAllString(strings.Join(auditRows(t, db, before), "\n"), "<id>")
 		before = lastAuditID(t, db)
-		if code, body := c.post("/dlq/"+action, url.Values{"subscription": {"items.events.dlq-view"}, "ids": {mids[1]}, "why": {why}}); code != http.StatusSeeOther {
+		if code, body := c.post("/dlq/"+action, url.Values{"subscription": {"items.events.dlq-view"}, "ids": {mids[1]}, "why": {why}, "confirm": {"1"}}); code != http.StatusSeeOther {
 			t.Fatalf("console dlq %s: %d %s", action, code, body)
 		}
 		fromConsole := mask.ReplaceAllString(strings.Join(auditRows(t, db, before), "\n"), "<id>")
@@ -343,7 +359,7 @@ func TestConsoleMutationsAuditLikeTheCLI(t *testing.T) {
 	}
 	fromCLI := strings.Join(auditRows(t, db, before), "\n")
 	before = lastAuditID(t, db)
-	if code, body := c.post("/seek", url.Values{"subscription": {"items.view"}, "time": {"2026-01-02T03:04:05Z"}, "why": {why}}); code != http.StatusSeeOther {
+	if code, body := c.post("/seek", url.Values{"subscription": {"items.view"}, "time": {"2026-01-02T03:04:05Z"}, "why": {why}, "confirm": {"1"}}); code != http.StatusSeeOther {
 		t.Fatalf("console seek: %d %s", code, body)
 	}
 	fromConsole := strings.Join(auditRows(t, db, before), "\n")
@@ -470,6 +486,9 @@ func TestUICommand(t *testing.T) {
 	if r := relayctl(t, env, "ui", "--daemon", "publisher"); r.code != ExitUsage {
 		t.Errorf("ui --daemon without a URL: exit %d", r.code)
 	}
+	if r := relayctl(t, env, "ui", "--addr", "0.0.0.0:0"); r.code != ExitUsage || !strings.Contains(r.stderr, "not a loopback address and no --identity-header") {
+		t.Errorf("ui on a non-loopback address without an identity header: exit %d, stderr %q; want a refusal", r.code, r.stderr)
+	}
 	if r := relayctl(t, env, "ui", "--help"); !strings.Contains(r.stderr, `"127.0.0.1:8089"`) {
 		t.Errorf("ui --help does not show the loopback default: %q", r.stderr)
 	}
@@ -499,7 +518,8 @@ func TestUICommand(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "publisher-0") || !strings.Contains(string(body), "not ready") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "publisher-0") || !strings.Contains(string(body), "not ready") ||
+		!strings.Contains(string(body), "every user who can reach this console acts as") {
 		t.Errorf("overview: %d, lacks the daemon's readiness:\n%s", resp.StatusCode, body)
 	}
 	resp, err = http.PostForm("http://"+addr+"/failed/replay", url.Values{"reason": {"unavailable"}, "why": {"x"}})

@@ -33,7 +33,7 @@ func TestConsoleJudgesTheOldestRowByItsSLO(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := httptest.NewRecorder()
-		con.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		con.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/", nil))
 		con.Close()
 		if got := strings.Contains(rec.Body.String(), "past the SLO of"); rec.Code != http.StatusOK || got != tc.want {
 			t.Errorf("OUTBOX_OLDEST_SLO=%s, oldest row 10m old: status %d, SLO breach shown %v, want %v", tc.slo, rec.Code, got, tc.want)

@@ -28,6 +28,7 @@ type dbFlags struct {
 func addDBFlags(c *cli, fs *flag.FlagSet) *dbFlags {
 	d := &dbFlags{cli: c}
 	d.url = c.env("DATABASE_URL", "")
+	c.dsns = append(c.dsns, &d.url)
 	fs.Var(&secretFlag{s: &d.url, redact: postgres.Redact}, "database-url", "Postgres connection string (env DATABASE_URL); shown with its password redacted")
 	d.schema = c.env("DATABASE_SCHEMA", "")
 	if old := c.env("EVENTRELAY_SCHEMA", ""); old != "" {

@@ -23,7 +23,12 @@ const dlqUsage = `
 dlq list|show|replay|purge --subscription DLQ_SUB [filters] [flags]
 
 Dead-letter triage on a dead-letter subscription (e.g.
-orders.events.dlq-sub). Messages are read with synchronous Pull and
+orders.events.dlq-sub): one without a dead-letter policy of its own, on
+the dead-letter topic of a subscription declared in -f or, without -f, of
+one in the project. Any other subscription is refused (exit 2) before
+anything is pulled: its messages are live events. --allow-live-subscription
+overrides that (a stuck poison message on a source with no dead-letter
+policy); replay and purge record it in their audit row. Messages are read with synchronous Pull and
 NOT acked: list and show release them at once (ack deadline 0), so they stay
 in the DLQ. While a command runs (at most --scan messages, a few seconds),
 other readers of the same DLQ subscription do not see the pulled messages.
@@ -70,6 +75,9 @@ type dlqOpts struct {
 	all    bool
 	dryRun bool
 	asJSON bool
+	// live: --allow-live-subscription, and the subscription is not a
+	// dead-letter one (the audit row says so).
+	allowLive, live bool
 
 	descriptorSet string
 	messageType   string
@@ -98,6 +106,7 @@ func dlqFlags(c *cli, name string) (*flag.FlagSet, *dlqOpts) {
 	fs.IntVar(&o.f.Limit, "limit", 0, "at most this many matching messages (0: all pulled)")
 	fs.IntVar(&o.scan, "scan", 1000, "pull at most this many messages")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+	fs.BoolVar(&o.allowLive, strings.TrimPrefix(allowLiveFlag, "--"), false, "act on a subscription that is not a dead-letter one (a live source: pulling delays its events, acking loses them); recorded in the audit")
 	if name == "replay" || name == "purge" {
 		o.db = addDBFlags(c, fs)
 		o.audit = addAuditFlags(fs)
@@ -159,6 +168,13 @@ func dlqRun(ctx context.Context, c *cli, name string, args []string,
 		return err
 	}
 	defer client.Close()
+	if err := checkDeadLetter(ctx, client, cfg, res, o.sub); err != nil {
+		if !o.allowLive || !isUsage(err) {
+			return err
+		}
+		o.live = true
+		fmt.Fprintf(c.stderr, "WARNING: %s: acting on the live subscription %s: %v\n", allowLiveFlag, o.sub, err)
+	}
 	scan, err := pullAll(ctx, client, cfg.ProjectID, o.sub, o.scan, o.f.IDs)
 	if err != nil {
 		return err
@@ -298,6 +314,9 @@ func startDLQAudit(ctx context.Context, o *dlqOpts, command string, cfg gpubsub.
 		msgs = append(msgs, map[string]string{"message_id": m.MessageID, "event_id": m.EventID, "reason": m.Reason, "aggregate_id": m.AggregateID, "version": m.Version})
 	}
 	details := map[string]any{"project": cfg.ProjectID, "subscription": o.sub, "topic": topic, "filter": o.f, "messages": msgs}
+	if o.live {
+		details["live_subscription"] = true
+	}
 	for k, v := range extra {
 		details[k] = v
 	}

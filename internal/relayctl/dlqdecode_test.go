@@ -89,7 +89,11 @@ func ordersDescriptorSet(t *testing.T) (string, []byte) {
 func TestDLQShowDecodesAnyEnvelopeWithADescriptorSet(t *testing.T) {
 	t.Parallel()
 	ps := gpubsubtest.New(t)
+	ps.Topic(t, "orders.events")
 	ps.Topic(t, "orders.events.dlq")
+	// The projection's subscription dead-letters into orders.events.dlq:
+	// what makes orders.events.dlq-sub a dead-letter subscription.
+	ps.Subscription(t, "orders.summaries", "orders.events", gpubsubtest.SubscriptionOptions{DeadLetterTopic: "orders.events.dlq", MaxDeliveryAttempts: 5})
 	ps.Subscription(t, "orders.events.dlq-sub", "orders.events.dlq", gpubsubtest.SubscriptionOptions{})
 	descriptors, body := ordersDescriptorSet(t)
 	garbage := []byte("\xff\x00 not a protobuf")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
@@ -36,6 +37,12 @@ func usageErr(format string, a ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
 }
 
+// isUsage reports whether err is a usage error (exit 2).
+func isUsage(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee) && ee.code == ExitUsage
+}
+
 // problemErr reports that the command worked and found a problem (exit 1).
 func problemErr(format string, a ...any) error {
 	return &exitError{code: ExitProblem, err: fmt.Errorf(format, a...)}
@@ -51,6 +58,20 @@ type cli struct {
 	connectTimeout time.Duration
 	// hooks are the service's parts: rebuild, verify, dlq show decoding.
 	hooks hook.Hooks
+	// dsns are the connection strings the command was given (flags and
+	// environment): their passwords are scrubbed from every error printed.
+	dsns []*string
+}
+
+// scrub removes the passwords of the command's connection strings from s,
+// also from text that does not quote them (a driver's host lookup of a
+// malformed password's tail).
+func (c *cli) scrub(s string) string {
+	dsns := []string{c.env("DATABASE_URL", "")}
+	for _, d := range c.dsns {
+		dsns = append(dsns, *d)
+	}
+	return postgres.NewScrubber(dsns...).Scrub(s)
 }
 
 // defaultConnectTimeout is the default of --connect-timeout.
@@ -129,16 +150,14 @@ func exitCode(c *cli, err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return ExitOK
 	}
+	fmt.Fprintf(c.stderr, "relayctl: %s\n", c.scrub(err.Error()))
 	var ee *exitError
 	if errors.As(err, &ee) {
-		fmt.Fprintf(c.stderr, "relayctl: %v\n", err)
 		return ee.code
 	}
 	if hook.IsUsage(err) {
-		fmt.Fprintf(c.stderr, "relayctl: %v\n", err)
 		return ExitUsage
 	}
-	fmt.Fprintf(c.stderr, "relayctl: %v\n", err)
 	return ExitRuntime
 }
 

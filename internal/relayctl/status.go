@@ -127,7 +127,7 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		defer client.Close()
-		if err := subscriptionStatus(ctx, client, cfg, res, rep); err != nil {
+		if err := subscriptionStatus(ctx, client, cfg, res, rep, true); err != nil {
 			return err
 		}
 	}
@@ -267,7 +267,9 @@ const consumerMargin = 10 * time.Second
 // dlqPeek bounds how many dead letters status pulls to see if any wait.
 const dlqPeek = 100
 
-func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.Config, res *gpubsub.Resources, rep *statusReport) error {
+// subscriptionStatus reads each declared subscription; with peek, it pulls
+// (and releases) from the dead-letter ones to see whether any wait.
+func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.Config, res *gpubsub.Resources, rep *statusReport, peek bool) error {
 	dlqTopics := map[string]bool{}
 	for _, s := range res.Subscriptions {
 		if s.DeadLetter != nil {
@@ -289,7 +291,7 @@ func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.
 		if dl := s.GetDeadLetterPolicy(); dl != nil {
 			st.DeadLetter = gpubsub.DeadLetterString(dl)
 		}
-		if st.IsDLQ {
+		if st.IsDLQ && peek {
 			scan, err := pullAll(ctx, client, cfg.ProjectID, spec.Name, dlqPeek, nil)
 			if err != nil {
 				return err

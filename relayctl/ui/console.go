@@ -42,6 +42,11 @@ type Options struct {
 	SampleEvery time.Duration
 	// Getenv reads settings such as PUBSUB_EMULATOR_HOST; nil: none.
 	Getenv func(string) (string, bool)
+	// AllowedHosts are the Host header values the console answers ("host"
+	// on any port, or "host:port"), e.g. the proxy's public name; any
+	// other is refused with 421 Misdirected Request, which defeats DNS
+	// rebinding. Empty: localhost, 127.0.0.1 and [::1] only.
+	AllowedHosts []string
 }
 
 // Redrive is the automatic re-drive policy.
@@ -65,7 +70,7 @@ func New(ctx context.Context, o Options) (*Console, error) {
 	}
 	c, err := irelayctl.NewConsole(ctx, irelayctl.ConsoleConfig{
 		DatabaseURL: o.DatabaseURL, Schema: o.Schema, PubSubFile: o.PubSubFile, Write: o.Write,
-		IdentityHeader: o.IdentityHeader, Hooks: o.Hooks, Lookup: o.Getenv, SampleEvery: o.SampleEvery, Daemons: o.Daemons,
+		IdentityHeader: o.IdentityHeader, Hooks: o.Hooks, Lookup: o.Getenv, SampleEvery: o.SampleEvery, Daemons: o.Daemons, AllowedHosts: o.AllowedHosts,
 		Redrive: irelayctl.RedrivePolicy{Reasons: o.Redrive.Reasons, Rate: o.Redrive.Rate, Every: o.Redrive.Every},
 	})
 	if err != nil {
