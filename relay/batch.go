@@ -103,6 +103,8 @@ func (r *Relay) send(ctx context.Context, g *keyGroup) {
 	for i, e := range g.events {
 		if _, reason, ok := r.blocks.blocked(r.pub.Topic(e)); ok {
 			g.refused, g.refusal = e, errclass.Newf(reason, "publishing to topic %s is paused (%s)", r.pub.Topic(e), reason)
+		} else if err := r.subs.held(r.pub.Topic(e)); err != nil {
+			g.refused, g.refusal = e, err
 		} else if res, err := r.pub.Publish(ctx, e); err != nil {
 			g.refused, g.refusal = e, err
 		} else {
@@ -184,7 +186,7 @@ func (r *Relay) failure(e *claim.Event, err error, attempted bool, out *claim.Ou
 		if attempted {
 			delay = r.blocks.failed(topic, reason, msg)
 		}
-		delay = max(delay, r.opts.BaseBackoff)
+		delay = max(delay, r.opts.BaseBackoff, r.subs.retryIn(reason))
 		out.Rescheduled = append(out.Rescheduled, claim.Rescheduled{ID: e.ID, Delay: delay, Reason: reason, Err: msg})
 		if attempted {
 			r.log.Warn("publishing to the topic is paused: the cause is the environment, not the event", eventAttrs(e,
