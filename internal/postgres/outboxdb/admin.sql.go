@@ -81,6 +81,67 @@ func (q *Queries) ConsumersBehind(ctx context.Context, arg ConsumersBehindParams
 	return items, nil
 }
 
+const consumersMissing = `-- name: ConsumersMissing :many
+WITH c AS (
+    SELECT consumer, min(received_at) AS first_received_at, array_agg(DISTINCT aggregate_type) AS types
+    FROM inbox_events
+    GROUP BY consumer
+)
+SELECT c.consumer,
+       (SELECT count(*)
+        FROM outbox_events o
+        WHERE o.status = 'published'
+          AND o.published_at > greatest(c.first_received_at, now() - make_interval(secs => $1::float8))
+          AND o.published_at < now() - make_interval(secs => $2::float8)
+          AND o.aggregate_type = ANY(c.types)
+          AND NOT EXISTS (SELECT 1 FROM inbox_events i WHERE i.consumer = c.consumer AND i.event_id = o.event_id))::bigint AS missing,
+       coalesce((SELECT min(o.published_at)
+        FROM outbox_events o
+        WHERE o.status = 'published'
+          AND o.published_at > greatest(c.first_received_at, now() - make_interval(secs => $1::float8))
+          AND o.published_at < now() - make_interval(secs => $2::float8)
+          AND o.aggregate_type = ANY(c.types)
+          AND NOT EXISTS (SELECT 1 FROM inbox_events i WHERE i.consumer = c.consumer AND i.event_id = o.event_id)), now())::timestamptz AS oldest_missing
+FROM c
+ORDER BY c.consumer
+`
+
+type ConsumersMissingParams struct {
+	LookbackSeconds float64
+	WaitingSeconds  float64
+}
+
+type ConsumersMissingRow struct {
+	Consumer      string
+	Missing       int64
+	OldestMissing time.Time
+}
+
+// ConsumersMissing counts, per inbox consumer, the published events of its
+// aggregate types that it never received although they were published more
+// than waiting_seconds ago: its read model stays behind them, whatever the
+// transport's reason. Only events published after the consumer's oldest
+// inbox row (inbox retention) and within lookback_seconds are counted.
+func (q *Queries) ConsumersMissing(ctx context.Context, arg ConsumersMissingParams) ([]ConsumersMissingRow, error) {
+	rows, err := q.db.Query(ctx, consumersMissing, arg.LookbackSeconds, arg.WaitingSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConsumersMissingRow
+	for rows.Next() {
+		var i ConsumersMissingRow
+		if err := rows.Scan(&i.Consumer, &i.Missing, &i.OldestMissing); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const extendReplayAudit = `-- name: ExtendReplayAudit :exec
 UPDATE outbox_replays
 SET row_count = row_count + $1,
