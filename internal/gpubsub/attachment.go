@@ -40,30 +40,34 @@ const (
 func (a Attachment) Receives() bool { return a == Attached }
 
 // AttachmentOf classifies s, a subscription declared for topic (the
-// topic's id or full name).
+// topic's id or full name; empty: any topic).
 func AttachmentOf(s *pb.Subscription, topic string) Attachment {
 	have := s.GetTopic()
 	switch {
 	case have == DeletedTopic || s.GetDetached():
 		return Detached
-	case have != topic && have[strings.LastIndex(have, "/")+1:] != topic:
+	case topic != "" && have != topic && have[strings.LastIndex(have, "/")+1:] != topic:
 		return OtherTopic
 	}
 	return Attached
 }
 
-// CheckAttachment reads subscription sub (an id) of project with
+// CheckAttachment reads subscription sub (an id or a full name) of project with
 // GetSubscription (permission pubsub.subscriptions.get) and classifies it
 // for topic. NOT_FOUND is Missing, not an error; any other error is
 // returned classified (errclass.PermissionDenied when the caller may not
 // read the subscription).
 func CheckAttachment(ctx context.Context, client *pubsub.Client, project, sub, topic string) (Attachment, *pb.Subscription, error) {
-	s, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: SubscriptionName(project, sub)})
+	name := sub
+	if !strings.HasPrefix(sub, "projects/") {
+		name = SubscriptionName(project, sub)
+	}
+	s, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: name})
 	if status.Code(err) == codes.NotFound {
 		return Missing, nil, nil
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("reading subscription %s: %w", sub, Target{Subscription: SubscriptionName(project, sub)}.Classify(err))
+		return "", nil, fmt.Errorf("reading subscription %s: %w", sub, Target{Subscription: name}.Classify(err))
 	}
 	return AttachmentOf(s, topic), s, nil
 }
