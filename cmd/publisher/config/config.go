@@ -159,6 +159,14 @@ type Publish struct {
 	MaxInflightRequests int `yaml:"max_inflight_requests" env:"OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS"`
 	// ReadyTopic is probed by /readyz (GetTopic). Empty: list topics.
 	ReadyTopic string `yaml:"ready_topic" env:"OUTBOX_READY_TOPIC"`
+	// Subscriptions lists, per topic id, the subscriptions that must
+	// receive it (the consumers' subscriptions of configs/pubsub.yaml):
+	// while one is missing or detached, publishing to the topic is held.
+	// A topic not listed is not checked.
+	Subscriptions map[string][]string `yaml:"subscriptions"`
+	// SubscriptionCheckInterval is how often Subscriptions are read
+	// (GetSubscription).
+	SubscriptionCheckInterval conf.Duration `yaml:"subscription_check_interval" env:"OUTBOX_SUBSCRIPTION_CHECK_SECONDS"`
 }
 
 // HTTP configures /healthz, /readyz and /metrics.
@@ -211,11 +219,12 @@ func Default() Config {
 			ReindexMinBytes:    8 << 20,
 		},
 		Publish: Publish{
-			MaxMessageBytes:     10_000_000,
-			Timeout:             conf.Duration(20 * time.Second),
-			DelayThreshold:      conf.Duration(2 * time.Millisecond),
-			CountThreshold:      100,
-			MaxInflightRequests: 256,
+			MaxMessageBytes:           10_000_000,
+			Timeout:                   conf.Duration(20 * time.Second),
+			DelayThreshold:            conf.Duration(2 * time.Millisecond),
+			CountThreshold:            100,
+			MaxInflightRequests:       256,
+			SubscriptionCheckInterval: conf.Duration(30 * time.Second),
 		},
 		HTTP: HTTP{Port: 8081},
 		Log:  Log{Level: "info"},
@@ -317,48 +326,52 @@ func (c Config) Options() relay.Options {
 		ReindexMinBytes:    minBytes,
 		ReindexOff:         o.ReindexBloatFactor == 0,
 		Publish: relay.PublishOptions{
-			Topics:              p.Topics,
-			MaxMessageBytes:     p.MaxMessageBytes,
-			Timeout:             p.Timeout.D(),
-			DelayThreshold:      p.DelayThreshold.D(),
-			DelayThresholdOff:   p.DelayThreshold == 0,
-			CountThreshold:      p.CountThreshold,
-			MaxInflightRequests: p.MaxInflightRequests,
-			ReadyTopic:          p.ReadyTopic,
+			Topics:                    p.Topics,
+			MaxMessageBytes:           p.MaxMessageBytes,
+			Timeout:                   p.Timeout.D(),
+			DelayThreshold:            p.DelayThreshold.D(),
+			DelayThresholdOff:         p.DelayThreshold == 0,
+			CountThreshold:            p.CountThreshold,
+			MaxInflightRequests:       p.MaxInflightRequests,
+			ReadyTopic:                p.ReadyTopic,
+			Subscriptions:             p.Subscriptions,
+			SubscriptionCheckInterval: p.SubscriptionCheckInterval.D(),
 		},
 	}
 }
 
 // keys names the relay.Options fields by the daemon's keys.
 var keys = map[string]string{
-	"Schema":                      "database.schema (DATABASE_SCHEMA)",
-	"WorkerID":                    "outbox.worker_id (OUTBOX_WORKER_ID)",
-	"Concurrency":                 "outbox.concurrency (OUTBOX_CONCURRENCY)",
-	"BulkSize":                    "outbox.bulk_size (OUTBOX_BULK_SIZE)",
-	"PollInterval":                "outbox.poll_interval (OUTBOX_POLL_INTERVAL_SECONDS)",
-	"FetchCooldown":               "outbox.fetch_cooldown (OUTBOX_FETCH_COOLDOWN_SECONDS)",
-	"Lease":                       "outbox.lease (OUTBOX_LEASE_SECONDS)",
-	"PartitionHeartbeat":          "outbox.partition_heartbeat (OUTBOX_PARTITION_HEARTBEAT_SECONDS)",
-	"ReclaimInterval":             "outbox.reclaim_interval (OUTBOX_RECLAIM_INTERVAL_SECONDS)",
-	"MaxProcessing":               "outbox.max_processing (OUTBOX_MAX_PROCESSING_SECONDS)",
-	"MaxAttempts":                 "outbox.max_attempts (OUTBOX_MAX_ATTEMPTS)",
-	"BaseBackoff":                 "outbox.base_backoff (OUTBOX_BASE_BACKOFF_SECONDS)",
-	"MaxBackoff":                  "outbox.max_backoff (OUTBOX_MAX_BACKOFF_SECONDS)",
-	"Jitter":                      "outbox.jitter (OUTBOX_BACKOFF_JITTER)",
-	"StatsInterval":               "outbox.stats_interval (OUTBOX_STATS_INTERVAL_SECONDS)",
-	"StallAfter":                  "outbox.stall_after (OUTBOX_STALL_AFTER_SECONDS)",
-	"GracePeriod":                 "outbox.grace_period (OUTBOX_GRACE_PERIOD_SECONDS)",
-	"Retention":                   "outbox.retention (OUTBOX_RETENTION_SECONDS)",
-	"RetentionInterval":           "outbox.retention_interval (OUTBOX_RETENTION_INTERVAL_SECONDS)",
-	"RetentionBatchSize":          "outbox.retention_batch_size (OUTBOX_RETENTION_BATCH_SIZE)",
-	"ReindexBloatFactor":          "outbox.reindex_bloat_factor (OUTBOX_REINDEX_BLOAT_FACTOR)",
-	"ReindexMinBytes":             "outbox.reindex_min_bytes (OUTBOX_REINDEX_MIN_BYTES)",
-	"Publish.Topics":              "publish.topics",
-	"Publish.MaxMessageBytes":     "publish.max_message_bytes (OUTBOX_MAX_MESSAGE_BYTES)",
-	"Publish.Timeout":             "publish.timeout (OUTBOX_PUBLISH_TIMEOUT_SECONDS)",
-	"Publish.DelayThreshold":      "publish.delay_threshold (OUTBOX_PUBLISH_DELAY_THRESHOLD)",
-	"Publish.CountThreshold":      "publish.count_threshold (OUTBOX_PUBLISH_COUNT_THRESHOLD)",
-	"Publish.MaxInflightRequests": "publish.max_inflight_requests (OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS)",
+	"Schema":                            "database.schema (DATABASE_SCHEMA)",
+	"WorkerID":                          "outbox.worker_id (OUTBOX_WORKER_ID)",
+	"Concurrency":                       "outbox.concurrency (OUTBOX_CONCURRENCY)",
+	"BulkSize":                          "outbox.bulk_size (OUTBOX_BULK_SIZE)",
+	"PollInterval":                      "outbox.poll_interval (OUTBOX_POLL_INTERVAL_SECONDS)",
+	"FetchCooldown":                     "outbox.fetch_cooldown (OUTBOX_FETCH_COOLDOWN_SECONDS)",
+	"Lease":                             "outbox.lease (OUTBOX_LEASE_SECONDS)",
+	"PartitionHeartbeat":                "outbox.partition_heartbeat (OUTBOX_PARTITION_HEARTBEAT_SECONDS)",
+	"ReclaimInterval":                   "outbox.reclaim_interval (OUTBOX_RECLAIM_INTERVAL_SECONDS)",
+	"MaxProcessing":                     "outbox.max_processing (OUTBOX_MAX_PROCESSING_SECONDS)",
+	"MaxAttempts":                       "outbox.max_attempts (OUTBOX_MAX_ATTEMPTS)",
+	"BaseBackoff":                       "outbox.base_backoff (OUTBOX_BASE_BACKOFF_SECONDS)",
+	"MaxBackoff":                        "outbox.max_backoff (OUTBOX_MAX_BACKOFF_SECONDS)",
+	"Jitter":                            "outbox.jitter (OUTBOX_BACKOFF_JITTER)",
+	"StatsInterval":                     "outbox.stats_interval (OUTBOX_STATS_INTERVAL_SECONDS)",
+	"StallAfter":                        "outbox.stall_after (OUTBOX_STALL_AFTER_SECONDS)",
+	"GracePeriod":                       "outbox.grace_period (OUTBOX_GRACE_PERIOD_SECONDS)",
+	"Retention":                         "outbox.retention (OUTBOX_RETENTION_SECONDS)",
+	"RetentionInterval":                 "outbox.retention_interval (OUTBOX_RETENTION_INTERVAL_SECONDS)",
+	"RetentionBatchSize":                "outbox.retention_batch_size (OUTBOX_RETENTION_BATCH_SIZE)",
+	"ReindexBloatFactor":                "outbox.reindex_bloat_factor (OUTBOX_REINDEX_BLOAT_FACTOR)",
+	"ReindexMinBytes":                   "outbox.reindex_min_bytes (OUTBOX_REINDEX_MIN_BYTES)",
+	"Publish.Topics":                    "publish.topics",
+	"Publish.MaxMessageBytes":           "publish.max_message_bytes (OUTBOX_MAX_MESSAGE_BYTES)",
+	"Publish.Timeout":                   "publish.timeout (OUTBOX_PUBLISH_TIMEOUT_SECONDS)",
+	"Publish.DelayThreshold":            "publish.delay_threshold (OUTBOX_PUBLISH_DELAY_THRESHOLD)",
+	"Publish.CountThreshold":            "publish.count_threshold (OUTBOX_PUBLISH_COUNT_THRESHOLD)",
+	"Publish.MaxInflightRequests":       "publish.max_inflight_requests (OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS)",
+	"Publish.Subscriptions":             "publish.subscriptions",
+	"Publish.SubscriptionCheckInterval": "publish.subscription_check_interval (OUTBOX_SUBSCRIPTION_CHECK_SECONDS)",
 }
 
 // optionRef is a field named in an OptionError's problem.
