@@ -67,16 +67,7 @@ func (w *subscriptionWatch) run(ctx context.Context) {
 	if len(w.declared) == 0 {
 		return
 	}
-	t := time.NewTicker(w.interval)
-	defer t.Stop()
-	for {
-		w.check(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	every(ctx, w.interval, w.check)
 }
 
 // check reads each declared subscription once and updates the holds.

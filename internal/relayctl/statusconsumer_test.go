@@ -50,3 +50,36 @@ func TestStatusNamesAConsumerThatReceivesNothing(t *testing.T) {
 		t.Errorf("status --oldest-slo 6m: exit %d, behind %+v, problems %q; want exit 0, none", r.code, rep.Behind, rep.Problems)
 	}
 }
+
+// TestStatusNamesAConsumerStuckBehindOldEvents: a consumer that keeps
+// receiving events but never received one published long ago (an ordered
+// key the transport stopped delivering) is a problem naming it, whatever
+// the transport's reason; a consumer that received everything is not.
+func TestStatusNamesAConsumerStuckBehindOldEvents(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	rows := seedOutbox(t, db, 3)
+	// All three were published 5 minutes ago; "view" received the first
+	// and the last (the last one a minute ago), never the second.
+	exec(t, db, `UPDATE outbox_events SET status = 'published', published_at = now() - interval '5 minutes'`)
+	exec(t, db, `INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type, received_at, processed_at)
+		SELECT 'view', event_id, aggregate_type, aggregate_id, aggregate_version, event_type, now() - interval '1 minute', now() - interval '1 minute'
+		FROM outbox_events WHERE id <> $1`, rows[1].ID)
+	exec(t, db, `INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type, received_at, processed_at)
+		SELECT 'search', event_id, aggregate_type, aggregate_id, aggregate_version, event_type, now() - interval '1 minute', now() - interval '1 minute'
+		FROM outbox_events`)
+
+	r := relayctl(t, env, "status", "--oldest-slo", "1m", "--json")
+	var rep statusReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("status --json: %v (stdout %q)", err, r.stdout)
+	}
+	problems := strings.Join(rep.Problems, "\n")
+	if r.code != ExitProblem || !strings.Contains(problems, "consumer view never received 1 event(s)") {
+		t.Errorf("status: exit %d, problems %q; want exit %d naming consumer view stuck behind 1 event", r.code, rep.Problems, ExitProblem)
+	}
+	if strings.Contains(problems, "consumer search") || len(rep.Missing) != 1 || rep.Missing[0].Consumer != "view" {
+		t.Errorf("consumers missing events %+v; want view alone", rep.Missing)
+	}
+}

@@ -21,7 +21,8 @@ type consumerMissing struct {
 
 // consumersMissing reports the inbox consumers whose read model stays
 // behind: published events of their aggregate types, older than slo (and
-// newer than the consumer's oldest inbox row), that they never received.
+// no older than the oldest event they still hold in their inbox), that
+// they never received.
 // Unlike consumers_behind it sees a consumer that receives other events
 // while some keys stay stuck (an ordered key the transport stopped
 // delivering, a subscription that missed a window).
