@@ -24,6 +24,7 @@ type metrics struct {
 	receiving    *prometheus.GaugeVec
 	stalled      *prometheus.GaugeVec
 	replaySkip   *prometheus.CounterVec
+	detached     *prometheus.GaugeVec
 }
 
 // newMetrics creates the series and registers them on reg.
@@ -83,6 +84,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		replaySkip: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "projector_replay_skipped_total", Help: "Messages a dead-letter replay republished for another subscription (attribute replay_for), acked without applying them.",
 		}, byProjection),
+		detached: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "projector_subscription_detached", Help: "1 while the projection's subscription is detached (its topic was deleted) or missing: it receives nothing; 0 once attached.",
+		}, []string{"projection", "subscription"}),
 	}
 	for _, c := range m.collectors() {
 		if err := reg.Register(c); err != nil {
@@ -94,7 +98,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
-		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving, m.stalled, m.replaySkip}
+		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving, m.stalled, m.replaySkip, m.detached}
 }
 
 // DescribeMetrics sends the descriptors of every projector_* series a

@@ -34,6 +34,12 @@ type Options struct {
 	// is 1 and, with Health, the readiness check "stall/<name>" fails
 	// (default 2m; negative: off).
 	StallAfter time.Duration
+	// SubscriptionCheckInterval is how often each projection's
+	// subscription is read to see that it is still attached to a topic
+	// (default 30s; negative: never): a detached one is reported by
+	// projector_subscription_detached and, with Health, the readiness
+	// check "subscription/<name>".
+	SubscriptionCheckInterval time.Duration
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// Registerer receives the projector_* metrics (applied, duplicate,
@@ -121,6 +127,7 @@ func (o Options) WithDefaults() Options {
 	o.InboxRetentionInterval = or(o.InboxRetentionInterval, time.Minute)
 	o.InboxRetentionBatchSize = or(o.InboxRetentionBatchSize, 5000)
 	o.StallAfter = or(o.StallAfter, 2*time.Minute)
+	o.SubscriptionCheckInterval = or(o.SubscriptionCheckInterval, 30*time.Second)
 	return o
 }
 

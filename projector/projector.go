@@ -41,6 +41,7 @@ type Projector struct {
 	receivers []*receiver
 	deadLet   []*topicDeadLetterer
 	retention []*retention.Inbox
+	watches   []*attachmentWatch // each projection's subscription, read every SubscriptionCheckInterval
 }
 
 // New checks o and returns a Projector with no projection. It contacts
@@ -119,6 +120,10 @@ func (p *Projector) Register(pr Projection) error {
 	p.engines[pr.Name], p.subs[pr.Subscription] = e, true
 	p.receivers = append(p.receivers, r)
 	p.deadLet = append(p.deadLet, dl)
+	if p.opts.SubscriptionCheckInterval > 0 {
+		p.watches = append(p.watches, newAttachmentWatch(p.client, pr.Name, pr.Subscription, p.opts.SubscriptionCheckInterval,
+			p.metrics.detached.WithLabelValues(pr.Name, pr.Subscription), p.opts.Health, p.opts.Logger))
+	}
 	if pr.InboxRetention > 0 {
 		p.retention = append(p.retention, newInboxRetention(p.pool, pr.Name, pr.Consumer, pr.InboxRetention, p.opts, p.metrics, p.opts.Logger))
 	}
@@ -172,12 +177,15 @@ func (p *Projector) Start(ctx context.Context) error {
 		return errors.New("projector: no projection registered")
 	}
 	p.started = true
-	rs, rets := p.receivers, p.retention
+	rs, rets, watches := p.receivers, p.retention, p.watches
 	p.mu.Unlock()
 	rctx, cancel := context.WithCancel(ctx)
 	var maint sync.WaitGroup
 	for _, r := range rets {
 		maint.Go(func() { r.Run(rctx) })
+	}
+	for _, w := range watches {
+		maint.Go(func() { w.run(rctx) })
 	}
 	defer maint.Wait()
 	defer cancel()

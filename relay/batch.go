@@ -103,6 +103,8 @@ func (r *Relay) send(ctx context.Context, g *keyGroup) {
 	for i, e := range g.events {
 		if _, reason, ok := r.blocks.blocked(r.pub.Topic(e)); ok {
 			g.refused, g.refusal = e, errclass.Newf(reason, "publishing to topic %s is held (%s)", r.pub.Topic(e), reason)
+		} else if err := r.subs.held(r.pub.Topic(e)); err != nil {
+			g.refused, g.refusal = e, err
 		} else if res, err := r.pub.Publish(ctx, e); err != nil {
 			g.refused, g.refusal = e, err
 		} else {
@@ -180,7 +182,7 @@ func (r *Relay) failure(e *claim.Event, err error, attempted bool, out *claim.Ou
 		// Not the event's fault: hold the topic, retry after the hold,
 		// never fail the row and never spend its attempts.
 		out.Rescheduled = append(out.Rescheduled, claim.Rescheduled{
-			ID: e.ID, Delay: r.hold(e, reason, msg, attempted), Reason: reason, Err: msg, Held: true,
+			ID: e.ID, Delay: max(r.hold(e, reason, msg, attempted), r.subs.retryIn(reason)), Reason: reason, Err: msg, Held: true,
 		})
 		return
 	case !reason.Transient():

@@ -49,6 +49,7 @@ func (r *Relay) run(ctx context.Context) error {
 		r.reclaimLoop,
 		r.statsLoop,
 		r.retentionLoop,
+		r.subs.run,
 	} {
 		bgWG.Add(1)
 		go func() {

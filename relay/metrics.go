@@ -41,6 +41,7 @@ type metrics struct {
 	PublishBlocked   *prometheus.GaugeVec
 	StoreBlocked     *prometheus.GaugeVec
 	Stalled          prometheus.Gauge
+	SubsDetached     *prometheus.GaugeVec
 }
 
 // storeOps are the op labels of outbox_store_errors_total; "complete" is
@@ -159,6 +160,9 @@ func newCollectors() *metrics {
 			[]string{"statement", "reason"}),
 		Stalled: prometheus.NewGauge(prometheus.GaugeOpts{Name: "outbox_stalled",
 			Help: "1 while this replica owns partitions, the oldest pending outbox row is older than stall_after and the replica published nothing for stall_after (refreshed every stats interval); 0 otherwise."}),
+		SubsDetached: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "outbox_subscription_detached",
+			Help: "1 while a subscription declared for the topic is missing, detached or attached elsewhere: publishing to the topic is held (rows wait pending); 0 once attached. Refreshed every subscription check interval."},
+			[]string{"topic", "subscription"}),
 	}
 }
 
@@ -167,5 +171,5 @@ func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Lag, m.OldestAge, m.Inflight, m.Stuck, m.FailedRows, m.StatsRefreshed, m.Processed, m.Failed,
 		m.RetryScheduled, m.TerminalFailed, m.Released, m.Fenced, m.Takeovers, m.RetentionDeleted,
 		m.IndexBytes, m.Reindexed, m.ReindexFailed, m.StoreErrors, m.Latency, m.ClaimBatchSize, m.ClaimDuration, m.EmptyClaims, m.WakeupArmed,
-		m.PartitionsOwned, m.PartitionMoves, m.PublishBlocked, m.StoreBlocked, m.Stalled}
+		m.PartitionsOwned, m.PartitionMoves, m.PublishBlocked, m.StoreBlocked, m.Stalled, m.SubsDetached}
 }

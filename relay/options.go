@@ -186,6 +186,19 @@ type PublishOptions struct {
 	// published to since the start (none yet: nothing to check); never a
 	// project-wide list, which a publisher granted its topics alone lacks.
 	ReadyTopic string
+	// Subscriptions declares, per topic id, the subscriptions that must
+	// receive what is published to it (the consumers' subscriptions of
+	// configs/pubsub.yaml). Every SubscriptionCheckInterval each is read
+	// (GetSubscription); while one is missing, detached (its topic was
+	// deleted and re-created) or attached elsewhere, publishing to the
+	// topic is held: rows wait pending, none fails, readiness check
+	// "subscriptions" and gauge outbox_subscription_detached name it. A
+	// topic not listed (one meant to have no subscriptions) is never
+	// checked.
+	Subscriptions map[string][]string
+	// SubscriptionCheckInterval is how often Subscriptions are read
+	// (default 30s).
+	SubscriptionCheckInterval time.Duration
 }
 
 // Defaults of the fields whose zero value means "default".
@@ -214,6 +227,7 @@ const (
 	defaultDelayThreshold      = 2 * time.Millisecond
 	defaultCountThreshold      = 100
 	defaultMaxInflightRequests = 256
+	defaultSubscriptionCheck   = 30 * time.Second
 )
 
 // Limits of the validation.
@@ -290,6 +304,7 @@ func (o Options) withDefaults() Options {
 	orDefault(&p.DelayThreshold, defaultDelayThreshold)
 	orDefault(&p.CountThreshold, defaultCountThreshold)
 	orDefault(&p.MaxInflightRequests, defaultMaxInflightRequests)
+	orDefault(&p.SubscriptionCheckInterval, defaultSubscriptionCheck)
 	if o.WorkerID == "" {
 		host, err := os.Hostname()
 		if err != nil || host == "" {
@@ -361,6 +376,7 @@ func (o Options) check() error {
 		{"RetentionInterval", o.RetentionInterval},
 		{"Publish.Timeout", o.Publish.Timeout},
 		{"Publish.DelayThreshold", o.Publish.DelayThreshold},
+		{"Publish.SubscriptionCheckInterval", o.Publish.SubscriptionCheckInterval},
 	} {
 		if d.v <= 0 {
 			return optionErrorf(d.field, "must be > 0, got %s", d.v)
@@ -393,7 +409,7 @@ func (o Options) check() error {
 			return optionErrorf("Publish.Topics", "has %q: %q: aggregate type and topic must be non-empty", at, topic)
 		}
 	}
-	return nil
+	return o.Publish.checkSubscriptions()
 }
 
 // fetchCooldown is the effective cooldown (0: none).

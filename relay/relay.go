@@ -53,6 +53,7 @@ type Relay struct {
 	blocks  *holds                // topics held: Pub/Sub or its environment failed
 	stored  *holds                // statements Postgres refuses for a missing privilege
 	stall   stallWatch            // no publish while old rows wait
+	subs    *subscriptionWatch    // topics held while a declared subscription is detached
 
 	stopPublisher func()
 	publisherOnce sync.Once // the publisher stops once, after the engine ran or was stopped
@@ -121,12 +122,14 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	h.AddCheck("store_blocked", stored.Check)
 	h.AddCheck("publish_blocked", blocks.Check)
 	log := o.Logger.With("worker", o.WorkerID)
+	subs := newSubscriptionWatch(client, o, m.SubsDetached, log)
+	h.AddCheck("subscriptions", subs.Check)
 	work, abandon := context.WithCancel(context.Background())
 	r := &Relay{
 		opts: o, claims: cs, upkeep: maintenance.NewStore(pool), pub: pub,
 		wakeup: wakeup.NewListener(pool, o.NotifyChannel, !o.ListenOff, o.Logger),
 		live:   h, health: h, m: m, log: log,
-		backoff: bo, blocks: blocks, stored: stored,
+		backoff: bo, blocks: blocks, stored: stored, subs: subs,
 		own: partitions.NewOwnership(partitions.NewStore(pool), o.WorkerID, o.Lease, o.PartitionHeartbeat,
 			m.partitions(), log),
 		stopPublisher: stopPublisher,

@@ -101,8 +101,12 @@ func (r Reason) Transient() bool { return transient[r] }
 // topic that does not exist yet, a permission not granted or not yet
 // propagated, credentials refused) rather than of the event: the relay
 // pauses publishing to the topic and retries with backoff, never failing
-// a row for it, because the cause clears without touching the event.
-func (r Reason) Environmental() bool { return r == TopicNotFound || r == PermissionDenied }
+// a row for it, because the cause clears without touching the event. A
+// publish never answers subscription_not_found: the relay gives it to rows
+// it holds while a subscription declared for their topic is detached.
+func (r Reason) Environmental() bool {
+	return r == TopicNotFound || r == PermissionDenied || r == SubscriptionNotFound
+}
 
 // Defect reports whether r means eventrelay itself is at fault (a request
 // it built was refused): callers log it at error level and count it, so a

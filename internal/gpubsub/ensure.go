@@ -40,6 +40,13 @@ type Change struct {
 // reports what it would do. It stops at the first API error, returning the
 // changes made so far.
 func Ensure(ctx context.Context, client *pubsub.Client, project string, r Resources, dryRun bool) ([]Change, error) {
+	return EnsureWith(ctx, client, project, r, EnsureOptions{DryRun: dryRun})
+}
+
+// EnsureWith is Ensure with options: o.RecreateDetached also re-creates
+// detached subscriptions (see Recreated).
+func EnsureWith(ctx context.Context, client *pubsub.Client, project string, r Resources, o EnsureOptions) ([]Change, error) {
+	dryRun := o.DryRun
 	var out []Change
 	for _, t := range r.Topics {
 		ch, err := ensureTopic(ctx, client, project, t, dryRun)
@@ -49,7 +56,7 @@ func Ensure(ctx context.Context, client *pubsub.Client, project string, r Resour
 		out = append(out, ch)
 	}
 	for _, s := range r.Subscriptions {
-		ch, err := ensureSubscription(ctx, client, project, s, dryRun)
+		ch, err := ensureSubscription(ctx, client, project, s, o)
 		if err != nil {
 			t := Target{Subscription: SubscriptionName(project, s.Name), Topic: TopicName(project, s.Topic)}
 			return out, fmt.Errorf("subscription %s: %w", s.Name, t.Classify(err))
@@ -129,7 +136,8 @@ func SubscriptionProto(project string, s SubscriptionSpec) *pb.Subscription {
 	return sub
 }
 
-func ensureSubscription(ctx context.Context, client *pubsub.Client, project string, s SubscriptionSpec, dryRun bool) (Change, error) {
+func ensureSubscription(ctx context.Context, client *pubsub.Client, project string, s SubscriptionSpec, o EnsureOptions) (Change, error) {
+	dryRun := o.DryRun
 	ch := Change{Kind: "subscription", Name: s.Name}
 	want := SubscriptionProto(project, s)
 	have, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: want.Name})
@@ -147,6 +155,9 @@ func ensureSubscription(ctx context.Context, client *pubsub.Client, project stri
 	}
 	if err != nil {
 		return ch, err
+	}
+	if AttachmentOf(have, want.Topic) == Detached {
+		return recreateDetached(ctx, client, have, want, o)
 	}
 	var immutable []string
 	if have.GetTopic() != want.Topic {

@@ -122,26 +122,9 @@ func TestSeek(t *testing.T) {
 func TestSeekToTimeReplaysABatchToTheProjector(t *testing.T) {
 	t.Parallel()
 	ps, db, env := ensured(t)
-	const sub, consumer = "items.view", "item-view"
-	reg := projection.NewRegistry[projection.TxHandler]()
-	for _, typ := range []string{testevent.TypeCreated, testevent.TypeUpdated, testevent.TypeDeleted} {
-		if err := reg.Register(projection.EventType{Name: typ, SchemaVersions: []int32{1}, Decode: testevent.Decode}, itemViewHandler); err != nil {
-			t.Fatal(err)
-		}
-	}
+	const sub, consumer = itemViewSubscription, itemViewConsumer
 	metricsReg := prometheus.NewRegistry()
-	p, err := projector.New(db.Pool, ps.Client, projector.Options{Registerer: metricsReg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Register(projector.Projection{
-		Name: consumer, Subscription: sub, DeadLetterTopic: "items.events.dlq-view", Tx: reg,
-		Batching: projector.BatchOptions{Size: 10, Linger: 5 * time.Millisecond},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	go p.Start(context.Background()) //nolint:errcheck // stopped below
-	t.Cleanup(func() { _ = p.Stop(context.Background()) })
+	startItemView(t, ps, db, projector.Options{Registerer: metricsReg})
 
 	publishEvents := func(msgs ...*pubsub.Message) { publish(t, ps, "items.events", msgs...) }
 	waitFor := func(what string, cond func() bool) {

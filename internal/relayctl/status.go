@@ -40,8 +40,12 @@ whether messages are waiting (peeked with Pull, not acked).
 Exit 1 when something needs attention: failed rows, stuck claims, an
 oldest unpublished row past --oldest-slo, an inbox consumer that received
 nothing while events published (more than 10s after its last one) wait
-past --oldest-slo (its projector is down or stalled), dead letters
-waiting, or a configured subscription missing.`
+past --oldest-slo (its projector is down or stalled), an inbox consumer
+that never received published events of its aggregate types older than
+--oldest-slo (its read model stays behind them, whatever the transport's
+reason), dead letters waiting, or a configured subscription missing or
+detached (its topic was deleted: it receives nothing; relayctl pubsub
+ensure --recreate-detached).`
 
 // statusReport is status --json.
 type statusReport struct {
@@ -61,6 +65,9 @@ type statusReport struct {
 	// Behind are the inbox consumers that received nothing while published
 	// events of their aggregate types waited past --oldest-slo.
 	Behind []consumerBehind `json:"consumers_behind,omitempty"`
+	// Missing are the inbox consumers that never received published
+	// events of their aggregate types older than --oldest-slo.
+	Missing []consumerMissing `json:"consumers_missing,omitempty"`
 	// Redrive is what the automatic re-drive policy did in the last 24 h.
 	Redrive       redriveSummary `json:"auto_redrive"`
 	Subscriptions []subStatus    `json:"subscriptions,omitempty"`
@@ -93,6 +100,7 @@ type consumerBehind struct {
 type subStatus struct {
 	Name        string `json:"name"`
 	Exists      bool   `json:"exists"`
+	Attachment  string `json:"attachment"` // attached, detached, missing, other_topic
 	Ordered     bool   `json:"ordered"`
 	DeadLetter  string `json:"dead_letter,omitempty"`
 	Backlog     string `json:"backlog"`
@@ -256,7 +264,7 @@ func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc, slo time.Dur
 		rep.Problems = append(rep.Problems, fmt.Sprintf("consumer %s has received nothing for %s while %d published event(s) wait past the SLO of %s (--oldest-slo): its projector is down or stalled",
 			b.Consumer, time.Since(b.LastReceivedAt).Round(time.Second), b.Waiting, slo))
 	}
-	return nil
+	return consumersMissing(ctx, q, slo, rep)
 }
 
 // consumerMargin is how much later than a consumer's last received event
@@ -280,6 +288,7 @@ func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.
 		st := subStatus{Name: spec.Name, Backlog: "n/a", IsDLQ: dlqTopics[spec.Topic]}
 		s, err := client.SubscriptionAdminClient.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: gpubsub.SubscriptionName(cfg.ProjectID, spec.Name)})
 		if status.Code(err) == codes.NotFound {
+			st.Attachment = string(gpubsub.Missing)
 			rep.Problems = append(rep.Problems, "subscription "+spec.Name+" is missing (relayctl pubsub ensure)")
 			rep.Subscriptions = append(rep.Subscriptions, st)
 			continue
@@ -288,6 +297,11 @@ func subscriptionStatus(ctx context.Context, client *pubsub.Client, cfg gpubsub.
 			return fmt.Errorf("reading subscription %s: %w", spec.Name, gpubsub.Target{Subscription: spec.Name}.Classify(err))
 		}
 		st.Exists, st.Ordered = true, s.GetEnableMessageOrdering()
+		st.Attachment = string(gpubsub.AttachmentOf(s, spec.Topic))
+		if st.Attachment == string(gpubsub.Detached) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("subscription %s is detached (topic %s): it receives nothing from %s, and what is published there reaches none of its consumers (relayctl pubsub ensure --recreate-detached --redrive)",
+				spec.Name, s.GetTopic(), spec.Topic))
+		}
 		if dl := s.GetDeadLetterPolicy(); dl != nil {
 			st.DeadLetter = gpubsub.DeadLetterString(dl)
 		}
@@ -354,9 +368,9 @@ func printStatus(w io.Writer, rep *statusReport, withPubSub bool) {
 	if withPubSub {
 		fmt.Fprintln(w, "SUBSCRIPTIONS")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NAME\tEXISTS\tORDERED\tDEAD LETTER POLICY\tBACKLOG")
+		fmt.Fprintln(tw, "  NAME\tEXISTS\tTOPIC\tORDERED\tDEAD LETTER POLICY\tBACKLOG")
 		for _, s := range rep.Subscriptions {
-			fmt.Fprintf(tw, "  %s\t%t\t%t\t%s\t%s\n", s.Name, s.Exists, s.Ordered, dash(s.DeadLetter), s.Backlog)
+			fmt.Fprintf(tw, "  %s\t%t\t%s\t%t\t%s\t%s\n", s.Name, s.Exists, s.Attachment, s.Ordered, dash(s.DeadLetter), s.Backlog)
 		}
 		tw.Flush()
 	} else {

@@ -161,6 +161,14 @@ type Publish struct {
 	// ReadyTopic is probed by /readyz (GetTopic). Empty: the routed topics
 	// and those published to since the start.
 	ReadyTopic string `yaml:"ready_topic" env:"OUTBOX_READY_TOPIC"`
+	// Subscriptions lists, per topic id, the subscriptions that must
+	// receive it (the consumers' subscriptions of configs/pubsub.yaml):
+	// while one is missing or detached, publishing to the topic is held.
+	// A topic not listed is not checked.
+	Subscriptions map[string][]string `yaml:"subscriptions"`
+	// SubscriptionCheckInterval is how often Subscriptions are read
+	// (GetSubscription).
+	SubscriptionCheckInterval conf.Duration `yaml:"subscription_check_interval" env:"OUTBOX_SUBSCRIPTION_CHECK_SECONDS"`
 }
 
 // HTTP configures /healthz, /readyz and /metrics.
@@ -218,6 +226,8 @@ func Default() Config {
 			DelayThreshold:      conf.Duration(2 * time.Millisecond),
 			CountThreshold:      100,
 			MaxInflightRequests: 256,
+
+			SubscriptionCheckInterval: conf.Duration(30 * time.Second),
 		},
 		HTTP: HTTP{Port: 8081},
 		Log:  Log{Level: "info"},
@@ -327,6 +337,9 @@ func (c Config) Options() relay.Options {
 			CountThreshold:      p.CountThreshold,
 			MaxInflightRequests: p.MaxInflightRequests,
 			ReadyTopic:          p.ReadyTopic,
+
+			Subscriptions:             p.Subscriptions,
+			SubscriptionCheckInterval: p.SubscriptionCheckInterval.D(),
 		},
 	}
 }
@@ -361,6 +374,9 @@ var keys = map[string]string{
 	"Publish.DelayThreshold":      "publish.delay_threshold (OUTBOX_PUBLISH_DELAY_THRESHOLD)",
 	"Publish.CountThreshold":      "publish.count_threshold (OUTBOX_PUBLISH_COUNT_THRESHOLD)",
 	"Publish.MaxInflightRequests": "publish.max_inflight_requests (OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS)",
+
+	"Publish.Subscriptions":             "publish.subscriptions",
+	"Publish.SubscriptionCheckInterval": "publish.subscription_check_interval (OUTBOX_SUBSCRIPTION_CHECK_SECONDS)",
 }
 
 // optionRef is a field named in an OptionError's problem.

@@ -104,6 +104,12 @@ var settings = []setting{
 	{"publish.count_threshold", "OUTBOX_PUBLISH_COUNT_THRESHOLD", "50", "", func(_ Config, o relay.Options) bool { return o.Publish.CountThreshold == 50 }},
 	{"publish.max_inflight_requests", "OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS", "64", "", func(_ Config, o relay.Options) bool { return o.Publish.MaxInflightRequests == 64 }},
 	{"publish.ready_topic", "OUTBOX_READY_TOPIC", "orders-events", "", func(_ Config, o relay.Options) bool { return o.Publish.ReadyTopic == "orders-events" }},
+	{"publish.subscriptions", "", "", "{orders-events: [orders-view]}", func(_ Config, o relay.Options) bool {
+		return len(o.Publish.Subscriptions["orders-events"]) == 1 && o.Publish.Subscriptions["orders-events"][0] == "orders-view"
+	}},
+	{"publish.subscription_check_interval", "OUTBOX_SUBSCRIPTION_CHECK_SECONDS", "7", "7s", func(_ Config, o relay.Options) bool {
+		return o.Publish.SubscriptionCheckInterval == 7*time.Second
+	}},
 	{"http.host", "OUTBOX_HTTP_HOST", "127.0.0.1", "", func(c Config, _ relay.Options) bool { return c.HTTP.Host == "127.0.0.1" }},
 	{"http.port", "OUTBOX_HTTP_PORT", "9100", "", func(c Config, _ relay.Options) bool { return c.HTTP.Addr() == ":9100" }},
 	{"log.level", "LOG_LEVEL", "debug", "", func(c Config, _ relay.Options) bool { return c.Log.Level == "debug" }},

@@ -73,6 +73,8 @@ type Proxy struct {
 	stats   Stats
 	members map[string]string // listen address -> IAM member (ListenAs)
 	denials []Denial
+
+	deleted deletions // streams of deleted subscriptions end with NOT_FOUND
 }
 
 // MinBillableBytes is what Cloud Pub/Sub bills at least per Publish
@@ -190,6 +192,14 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 			return err
 		}
 	}
+	ctx, pulled, sub, leave, err := p.deleted.enter(ctx, method, ss)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if pulled != nil {
+		first = pulled
+	}
 
 	conn, err := p.upstreamFor(ctx)
 	if err != nil {
@@ -210,7 +220,7 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 	}
 
 	go p.clientToServer(upCtx, ss, cs, first) //nolint:errcheck // the server's answer ends the call
-	return p.serverToClient(upCtx, ss, cs, method != streamingPullMethod)
+	return p.deleted.exit(ctx, method, sub, p.serverToClient(upCtx, ss, cs, method != streamingPullMethod))
 }
 
 func (p *Proxy) checkPublish(f *frame) error {

@@ -113,6 +113,32 @@ SELECT last.consumer,
 FROM last
 ORDER BY last.consumer;
 
+-- ConsumersMissing counts, per inbox consumer, the published events of its
+-- aggregate types that it never received although they were published more
+-- than waiting_seconds ago: its read model stays behind them, whatever the
+-- transport's reason. Only events published since the oldest event the
+-- consumer still holds in its inbox (inbox retention deletes older rows)
+-- and within lookback_seconds are counted.
+-- name: ConsumersMissing :many
+WITH c AS (
+    SELECT i.consumer, min(o.published_at) AS first_published_at, array_agg(DISTINCT i.aggregate_type) AS types
+    FROM inbox_events i
+    LEFT JOIN outbox_events o ON o.event_id = i.event_id
+    GROUP BY i.consumer
+)
+SELECT c.consumer, m.missing::bigint AS missing, coalesce(m.oldest, now())::timestamptz AS oldest_missing
+FROM c
+CROSS JOIN LATERAL (
+    SELECT count(*) AS missing, min(o.published_at) AS oldest
+    FROM outbox_events o
+    WHERE o.status = 'published'
+      AND o.published_at >= greatest(c.first_published_at, now() - make_interval(secs => @lookback_seconds::float8))
+      AND o.published_at < now() - make_interval(secs => @waiting_seconds::float8)
+      AND o.aggregate_type = ANY(c.types)
+      AND NOT EXISTS (SELECT 1 FROM inbox_events i WHERE i.consumer = c.consumer AND i.event_id = o.event_id)
+) m
+ORDER BY c.consumer;
+
 -- name: InboxByConsumer :many
 SELECT consumer,
        count(*)::bigint AS events,
