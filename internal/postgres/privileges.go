@@ -106,6 +106,9 @@ func GrantSQL(schema, role string, needs []Need) string {
 	r := pgx.Identifier{role}.Sanitize()
 	fmt.Fprintf(&b, "GRANT USAGE ON SCHEMA %s TO %s;\n", pgx.Identifier{schema}.Sanitize(), r)
 	for _, n := range Merge(needs) {
+		if len(n.Privileges) == 0 {
+			continue // checked for presence only
+		}
 		fmt.Fprintf(&b, "GRANT %s ON %s TO %s;\n", strings.Join(n.Privileges, ", "), pgx.Identifier{schema, n.Table}.Sanitize(), r)
 	}
 	return b.String()
