@@ -55,6 +55,17 @@ func TestPipeline(t *testing.T) {
 	if p.Relay == nil || p.Projector == nil {
 		t.Fatalf("pipeline without its relay (%v) or projector (%v)", p.Relay, p.Projector)
 	}
+	// The pipeline connects as the service's own role, as in production:
+	// neither the owner of the tables nor a superuser.
+	var user, owner string
+	var super bool
+	if err := p.Pool.QueryRow(context.Background(), `SELECT current_user, r.rolsuper, t.tableowner FROM pg_roles r, pg_tables t
+		WHERE r.rolname = current_user AND t.schemaname = 'notes' AND t.tablename = 'note_views'`).Scan(&user, &super, &owner); err != nil {
+		t.Fatal(err)
+	}
+	if super || user == owner {
+		t.Errorf("the pipeline connects as %s (superuser %v, the tables' owner %s), want its own role", user, super, owner)
+	}
 	ctx, w := context.Background(), writer(t)
 	for i, body := range []string{"first", "second"} {
 		if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
