@@ -143,3 +143,35 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	r.fatal = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
+
+// TestPipelineReadinessNamesTheServicesMissingPrivilege: a service's own
+// tables (embedded.Options.Tables) are checked by its readiness privilege
+// by privilege: with UPDATE on note_views revoked from the service's role,
+// /readyz fails naming it, and passes again after the GRANT.
+func TestPipelineReadinessNamesTheServicesMissingPrivilege(t *testing.T) {
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "notes", Migrations: []migrations.Set{migrations.Eventrelay, notesSet}})
+	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "testdata/notes-pubsub.yaml", RTT: time.Millisecond})
+	svc := notesService
+	svc.Tables = []string{"note_views"}
+	p := relaytest.StartPipeline(t, relaytest.PipelineOptions{DB: db, PubSub: ps, Service: svc})
+	ctx := context.Background()
+	var role string
+	if err := p.Pool.QueryRow(ctx, "SELECT current_user").Scan(&role); err != nil {
+		t.Fatal(err)
+	}
+	if rep := p.Health.Ready(ctx); !rep.OK {
+		t.Fatalf("/readyz as the granted role: %+v", rep)
+	}
+	if _, err := db.Pool.Exec(ctx, `REVOKE UPDATE ON notes.note_views FROM "`+role+`"`); err != nil {
+		t.Fatal(err)
+	}
+	if rep := p.Health.Ready(ctx); rep.OK || !strings.Contains(rep.Failures["schema/notes"], "UPDATE on note_views") {
+		t.Errorf("/readyz with UPDATE on note_views revoked: %+v, want schema/notes failing naming it", rep)
+	}
+	if _, err := db.Pool.Exec(ctx, `GRANT UPDATE ON notes.note_views TO "`+role+`"`); err != nil {
+		t.Fatal(err)
+	}
+	if rep := p.Health.Ready(ctx); !rep.OK {
+		t.Errorf("/readyz after the GRANT: %+v", rep)
+	}
+}
