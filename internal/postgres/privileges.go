@@ -34,7 +34,8 @@ func ReadWrite(tables ...string) []Need {
 var versionNeed = Need{Table: "eventrelay_goose_db_version", Privileges: []string{"SELECT"}}
 
 // The eventrelay tables each daemon uses, and how: the one source of the
-// grants of docs/deploy-gke.md section 5 (relayctl grants prints them) and
+// grants of docs/deploy-gke.md section 5 (checked against them), of the
+// test kit's roles (testdb.Role, relaytest.StartPipeline) and
 // of the daemons' readiness.
 var (
 	// PublisherNeeds: claims (and their leases), outcomes, retention,

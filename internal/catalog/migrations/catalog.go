@@ -25,7 +25,7 @@ var Sets = []migrations.Set{migrations.Eventrelay, Catalog}
 
 // The tables each catalog daemon uses and the privileges it uses on them,
 // checked at start and by readiness (postgres.CheckSchema) and granted to
-// its role (relayctl grants): eventrelay's for its part, the catalog's
+// its role (docs/deploy-gke.md section 5, testdb.Role): eventrelay's for its part, the catalog's
 // own, and the version tables that record relayctl migrate up ran.
 var (
 	// ReadModelTables are the projections' tables (projector.Projection.Tables).
