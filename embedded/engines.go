@@ -15,6 +15,7 @@ import (
 	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/health"
+	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projector"
@@ -55,6 +56,14 @@ type Options struct {
 	// an empty Producer is the engines' (Name, Config.Instance), a nil
 	// Encoder Codec's.
 	Writer *outbox.Config
+	// Tables are the service's own tables of Config.Schema, which its
+	// requests read and write (SELECT, INSERT, UPDATE, DELETE). The
+	// service's readiness check "schema/<Name>" requires those privileges
+	// on them and, with Writer, the outbox writer's on eventrelay's
+	// tables, and names each one the service's role lacks ("INSERT on
+	// outbox_events"): a request that would be refused for it takes the
+	// service out of rotation with the reason, and its write answers 503.
+	Tables []string
 	// Waiter, when set, gives the service read-your-writes: Engines.Waiter
 	// (consistency.NewWaiter) runs in the app; register each read model's
 	// lookup on it (Waiter.Register) in Servers.
@@ -168,6 +177,9 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 		drain = max(drain, ro.StopTimeout())
 	}
 	e.Health.AddCheck("postgres", pool.Ping) // after the engines: the relay's advisory "postgres" is replaced
+	if needs := serviceNeeds(o); len(needs) > 0 {
+		e.Health.AddCheck("schema/"+o.Name, func(ctx context.Context) error { return postgres.CheckSchema(ctx, pool, needs) })
+	}
 	if o.Writer != nil {
 		wc := *o.Writer
 		if wc.Producer == (outbox.Producer{}) {
@@ -236,4 +248,14 @@ func (s *waiterServer) Start(context.Context) error {
 func (s *waiterServer) Stop(context.Context) error {
 	s.cancel()
 	return nil
+}
+
+// serviceNeeds are the privileges the service's own requests use: its
+// Tables and, with a Writer, the outbox writer's.
+func serviceNeeds(o Options) []postgres.Need {
+	lists := [][]postgres.Need{postgres.ReadWrite(o.Tables...)}
+	if o.Writer != nil {
+		lists = append(lists, postgres.WriterNeeds)
+	}
+	return postgres.Merge(lists...)
 }

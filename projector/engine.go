@@ -106,6 +106,7 @@ type engine struct {
 	stopOnce sync.Once
 
 	failStreak atomic.Int64 // consecutive batches that failed transiently
+	block      blocker      // see blocked.go
 }
 
 // resolveWith is the resolver of reg.
@@ -153,13 +154,20 @@ func (e *engine) Process(ctx context.Context, m *message) {
 	}
 	defer e.inflight.Add(-1)
 	it := &item{msg: m, ctx: context.WithoutCancel(ctx), received: time.Now()}
-	done, ok := e.enqueue(it)
-	if ok {
-		<-done // the worker applied the item, and settled it when settlesOnWorker
-		if !it.settlesOnWorker() {
-			e.finish(it)
+	it.delivery = it.ctx
+	for {
+		done, ok := e.enqueue(it)
+		if !ok {
+			break
 		}
-		return
+		<-done // the worker applied the item, and settled it when settlesOnWorker
+		if it.settlesOnWorker() {
+			return
+		}
+		if !e.holdBlocked(it) { // a blocked projection applies it again
+			e.finish(it)
+			return
+		}
 	}
 	e.begin(it)
 	if it.err == nil { // a message that does not parse is dead-lettered still
@@ -330,6 +338,7 @@ func (e *engine) applyBatch(b []*item) {
 	e.applier.apply(ctx, b)
 	cancel()
 	endApply(b, e.opts.Classify)
+	e.noteBlocks(b)
 	e.pm.batchSize.Observe(float64(len(b)))
 	backoff := e.backoffAfter(b)
 	for _, it := range b {

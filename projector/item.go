@@ -46,6 +46,9 @@ type item struct {
 	// process span once begun; received is when the delivery arrived.
 	ctx      context.Context
 	received time.Time
+	// delivery is ctx before the process span: an item held by a blocked
+	// projection (holdBlocked) starts a new span from it.
+	delivery context.Context
 	ev       projection.Event
 	// handlerID is the HandlerID of the event's route: the index of its
 	// handler in the applier's handler table.

@@ -23,6 +23,7 @@ type metrics struct {
 	recvErrors   *prometheus.CounterVec
 	receiving    *prometheus.GaugeVec
 	stalled      *prometheus.GaugeVec
+	blocked      *prometheus.GaugeVec
 	replaySkip   *prometheus.CounterVec
 	detached     *prometheus.GaugeVec
 }
@@ -81,6 +82,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "projector_stalled", Help: "1 while the projection holds received messages but has acked none for its stall time (projector.Options.StallAfter).",
 		}, byProjection),
+		blocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "projector_blocked", Help: "1 while the projection's stores refuse its identity (permission_denied: a missing grant, a revoked or rotated credential): its messages are held, none dead-lettered, until the privilege is granted.",
+		}, byProjection),
 		replaySkip: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "projector_replay_skipped_total", Help: "Messages a dead-letter replay republished for another subscription (attribute replay_for), acked without applying them.",
 		}, byProjection),
@@ -98,7 +102,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.applied, m.duplicate, m.stale, m.failed, m.deadLettered,
-		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving, m.stalled, m.replaySkip, m.detached}
+		m.ackFailed, m.inboxFailed, m.inboxDeleted, m.retFailed, m.inflight, m.latency, m.batchSize, m.recvErrors, m.receiving, m.stalled, m.blocked, m.replaySkip, m.detached}
 }
 
 // DescribeMetrics sends the descriptors of every projector_* series a
@@ -150,6 +154,7 @@ type projectionMetrics struct {
 	batchSize       prometheus.Observer
 	receiving       prometheus.Gauge
 	stalled         prometheus.Gauge
+	blocked         prometheus.Gauge
 	replaySkipped   prometheus.Counter
 }
 
@@ -169,6 +174,7 @@ func (m *metrics) forProjection(name string) *projectionMetrics {
 		batchSize:       m.batchSize.With(l),
 		receiving:       m.receiving.With(l),
 		stalled:         m.stalled.With(l),
+		blocked:         m.blocked.With(l),
 		replaySkipped:   m.replaySkip.With(l),
 	}
 }

@@ -51,7 +51,10 @@ type Options struct {
 	// Health, when set, gets for every projection a loop
 	// "receiver/<name>" that ticks while it receives and a readiness
 	// check "receive/<name>" that fails while its subscription cannot be
-	// received; Stop marks it draining. Mount it with health.Handler.
+	// received, "schema/<name>" that names each table privilege the role
+	// lacks (the inbox's and Projection.Tables') and "blocked/<name>"
+	// that fails while a store refuses the projector's identity; Stop
+	// marks it draining. Mount it with health.Handler.
 	Health *health.Health
 	// TracerProvider records a consumer span per message, child of the
 	// producer's trace context (default: the global provider).

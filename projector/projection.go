@@ -54,9 +54,15 @@ type Projection struct {
 	// ones nacked for redelivery.
 	Classify func(error) (projection.Reason, bool)
 	// Tables lists the tables of Options.Schema the handlers write
-	// (e.g. the read model). Before receiving, and again after each
-	// receive failure, the projection waits until inbox_events and these
-	// exist, so an unmigrated database does not dead-letter every message.
+	// (e.g. the read model), with SELECT, INSERT, UPDATE and DELETE.
+	// Before receiving, and again after each receive failure, the
+	// projection waits until inbox_events and these exist and the role
+	// holds each of those privileges on them, so an unmigrated or
+	// ungranted database does not dead-letter every message. With
+	// Options.Health, the readiness check "schema/<projection>" names each
+	// privilege missing, and "blocked/<projection>" fails while a store
+	// refuses the projector's identity (permission_denied): its messages
+	// are then held and applied again, never dead-lettered.
 	Tables []string
 	// InboxRetention deletes this projection's inbox rows once they are
 	// older than it, in bounded batches (Options.InboxRetentionInterval,

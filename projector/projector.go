@@ -113,10 +113,13 @@ func (p *Projector) Register(pr Projection) error {
 	}
 	r := newReceiver(p.client, pr.Subscription, e, p.opts.Receive, p.opts.Health, p.opts.Logger)
 	r.DetectStalls(max(p.opts.StallAfter, 0))
-	tables := append([]string{"inbox_events"}, pr.Tables...)
-	r.RequireBeforeReceive(func(ctx context.Context) error {
-		return postgres.CheckSchema(ctx, p.pool, tables)
-	})
+	needs := postgres.Merge(postgres.ProjectorNeeds, postgres.ReadWrite(pr.Tables...))
+	checkSchema := func(ctx context.Context) error { return postgres.CheckSchema(ctx, p.pool, needs) }
+	r.RequireBeforeReceive(checkSchema)
+	if p.opts.Health != nil {
+		p.opts.Health.AddCheck("schema/"+pr.Name, checkSchema)
+		p.opts.Health.AddCheck("blocked/"+pr.Name, e.blockedCheck)
+	}
 	p.engines[pr.Name], p.subs[pr.Subscription] = e, true
 	p.receivers = append(p.receivers, r)
 	p.deadLet = append(p.deadLet, dl)

@@ -45,7 +45,12 @@ type Pipeline struct {
 }
 
 // StartPipeline builds the app of o.Service (embedded.New) on o.DB and
-// o.PubSub and runs it until t ends, when it stops and drains. A test then
+// o.PubSub and runs it until t ends, when it stops and drains. The app
+// connects as the service's own role, as in production: neither owner nor
+// superuser, granted what the embedded relay, the outbox writer and the
+// projector use of eventrelay's tables (docs/deploy-gke.md) and every
+// privilege on the service's own tables; o.DB.Pool stays the owner's, for
+// fixtures and assertions. A test then
 // writes through the service's API or code and waits for the read model;
 // Stats, PubSub.Redeliver and PubSub.DeadLetters read what happened.
 func StartPipeline(t testing.TB, o PipelineOptions) *Pipeline {
@@ -64,7 +69,7 @@ func StartPipeline(t testing.TB, o PipelineOptions) *Pipeline {
 	s.Config = embedded.Config{Schema: o.DB.Schema, HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", EmbedRelay: true,
 		RequestTimeout: cmp.Or(c.RequestTimeout, 10*time.Second), ShutdownTimeout: cmp.Or(c.ShutdownTimeout, time.Minute),
 		Instance: cmp.Or(c.Instance, t.Name())}
-	e, err := embedded.New(o.DB.Pool, o.PubSub.Client, s)
+	e, err := embedded.New(servicePool(t, o.DB, s.Projections != nil || s.Register != nil), o.PubSub.Client, s)
 	if err != nil {
 		t.Fatalf("relaytest: StartPipeline: %v", err)
 	}

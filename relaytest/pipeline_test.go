@@ -55,6 +55,17 @@ func TestPipeline(t *testing.T) {
 	if p.Relay == nil || p.Projector == nil {
 		t.Fatalf("pipeline without its relay (%v) or projector (%v)", p.Relay, p.Projector)
 	}
+	// The pipeline connects as the service's own role, as in production:
+	// neither the owner of the tables nor a superuser.
+	var user, owner string
+	var super bool
+	if err := p.Pool.QueryRow(context.Background(), `SELECT current_user, r.rolsuper, t.tableowner FROM pg_roles r, pg_tables t
+		WHERE r.rolname = current_user AND t.schemaname = 'notes' AND t.tablename = 'note_views'`).Scan(&user, &super, &owner); err != nil {
+		t.Fatal(err)
+	}
+	if super || user == owner {
+		t.Errorf("the pipeline connects as %s (superuser %v, the tables' owner %s), want its own role", user, super, owner)
+	}
 	ctx, w := context.Background(), writer(t)
 	for i, body := range []string{"first", "second"} {
 		if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
@@ -131,4 +142,36 @@ func (r *recorder) Logf(format string, args ...any) {
 func (r *recorder) Fatalf(format string, args ...any) {
 	r.fatal = fmt.Sprintf(format, args...)
 	runtime.Goexit()
+}
+
+// TestPipelineReadinessNamesTheServicesMissingPrivilege: a service's own
+// tables (embedded.Options.Tables) are checked by its readiness privilege
+// by privilege: with UPDATE on note_views revoked from the service's role,
+// /readyz fails naming it, and passes again after the GRANT.
+func TestPipelineReadinessNamesTheServicesMissingPrivilege(t *testing.T) {
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "notes", Migrations: []migrations.Set{migrations.Eventrelay, notesSet}})
+	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "testdata/notes-pubsub.yaml", RTT: time.Millisecond})
+	svc := notesService
+	svc.Tables = []string{"note_views"}
+	p := relaytest.StartPipeline(t, relaytest.PipelineOptions{DB: db, PubSub: ps, Service: svc})
+	ctx := context.Background()
+	var role string
+	if err := p.Pool.QueryRow(ctx, "SELECT current_user").Scan(&role); err != nil {
+		t.Fatal(err)
+	}
+	if rep := p.Health.Ready(ctx); !rep.OK {
+		t.Fatalf("/readyz as the granted role: %+v", rep)
+	}
+	if _, err := db.Pool.Exec(ctx, `REVOKE UPDATE ON notes.note_views FROM "`+role+`"`); err != nil {
+		t.Fatal(err)
+	}
+	if rep := p.Health.Ready(ctx); rep.OK || !strings.Contains(rep.Failures["schema/notes"], "UPDATE on note_views") {
+		t.Errorf("/readyz with UPDATE on note_views revoked: %+v, want schema/notes failing naming it", rep)
+	}
+	if _, err := db.Pool.Exec(ctx, `GRANT UPDATE ON notes.note_views TO "`+role+`"`); err != nil {
+		t.Fatal(err)
+	}
+	if rep := p.Health.Ready(ctx); !rep.OK {
+		t.Errorf("/readyz after the GRANT: %+v", rep)
+	}
 }

@@ -73,7 +73,7 @@ func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, es *elastic.Client) *healt
 		return nil
 	})
 	h.AddCheck("schema", func(ctx context.Context) error {
-		return postgres.CheckSchema(ctx, pool, catmigrations.ProjectorTables)
+		return postgres.CheckSchema(ctx, pool, catmigrations.ProjectorNeeds)
 	})
 	if es != nil && cfg.Search.RequireReady {
 		h.AddCheck("elasticsearch", es.Ping)

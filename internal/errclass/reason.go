@@ -38,6 +38,13 @@ const (
 	// is failed or dead-lettered; it resolves when an operator fixes the
 	// credentials (the secret, DATABASE_URL).
 	AuthenticationFailed Reason = "authentication_failed"
+	// PermissionDenied: a store or Pub/Sub refused the caller's identity
+	// (Postgres SQLSTATE 42501, Elasticsearch 401/403, Pub/Sub
+	// PERMISSION_DENIED). Transient and environmental: a grant missing,
+	// revoked or not yet propagated is never the event's fault, so nothing
+	// is failed or dead-lettered for it; it resolves when an operator grants
+	// the privilege.
+	PermissionDenied Reason = "permission_denied"
 )
 
 // Deterministic reasons.
@@ -49,8 +56,7 @@ const (
 	// (resource=<topic>)." from Cloud Pub/Sub to a Publish; "Topic not
 	// found" and "Subscription topic does not exist" from the emulator).
 	// The relay blocks the topic until it exists (see Environmental).
-	TopicNotFound    Reason = "topic_not_found"
-	PermissionDenied Reason = "permission_denied"
+	TopicNotFound Reason = "topic_not_found"
 	// SubscriptionNotFound: Pub/Sub NOT_FOUND for a subscription ("Resource
 	// not found (resource=<subscription>)." from Cloud Pub/Sub to a
 	// StreamingPull, Pull, Acknowledge or GetSubscription; "Subscription
@@ -82,14 +88,14 @@ const Unknown Reason = "unknown"
 
 var transient = map[Reason]bool{
 	Unavailable: true, Timeout: true, RateLimited: true, ServerError: true, SchemaMissing: true, Unknown: true,
-	PreconditionFailed: true, RequestInvalid: true, AuthenticationFailed: true,
+	PreconditionFailed: true, RequestInvalid: true, AuthenticationFailed: true, PermissionDenied: true,
 }
 
 // All lists every reason, transient first.
 var All = []Reason{
 	Unavailable, Timeout, RateLimited, ServerError, SchemaMissing, Unknown, PreconditionFailed, RequestInvalid,
-	AuthenticationFailed,
-	PayloadInvalid, MessageTooLarge, MappingError, TopicNotFound, PermissionDenied,
+	AuthenticationFailed, PermissionDenied,
+	PayloadInvalid, MessageTooLarge, MappingError, TopicNotFound,
 	SubscriptionNotFound, SnapshotNotFound, AlreadyExists,
 	AttributesMissing, SchemaUnsupported, EventTypeUnknown, MaxAttempts,
 }

@@ -22,6 +22,7 @@ func TestOf(t *testing.T) {
 		{"outermost wins", New(MessageTooLarge, New(Unavailable, base)), MessageTooLarge, false},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), Timeout, true},
 		{"unclassified is unknown and retried", base, Unknown, true},
+		{"a missing grant is retried, never the event's fault", New(PermissionDenied, base), PermissionDenied, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

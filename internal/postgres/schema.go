@@ -18,22 +18,22 @@ import (
 	"github.com/eventrelay/eventrelay/migrations"
 )
 
-// PublisherTables are the tables the publisher needs, all created by
-// eventrelay's set (migrations/; its version table records that relayctl
-// migrate up ran). A service lists its own daemons' tables with its set.
-var PublisherTables = []string{"eventrelay_goose_db_version", "outbox_events", "outbox_partitions", "outbox_publishers", "outbox_wakeups"}
-
 // CheckSchema reports whether the schema the pool works in (the first
-// entry of the search_path Open set) holds tables. A missing table is a
+// entry of the search_path Open set) holds the tables of needs and whether
+// the role holds each privilege needs lists on them. A missing table is a
 // schema_missing error (transient) that says to run relayctl migrate up;
-// a table the role holds no privilege on is permission_denied; a failing
-// query is classified as usual. When tables include eventrelay's version
-// table, the schema must also be at the newest eventrelay migration this
-// binary embeds (or newer: a binary rolled back runs on a newer schema);
-// an older one is schema_missing naming both versions.
-func CheckSchema(ctx context.Context, pool *pgxpool.Pool, tables []string) error {
+// a privilege the role lacks is permission_denied naming each privilege
+// and table ("INSERT on outbox_events"); a failing query is classified as
+// usual. A Need without privileges is checked for presence only (a
+// service's migration version table). When needs include eventrelay's
+// version table, the schema must also be at the newest eventrelay
+// migration this binary embeds (or newer: a binary rolled back runs on a
+// newer schema); an older one is schema_missing naming both versions.
+func CheckSchema(ctx context.Context, pool *pgxpool.Pool, needs []Need) error {
 	schema := PoolSchema(pool)
-	present, err := schemadb.New(pool).PresentRelations(ctx, schemadb.PresentRelationsParams{SchemaName: schema, Names: tables})
+	tables := Tables(needs)
+	q := schemadb.New(pool)
+	present, err := q.PresentRelations(ctx, schemadb.PresentRelationsParams{SchemaName: schema, Names: tables})
 	if err != nil {
 		return fmt.Errorf("checking the tables of schema %s: %w", schema, Classify(err))
 	}
@@ -48,23 +48,26 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool, tables []string) error
 			"schema %q lacks %s: the database is not migrated or DATABASE_SCHEMA is wrong; run relayctl migrate up (with the same DATABASE_URL and DATABASE_SCHEMA)",
 			schema, strings.Join(missing, ", "))
 	}
-	// The tables exist; the role must also be allowed to use them (the
-	// migrations' version tables are only the migration user's, except
-	// eventrelay's, which the daemons read to compare versions).
-	var data []string
-	for _, t := range tables {
-		if !strings.HasSuffix(t, "goose_db_version") || t == migrations.Eventrelay.VersionTable {
-			data = append(data, t)
+	// The tables exist; the role must also hold each privilege it uses.
+	var p schemadb.MissingPrivilegesParams
+	p.SchemaName = schema
+	for _, n := range Merge(needs) {
+		for _, priv := range n.Privileges {
+			p.Names, p.Privileges = append(p.Names, n.Table), append(p.Privileges, priv)
 		}
 	}
-	unusable, err := schemadb.New(pool).UnusableRelations(ctx, schemadb.UnusableRelationsParams{SchemaName: schema, Names: data})
+	lacking, err := q.MissingPrivileges(ctx, p)
 	if err != nil {
 		return fmt.Errorf("checking the privileges on schema %s: %w", schema, Classify(err))
 	}
-	if len(unusable) > 0 {
+	if len(lacking) > 0 {
+		names := make([]string, len(lacking))
+		for i, l := range lacking {
+			names[i] = l.Privilege + " on " + l.Name
+		}
 		return errclass.Newf(errclass.PermissionDenied,
-			"schema %q is migrated but this role holds no privilege on %s (or no USAGE on the schema): grant them (docs/deploy-gke.md, database roles and grants)",
-			schema, strings.Join(unusable, ", "))
+			"schema %q is migrated but this role lacks %s (or USAGE on the schema): grant them (docs/deploy-gke.md, database roles and grants)",
+			schema, strings.Join(names, ", "))
 	}
 	if slices.Contains(tables, migrations.Eventrelay.VersionTable) {
 		return checkVersion(ctx, pool, schema)

@@ -66,7 +66,7 @@ func NewHealth(d *Data) *health.Health {
 		return postgres.Classify(d.pool.Ping(ctx))
 	})
 	h.AddCheck("schema", func(ctx context.Context) error {
-		return postgres.CheckSchema(ctx, d.pool, catmigrations.ServiceTables)
+		return postgres.CheckSchema(ctx, d.pool, catmigrations.ServiceNeeds)
 	})
 	return h
 }

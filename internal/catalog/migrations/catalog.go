@@ -3,6 +3,7 @@ package migrations
 import (
 	"embed"
 
+	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/migrations"
 )
 
@@ -22,10 +23,15 @@ var Catalog = migrations.Set{Name: "catalog", FS: catalogFS, VersionTable: "cata
 // e2e harness and the catalog's tests apply exactly these.
 var Sets = []migrations.Set{migrations.Eventrelay, Catalog}
 
-// The tables each catalog daemon checks at start (postgres.CheckSchema):
-// some of eventrelay's set and some of the catalog's, whose version tables
-// record that relayctl migrate up ran.
+// The tables each catalog daemon uses and the privileges it uses on them,
+// checked at start and by readiness (postgres.CheckSchema) and granted to
+// its role (docs/deploy-gke.md section 5, testdb.Role): eventrelay's for its part, the catalog's
+// own, and the version tables that record relayctl migrate up ran.
 var (
-	ServiceTables   = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "videos", "outbox_events", "outbox_wakeups"}
-	ProjectorTables = []string{"eventrelay_goose_db_version", "catalog_goose_db_version", "inbox_events", "video_projection"}
+	// ReadModelTables are the projections' tables (projector.Projection.Tables).
+	ReadModelTables = []string{"video_projection"}
+	ServiceNeeds    = postgres.Merge(postgres.WriterNeeds, []postgres.Need{{Table: Catalog.VersionTable}},
+		postgres.ReadWrite("videos"), []postgres.Need{{Table: "catalog_settings", Privileges: []string{"SELECT"}}})
+	ProjectorNeeds = postgres.Merge(postgres.ProjectorNeeds, []postgres.Need{{Table: Catalog.VersionTable}},
+		postgres.ReadWrite(ReadModelTables...))
 )

@@ -41,9 +41,12 @@ const eventsTopic = "catalog.video.events"
 
 // harness is one projector pipeline on pstest and a private database.
 type harness struct {
-	t      *testing.T
-	ps     *gpubsubtest.Server
-	pool   *pgxpool.Pool
+	t    *testing.T
+	ps   *gpubsubtest.Server
+	pool *pgxpool.Pool
+	// owner reads what the test asserts (pool, unless the projector runs
+	// as its own role).
+	owner  *pgxpool.Pool
 	reg    *registries
 	health *health.Health
 	log    *slog.Logger
@@ -76,7 +79,7 @@ func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
 	}
 	t.Cleanup(func() { recv.Close() })
 	return &harness{
-		t: t, ps: ps, pool: pool, reg: &registries{}, recv: recv, fault: fault,
+		t: t, ps: ps, pool: pool, owner: pool, reg: &registries{}, recv: recv, fault: fault,
 		health: health.NewHealth(time.Second),
 		log:    slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
@@ -156,7 +159,7 @@ func (h *harness) videos(batch projector.BatchOptions) {
 	if err := envelope.RegisterAll[projection.TxHandler](reg, events.Codec, catproj.NewVideos()); err != nil {
 		h.t.Fatal(err)
 	}
-	h.pipeline(projector.Projection{Name: "videos", Consumer: catproj.VideosConsumer, Tx: reg, Batching: batch})
+	h.pipeline(projector.Projection{Name: "videos", Consumer: catproj.VideosConsumer, Tx: reg, Batching: batch, Tables: catalogmigrations.ReadModelTables})
 }
 
 // search runs the search index on subscription "search" against a new
@@ -230,7 +233,7 @@ func (h *harness) eventually(timeout time.Duration, what string, cond func() boo
 // row reads video_projection; ok is false when there is no row.
 func (h *harness) row(id uuid.UUID) (catalogdb.VideoProjection, bool) {
 	h.t.Helper()
-	r, err := catalogdb.New(h.pool).GetVideoProjection(context.Background(), id)
+	r, err := catalogdb.New(h.owner).GetVideoProjection(context.Background(), id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, false
 	}
@@ -242,7 +245,7 @@ func (h *harness) row(id uuid.UUID) (catalogdb.VideoProjection, bool) {
 
 func (h *harness) inboxCount(consumer string) int64 {
 	h.t.Helper()
-	n, err := inboxdb.New(h.pool).CountInboxEvents(context.Background(), consumer)
+	n, err := inboxdb.New(h.owner).CountInboxEvents(context.Background(), consumer)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func RegisterEnabled(p *projector.Projector, c catconf.Projections, batching pro
 		}
 		if err := p.Register(projector.Projection{
 			Name: "videos", Consumer: VideosConsumer, Subscription: c.Videos.Subscription,
-			DeadLetterTopic: c.Videos.DeadLetterTopic, TxBatch: reg, Batching: batching, Tables: catmigrations.ProjectorTables,
+			DeadLetterTopic: c.Videos.DeadLetterTopic, TxBatch: reg, Batching: batching, Tables: catmigrations.ReadModelTables,
 			InboxRetention: inboxRetention,
 		}); err != nil {
 			return err
@@ -41,7 +41,7 @@ func RegisterEnabled(p *projector.Projector, c catconf.Projections, batching pro
 		}
 		if err := p.Register(projector.Projection{
 			Name: "search", Consumer: SearchConsumer, Subscription: c.Search.Subscription,
-			DeadLetterTopic: c.Search.DeadLetterTopic, Batch: reg, Batching: batching, Tables: catmigrations.ProjectorTables,
+			DeadLetterTopic: c.Search.DeadLetterTopic, Batch: reg, Batching: batching, Tables: catmigrations.ReadModelTables,
 			InboxRetention: inboxRetention,
 		}); err != nil {
 			return err

@@ -48,6 +48,10 @@ func observe(log *slog.Logger) middleware.Middleware {
 }
 
 func internal(reason errclass.Reason, err error) error {
+	if reason == errclass.PermissionDenied {
+		return kerrors.ServiceUnavailable(catalogv1.ErrorReason_ERROR_REASON_UNAVAILABLE.String(),
+			"temporarily unavailable (permission_denied: the service's database role lacks a privilege this request needs; /readyz names it), retry").WithCause(err)
+	}
 	if reason.Transient() && reason != errclass.Unknown {
 		return kerrors.ServiceUnavailable(catalogv1.ErrorReason_ERROR_REASON_UNAVAILABLE.String(), "temporarily unavailable ("+string(reason)+"), retry").WithCause(err)
 	}

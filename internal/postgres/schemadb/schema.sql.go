@@ -9,6 +9,53 @@ import (
 	"context"
 )
 
+const missingPrivileges = `-- name: MissingPrivileges :many
+SELECT w.name::text AS name, ($1::text[])[w.i]::text AS privilege
+FROM unnest($2::text[]) WITH ORDINALITY AS w(name, i)
+JOIN pg_catalog.pg_class c ON c.relname = w.name
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $3::text
+  AND NOT (has_schema_privilege(n.oid, 'USAGE')
+           AND has_table_privilege(c.oid, ($1::text[])[w.i]))
+ORDER BY 1, 2
+`
+
+type MissingPrivilegesParams struct {
+	Privileges []string
+	Names      []string
+	SchemaName string
+}
+
+type MissingPrivilegesRow struct {
+	Name      string
+	Privilege string
+}
+
+// MissingPrivileges returns, of each (table, privilege) pair given as two
+// parallel arrays, those on existing tables of the schema the current role
+// does not hold (or all of a table's, without USAGE on the schema): the
+// database is migrated but the role was not granted what it uses
+// (readiness tells that apart from a missing table and names each pair).
+func (q *Queries) MissingPrivileges(ctx context.Context, arg MissingPrivilegesParams) ([]MissingPrivilegesRow, error) {
+	rows, err := q.db.Query(ctx, missingPrivileges, arg.Privileges, arg.Names, arg.SchemaName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MissingPrivilegesRow
+	for rows.Next() {
+		var i MissingPrivilegesRow
+		if err := rows.Scan(&i.Name, &i.Privilege); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const presentRelations = `-- name: PresentRelations :many
 SELECT c.relname::text AS name
 FROM pg_catalog.pg_class c
@@ -28,46 +75,6 @@ type PresentRelationsParams struct {
 // error). The daemons check their tables at start and on /readyz.
 func (q *Queries) PresentRelations(ctx context.Context, arg PresentRelationsParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, presentRelations, arg.SchemaName, arg.Names)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		items = append(items, name)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const unusableRelations = `-- name: UnusableRelations :many
-SELECT c.relname::text AS name
-FROM pg_catalog.pg_class c
-JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = $1::text
-  AND c.relname = ANY($2::text[])
-  AND NOT (has_schema_privilege(n.oid, 'USAGE')
-           AND has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE'))
-ORDER BY 1
-`
-
-type UnusableRelationsParams struct {
-	SchemaName string
-	Names      []string
-}
-
-// UnusableRelations returns which of the named tables of the schema the
-// current role can neither read nor write (no SELECT, INSERT, UPDATE or
-// DELETE, or no USAGE on the schema): the database is migrated but the
-// role was not granted (readiness tells that apart from a missing table).
-func (q *Queries) UnusableRelations(ctx context.Context, arg UnusableRelationsParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, unusableRelations, arg.SchemaName, arg.Names)
 	if err != nil {
 		return nil, err
 	}

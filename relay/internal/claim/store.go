@@ -37,7 +37,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // CheckSchema checks that the schema holds the relay's tables (an
 // unmigrated database or a wrong DATABASE_SCHEMA is schema_missing).
 func (s *Store) CheckSchema(ctx context.Context) error {
-	return postgres.CheckSchema(ctx, s.pool, postgres.PublisherTables)
+	return postgres.CheckSchema(ctx, s.pool, postgres.PublisherNeeds)
 }
 
 // inLockedTx runs f in a transaction whose first statement takes the

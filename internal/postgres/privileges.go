@@ -1,0 +1,116 @@
+package postgres
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Need is a table a daemon uses and the privileges it uses on it. The
+// same list grants a daemon's role (GrantSQL) and is what its readiness
+// checks, privilege by privilege (CheckSchema).
+type Need struct {
+	Table      string
+	Privileges []string // SELECT, INSERT, UPDATE, DELETE
+}
+
+// All four table privileges a daemon reads and writes with.
+var readWrite = []string{"SELECT", "INSERT", "UPDATE", "DELETE"}
+
+// ReadWrite is Need of every one of tables with SELECT, INSERT, UPDATE and
+// DELETE (a read model, a service's own table).
+func ReadWrite(tables ...string) []Need {
+	out := make([]Need, len(tables))
+	for i, t := range tables {
+		out[i] = Need{Table: t, Privileges: readWrite}
+	}
+	return out
+}
+
+// versionNeed: every daemon's readiness compares the schema's eventrelay
+// migration version with the one its binary needs.
+var versionNeed = Need{Table: "eventrelay_goose_db_version", Privileges: []string{"SELECT"}}
+
+// The eventrelay tables each daemon uses, and how: the one source of the
+// grants of docs/deploy-gke.md section 5 (checked against them), of the
+// test kit's roles (testdb.Role, relaytest.StartPipeline) and
+// of the daemons' readiness.
+var (
+	// PublisherNeeds: claims (and their leases), outcomes, retention,
+	// partitions, wake-ups.
+	PublisherNeeds = []Need{versionNeed,
+		{Table: "outbox_events", Privileges: []string{"SELECT", "UPDATE", "DELETE"}},
+		{Table: "outbox_claims", Privileges: readWrite},
+		{Table: "outbox_partitions", Privileges: readWrite},
+		{Table: "outbox_publishers", Privileges: readWrite},
+		{Table: "outbox_wakeups", Privileges: readWrite},
+	}
+	// ProjectorNeeds: the inbox (dedup, retention); a projection adds its
+	// read-model tables.
+	ProjectorNeeds = []Need{versionNeed,
+		{Table: "inbox_events", Privileges: []string{"SELECT", "INSERT", "DELETE"}},
+	}
+	// WriterNeeds: a service's outbox writes (INSERT ... RETURNING needs
+	// SELECT; outbox_notify, SECURITY INVOKER, reads outbox_wakeups); the
+	// service adds its own tables.
+	WriterNeeds = []Need{versionNeed,
+		{Table: "outbox_events", Privileges: []string{"SELECT", "INSERT"}},
+		{Table: "outbox_wakeups", Privileges: []string{"SELECT"}},
+	}
+)
+
+// Tables are the distinct tables of needs, in order.
+func Tables(needs []Need) []string {
+	var out []string
+	for _, n := range needs {
+		if !slices.Contains(out, n.Table) {
+			out = append(out, n.Table)
+		}
+	}
+	return out
+}
+
+// Merge is the union of lists of needs: each table once, with every
+// privilege any list asks for, in a stable order (the role of a service
+// that embeds the relay and the projector).
+func Merge(lists ...[]Need) []Need {
+	var out []Need
+	for _, l := range lists {
+		for _, n := range l {
+			i := slices.IndexFunc(out, func(o Need) bool { return o.Table == n.Table })
+			if i < 0 {
+				out = append(out, Need{Table: n.Table})
+				i = len(out) - 1
+			}
+			for _, p := range n.Privileges {
+				if !slices.Contains(out[i].Privileges, p) {
+					out[i].Privileges = append(out[i].Privileges, p)
+				}
+			}
+		}
+	}
+	for i := range out {
+		slices.SortFunc(out[i].Privileges, func(a, b string) int {
+			return slices.Index(readWrite, a) - slices.Index(readWrite, b)
+		})
+	}
+	return out
+}
+
+// GrantSQL is the SQL that grants role (a role name, quoted here) USAGE on
+// schema and exactly needs, one GRANT per table, for the owner of the
+// tables to run.
+func GrantSQL(schema, role string, needs []Need) string {
+	var b strings.Builder
+	r := pgx.Identifier{role}.Sanitize()
+	fmt.Fprintf(&b, "GRANT USAGE ON SCHEMA %s TO %s;\n", pgx.Identifier{schema}.Sanitize(), r)
+	for _, n := range Merge(needs) {
+		if len(n.Privileges) == 0 {
+			continue // checked for presence only
+		}
+		fmt.Fprintf(&b, "GRANT %s ON %s TO %s;\n", strings.Join(n.Privileges, ", "), pgx.Identifier{schema, n.Table}.Sanitize(), r)
+	}
+	return b.String()
+}
