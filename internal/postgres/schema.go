@@ -66,7 +66,7 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool, needs []Need) error {
 			names[i] = l.Privilege + " on " + l.Name
 		}
 		return errclass.Newf(errclass.PermissionDenied,
-			"schema %q is migrated but this role lacks %s (or USAGE on the schema): grant them (docs/deploy-gke.md, database roles and grants)",
+			"schema %q is migrated but this role lacks %s (or USAGE on the schema): grant them (relayctl grants; docs/deploy-gke.md, database roles and grants)",
 			schema, strings.Join(names, ", "))
 	}
 	if slices.Contains(tables, migrations.Eventrelay.VersionTable) {

@@ -105,6 +105,7 @@ func init() {
 		"rebuild":  {"restate the service's source rows through the outbox so projections converge; --reindex", runRebuild},
 		"verify":   {"compare the service's source of truth with its read models (exit 1 on drift)", runVerify},
 		"pubsub":   {"ensure topics and subscriptions match configs/pubsub.yaml", runPubSub},
+		"grants":   {"print or apply the GRANTs each daemon's database role needs (what its readiness checks)", runGrants},
 		"ui":       {"serve the web console (read-only unless --write), audited like the commands", runUI},
 	}
 }
