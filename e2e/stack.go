@@ -167,6 +167,9 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if _, err := s.Relayctl(ctx, "migrate", "up", "-by", "e2e-harness", "-why", "fresh run database"); err != nil {
 		return nil, err
 	}
+	if err := s.grantRoles(ctx); err != nil {
+		return nil, err
+	}
 
 	psPort, err := FreePort()
 	if err != nil {
@@ -345,6 +348,7 @@ func (s *Stack) startCatalog(ctx context.Context) error {
 		// suite's read-your-writes check reads them with tokens, and it
 		// picks live videos for the poison only once the pipeline settled.
 		Env: append(s.baseEnv(),
+			"DATABASE_URL="+s.roleURL(catalogRole),
 			"CATALOG_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(hp),
 			"CATALOG_GRPC_ADDR=127.0.0.1:"+strconv.Itoa(gp)),
 		ReadyURL: s.CatalogURL + "/readyz",
@@ -368,6 +372,8 @@ func (s *Stack) startPublisher(ctx context.Context, i int) error {
 		Path: s.bin("publisher"),
 		Args: []string{"-conf", s.conf("publisher.yaml")},
 		Env: append(append(s.baseEnv(),
+			"DATABASE_URL="+s.roleURL(publisherRole),
+			"OUTBOX_REINDEX_BLOAT_FACTOR=0",
 			"OUTBOX_WORKER_ID="+name,
 			"OUTBOX_HTTP_HOST=127.0.0.1",
 			"OUTBOX_HTTP_PORT="+strconv.Itoa(port)),
@@ -394,6 +400,7 @@ func (s *Stack) startProjector(ctx context.Context) error {
 		Path: s.bin("projector"),
 		Args: []string{"-conf", s.conf("projector.yaml")},
 		Env: append(append(s.baseEnv(),
+			"DATABASE_URL="+s.roleURL(projectorRole),
 			"PROJECTOR_HTTP_PORT="+strconv.Itoa(port)),
 			s.Cfg.ProjectorEnv...),
 		ReadyURL:  base + "/readyz",
