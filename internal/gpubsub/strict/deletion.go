@@ -27,17 +27,19 @@ type deletions struct {
 }
 
 // enter reads the first message of a StreamingPull or DeleteSubscription
-// call (first, forwarded as usual) and, for a StreamingPull, returns a
-// context that a deletion of its subscription cancels, and leave to call
-// when the stream ends.
-func (d *deletions) enter(ctx context.Context, method string, ss grpc.ServerStream) (_ context.Context, first *frame, sub string, leave func(), err error) {
+// call (first, forwarded as usual), or takes read when the caller read it
+// already, and, for a StreamingPull, returns a context that a deletion of
+// its subscription cancels, and leave to call when the stream ends.
+func (d *deletions) enter(ctx context.Context, method string, ss grpc.ServerStream, read *frame) (_ context.Context, first *frame, sub string, leave func(), err error) {
 	leave = func() {}
 	if method != streamingPullMethod && method != deleteSubscriptionMethod {
-		return ctx, nil, "", leave, nil
+		return ctx, read, "", leave, nil
 	}
-	first = new(frame)
-	if err := ss.RecvMsg(first); err != nil {
-		return ctx, nil, "", leave, err
+	if first = read; first == nil {
+		first = new(frame)
+		if err := ss.RecvMsg(first); err != nil {
+			return ctx, nil, "", leave, err
+		}
 	}
 	if method == deleteSubscriptionMethod {
 		req := new(pb.DeleteSubscriptionRequest)

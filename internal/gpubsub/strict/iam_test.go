@@ -356,3 +356,31 @@ func TestServiceAgentMustForwardDeadLetters(t *testing.T) {
 		t.Fatalf("agent with both grants: %v", err)
 	}
 }
+
+// A member's StreamingPull is forwarded whole: the first message, read for
+// the permission check, reaches the server, and the published message is
+// delivered on the stream.
+func TestAuthorizedStreamingPullReceives(t *testing.T) {
+	p, admin := iamDouble(t, &strict.IAM{Bindings: []strict.Binding{
+		{Member: "user:sub", Role: "roles/pubsub.subscriber", Resource: sub("s")},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := admin.pub.Publish(ctx, &pb.PublishRequest{Topic: topic("t"), Messages: []*pb.PubsubMessage{{Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := listenAs(t, p, "user:sub").sub.StreamingPull(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&pb.StreamingPullRequest{Subscription: sub("s"), StreamAckDeadlineSeconds: 10}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Recv()
+	if err != nil {
+		t.Fatalf("StreamingPull as a subscriber: %v", err)
+	}
+	if got := res.GetReceivedMessages(); len(got) != 1 || string(got[0].GetMessage().GetData()) != "x" {
+		t.Fatalf("received %v, want the published message", got)
+	}
+}

@@ -192,14 +192,13 @@ func (p *Proxy) handle(_ any, ss grpc.ServerStream) error {
 			return err
 		}
 	}
-	ctx, pulled, sub, leave, err := p.deleted.enter(ctx, method, ss)
+	// The call's first message, when IAM or the Publish check read it
+	// already, is the one the deletion check reads.
+	ctx, first, sub, leave, err := p.deleted.enter(ctx, method, ss, first)
 	if err != nil {
 		return err
 	}
 	defer leave()
-	if pulled != nil {
-		first = pulled
-	}
 
 	conn, err := p.upstreamFor(ctx)
 	if err != nil {
