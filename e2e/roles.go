@@ -38,7 +38,7 @@ func (s *Stack) grantRoles(ctx context.Context) error {
 	// the gke overlay sets it).
 	_, err = s.Relayctl(ctx, "grants", "--publisher", publisherRole,
 		"--projector", projectorRole, "--projector-tables", "video_projection",
-		"--writer", catalogRole, "--writer-tables", "videos,catalog_settings",
+		"--writer", catalogRole, "--writer-tables", "videos,catalog_settings:SELECT,video_projection:SELECT",
 		"--apply", "-by", "e2e-harness", "-why", "the daemons' roles")
 	return err
 }

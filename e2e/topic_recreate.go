@@ -23,8 +23,9 @@ const (
 
 // TopicRecreate is what happened while the event topic was missing.
 type TopicRecreate struct {
-	// Blocked: a publisher's readiness named the topic paused for
-	// topic_not_found and its outbox_publish_blocked gauge was 1.
+	// Blocked: every publisher's readiness named the topic held (for
+	// topic_not_found, or its declared subscriptions detached) and its
+	// outbox_publish_blocked or outbox_subscription_detached gauge was 1.
 	Blocked bool
 	// Readiness is the first readiness answer that named the block.
 	Readiness string
@@ -43,9 +44,10 @@ type TopicRecreate struct {
 // restart or a botched deploy:
 //
 //  1. the topic is deleted and write makes events for it (whether or not
-//     the workload still runs); the publishers keep running and must pause
-//     publishing to it (readiness "publish_blocked" names the topic and
-//     topic_not_found, gauge outbox_publish_blocked) with no row failed;
+//     the workload still runs); the publishers keep running and must hold
+//     publishing to it (readiness names the topic and topic_not_found, or
+//     its publish.subscriptions detached; gauge outbox_publish_blocked or
+//     outbox_subscription_detached) with no row failed;
 //  2. once every publisher shows the block, the harness waits until what
 //     was published before is applied (the subscriptions keep delivering
 //     their backlog), then deletes the subscriptions of the deleted topic:
@@ -78,14 +80,18 @@ func (s *Stack) RecreateTopic(ctx context.Context, chk *OrderChecker, write func
 		all := true
 		var state []string
 		for _, p := range s.Publishers {
-			gauge := s.Scraper.Last(p.Name(), "outbox_publish_blocked", "topic="+Topic, "reason=topic_not_found")
+			// Held either way: by the publish that answered topic_not_found,
+			// or, with publish.subscriptions declared, by the check that saw
+			// the topic's subscriptions detached before any publish.
+			blocked := s.Scraper.Last(p.Name(), "outbox_publish_blocked", "topic="+Topic, "reason=topic_not_found")
+			detached := s.Scraper.Last(p.Name(), "outbox_subscription_detached", "topic="+Topic)
 			ready := p.readiness(ctx)
-			named := strings.Contains(ready, Topic) && strings.Contains(ready, "topic_not_found")
+			named := strings.Contains(ready, Topic) && (strings.Contains(ready, "topic_not_found") || strings.Contains(ready, "detached"))
 			if named && res.Readiness == "" {
 				res.Readiness = p.Name() + ": " + ready
 			}
-			all = all && named && gauge == 1
-			state = append(state, fmt.Sprintf("%s: gauge %v, readiness %q", p.Name(), gauge, ready))
+			all = all && named && (blocked > 0 || detached > 0) // Last sums the series (one per subscription)
+			state = append(state, fmt.Sprintf("%s: outbox_publish_blocked %v, outbox_subscription_detached %v, readiness %q", p.Name(), blocked, detached, ready))
 		}
 		return all, strings.Join(state, "; ")
 	})
@@ -130,9 +136,10 @@ func (s *Stack) RecreateTopic(ctx context.Context, chk *OrderChecker, write func
 		var state []string
 		clear := true
 		for _, p := range s.Publishers {
-			gauge := s.Scraper.Last(p.Name(), "outbox_publish_blocked", "topic="+Topic)
-			clear = clear && gauge == 0
-			state = append(state, fmt.Sprintf("%s: outbox_publish_blocked %v", p.Name(), gauge))
+			blocked := s.Scraper.Last(p.Name(), "outbox_publish_blocked", "topic="+Topic)
+			detached := s.Scraper.Last(p.Name(), "outbox_subscription_detached", "topic="+Topic)
+			clear = clear && blocked == 0 && detached == 0
+			state = append(state, fmt.Sprintf("%s: outbox_publish_blocked %v, outbox_subscription_detached %v", p.Name(), blocked, detached))
 		}
 		return clear, strings.Join(state, "; ")
 	})

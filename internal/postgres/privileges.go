@@ -47,10 +47,11 @@ var (
 		{Table: "outbox_publishers", Privileges: readWrite},
 		{Table: "outbox_wakeups", Privileges: readWrite},
 	}
-	// ProjectorNeeds: the inbox (dedup, retention); a projection adds its
+	// ProjectorNeeds: the inbox (dedup; retention's DELETE picks its rows
+	// FOR UPDATE SKIP LOCKED, which needs UPDATE); a projection adds its
 	// read-model tables.
 	ProjectorNeeds = []Need{versionNeed,
-		{Table: "inbox_events", Privileges: []string{"SELECT", "INSERT", "DELETE"}},
+		{Table: "inbox_events", Privileges: readWrite},
 	}
 	// WriterNeeds: a service's outbox writes (INSERT ... RETURNING needs
 	// SELECT; outbox_notify, SECURITY INVOKER, reads outbox_wakeups); the

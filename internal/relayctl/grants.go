@@ -20,8 +20,10 @@ GRANTs each daemon's database role needs on --schema: exactly the table
 privileges its readiness checks (the publisher: the outbox, its claims,
 partitions, publishers and wake-ups; the projector: the inbox and
 --projector-tables, its read models; a service's outbox writer: its outbox
-inserts and --writer-tables, the service's own tables), and USAGE on the
-schema. A role named by several flags (a service that embeds the relay and
+inserts and --writer-tables, the service's own tables and the read models
+it answers from), and USAGE on the schema. A table is granted SELECT,
+INSERT, UPDATE and DELETE, or only the privileges after a colon
+(video_projection:SELECT, audit:SELECT+INSERT). A role named by several flags (a service that embeds the relay and
 the projector) gets the union. Without --apply nothing is read or changed:
 review the SQL, or hand it to the migration tool that owns the schema.
 --apply records the SQL in admin_audit.`
@@ -35,8 +37,8 @@ func runGrants(ctx context.Context, c *cli, args []string) error {
 	publisher := fs.String("publisher", "", "the publisher's database role (the relay: claims, marks, leases, retention)")
 	projector := fs.String("projector", "", "the projector's database role (the inbox and --projector-tables)")
 	writer := fs.String("writer", "", "the service's database role (its outbox writes and --writer-tables)")
-	projectorTables := fs.String("projector-tables", "", "comma-separated read-model tables the projector writes")
-	writerTables := fs.String("writer-tables", "", "comma-separated tables of the service's own the writer's role reads and writes")
+	projectorTables := fs.String("projector-tables", "", "comma-separated read-model tables the projector writes, each TABLE or TABLE:PRIV+PRIV")
+	writerTables := fs.String("writer-tables", "", "comma-separated tables the service's role uses (its own, the read models it reads), each TABLE or TABLE:PRIV+PRIV")
 	apply := fs.Bool("apply", false, "run the GRANTs (as the tables' owner) instead of printing them; needs --by and --why")
 	if err := parse(fs, args, false); err != nil {
 		return err
@@ -109,9 +111,14 @@ func grantRoles(daemons map[string]roleNeeds) (map[string][]postgres.Need, []str
 		}
 		needs := d.needs
 		for _, t := range strings.Split(d.tables, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				needs = postgres.Merge(needs, postgres.ReadWrite(t))
+			if t = strings.TrimSpace(t); t == "" {
+				continue
 			}
+			n, err := tableNeed(t)
+			if err != nil {
+				return nil, nil, usageErr("grants: --%s-tables: %v", name, err)
+			}
+			needs = postgres.Merge(needs, []postgres.Need{n})
 		}
 		if _, seen := roles[role]; !seen {
 			order = append(order, role)
@@ -122,4 +129,24 @@ func grantRoles(daemons map[string]roleNeeds) (map[string][]postgres.Need, []str
 		return nil, nil, usageErr("grants: name at least one role (--publisher, --projector or --writer)")
 	}
 	return roles, order, nil
+}
+
+// tableNeed parses a --*-tables entry: TABLE (SELECT, INSERT, UPDATE and
+// DELETE) or TABLE:PRIV+PRIV (e.g. video_projection:SELECT).
+func tableNeed(s string) (postgres.Need, error) {
+	table, privs, narrowed := strings.Cut(s, ":")
+	if !narrowed {
+		return postgres.ReadWrite(table)[0], nil
+	}
+	n := postgres.Need{Table: table}
+	for _, p := range strings.Split(privs, "+") {
+		p = strings.ToUpper(strings.TrimSpace(p))
+		switch p {
+		case "SELECT", "INSERT", "UPDATE", "DELETE":
+			n.Privileges = append(n.Privileges, p)
+		default:
+			return n, fmt.Errorf("%q: privilege %q is not one of SELECT, INSERT, UPDATE, DELETE", s, p)
+		}
+	}
+	return n, nil
 }

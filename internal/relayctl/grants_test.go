@@ -23,7 +23,8 @@ func TestGrants(t *testing.T) {
 		t.Cleanup(func() { exec(t, db, "DROP OWNED BY "+r+"; DROP ROLE "+r) })
 	}
 
-	r := relayctl(t, env, "grants", "--publisher", pub, "--writer", svc, "--projector", svc, "--projector-tables", "item_view")
+	r := relayctl(t, env, "grants", "--publisher", pub, "--writer", svc, "--writer-tables", "items:SELECT+insert",
+		"--projector", svc, "--projector-tables", "item_view")
 	if r.code != ExitOK {
 		t.Fatalf("print: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -34,8 +35,9 @@ func TestGrants(t *testing.T) {
 		"GRANT SELECT, UPDATE, DELETE ON " + on("outbox_events", pub),
 		"GRANT SELECT, INSERT, UPDATE, DELETE ON " + on("outbox_claims", pub),
 		"GRANT SELECT, INSERT ON " + on("outbox_events", svc),
-		"GRANT SELECT, INSERT, DELETE ON " + on("inbox_events", svc),
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON " + on("inbox_events", svc),
 		"GRANT SELECT, INSERT, UPDATE, DELETE ON " + on("item_view", svc),
+		"GRANT SELECT, INSERT ON " + on("items", svc),
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("printed SQL lacks %q:\n%s", want, r.stdout)
@@ -50,6 +52,9 @@ func TestGrants(t *testing.T) {
 	}
 	if r := relayctl(t, env, "grants", "--projector-tables", "item_view"); r.code != ExitUsage || !strings.Contains(r.stderr, "--projector ROLE") {
 		t.Fatalf("tables without a role: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := relayctl(t, env, "grants", "--writer", svc, "--writer-tables", "items:TRUNCATE"); r.code != ExitUsage || !strings.Contains(r.stderr, `"TRUNCATE"`) {
+		t.Fatalf("an unknown privilege: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = relayctl(t, env, "grants", "--publisher", pub, "--apply", "--by", "alice", "--why", "new cluster")
 	if r.code != ExitOK || !strings.Contains(r.stdout, "granted 1 role(s)") {

@@ -30,8 +30,11 @@ var Sets = []migrations.Set{migrations.Eventrelay, Catalog}
 var (
 	// ReadModelTables are the projections' tables (projector.Projection.Tables).
 	ReadModelTables = []string{"video_projection"}
-	ServiceNeeds    = postgres.Merge(postgres.WriterNeeds, []postgres.Need{{Table: Catalog.VersionTable}},
-		postgres.ReadWrite("videos"), []postgres.Need{{Table: "catalog_settings", Privileges: []string{"SELECT"}}})
+	// ServiceNeeds: the service writes videos and the outbox, reads its
+	// switches and answers reads from the read models (read path).
+	ServiceNeeds = postgres.Merge(postgres.WriterNeeds, []postgres.Need{{Table: Catalog.VersionTable}},
+		postgres.ReadWrite("videos"), []postgres.Need{{Table: "catalog_settings", Privileges: []string{"SELECT"}}},
+		[]postgres.Need{{Table: "video_projection", Privileges: []string{"SELECT"}}})
 	ProjectorNeeds = postgres.Merge(postgres.ProjectorNeeds, []postgres.Need{{Table: Catalog.VersionTable}},
 		postgres.ReadWrite(ReadModelTables...))
 )
