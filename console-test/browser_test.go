@@ -18,11 +18,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relayctl"
 	"github.com/eventrelay/eventrelay/relayctl/ui"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 const schema = "console"

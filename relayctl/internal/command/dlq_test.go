@@ -12,8 +12,8 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 	"github.com/eventrelay/eventrelay/wire"
 )
 

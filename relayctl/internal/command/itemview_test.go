@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 // The tests' item_view projection: consumer item-view on subscription

@@ -17,9 +17,9 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 // The topic-recreation test: the events topic is deleted and re-created
