@@ -1,4 +1,4 @@
-package migrations
+package migrate
 
 import (
 	"context"
@@ -15,8 +15,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 )
 
-// Migration is one migration file of a set: its state (Status) or the
-// outcome of running it (Up, Down).
+// Migration is migrations.Migration.
 type Migration struct {
 	// Set is the name of the set the file belongs to.
 	Set string
@@ -33,24 +32,7 @@ type Migration struct {
 	Duration time.Duration
 }
 
-// Up applies every pending migration of each set, in the order given, to
-// schema, creating the schema if needed, and returns the migrations it ran
-// (none when everything was applied already). It stops at the first
-// failure; the returned slice then ends with the migrations that did run.
-//
-// The statements run on connections of their own, opened with the pool's
-// connection settings (pool.Config()) and search_path set to schema; the
-// pool's own connections and their search_path are left alone. Concurrent
-// calls on one schema wait for each other (Postgres advisory locks per
-// schema, and per schema and set while a set migrates). Pass
-// Eventrelay first, then the sets whose tables depend on it.
-//
-// A schema migrated before the split (one goose_db_version table holding
-// eventrelay's versions 1 to 3 next to the catalog tables) is adopted:
-// that table is renamed to eventrelay_goose_db_version, whose versions it
-// records exactly, and no row of any table is touched. A schema whose
-// eventrelay tables have no version table Up can recognise is refused with
-// an error that says what to do; nothing is changed then.
+// Up is migrations.Up.
 func Up(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Set) ([]Migration, error) {
 	var out []Migration
 	err := eachSet(ctx, pool, schema, sets, true, func(s Set, p *goose.Provider) error {
@@ -64,10 +46,7 @@ func Up(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Set) ([]
 	return out, err
 }
 
-// Down rolls back the migrations of set newer than version (0: all of
-// them), newest first, and returns those it rolled back. Roll back the sets
-// that depend on set first. A schema in the pre-split layout is refused
-// (run Up first, which adopts it).
+// Down is migrations.Down.
 func Down(ctx context.Context, pool *pgxpool.Pool, schema string, set Set, version int64) ([]Migration, error) {
 	if version < 0 {
 		return nil, fmt.Errorf("migrating set %s down: version %d must be >= 0", set.Name, version)
@@ -84,10 +63,7 @@ func Down(ctx context.Context, pool *pgxpool.Pool, schema string, set Set, versi
 	return out, err
 }
 
-// Status lists every migration of each set, in order, and whether it is
-// applied in schema. It creates the schema and the version tables if they
-// are missing (as goose does) and changes nothing else. A schema in the
-// pre-split layout is refused (run Up first, which adopts it).
+// Status is migrations.Status.
 func Status(ctx context.Context, pool *pgxpool.Pool, schema string, sets ...Set) ([]Migration, error) {
 	var out []Migration
 	err := eachSet(ctx, pool, schema, sets, false, func(s Set, p *goose.Provider) error {

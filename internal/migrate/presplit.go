@@ -1,4 +1,4 @@
-package migrations
+package migrate
 
 import (
 	"context"
@@ -34,12 +34,12 @@ type layout struct {
 }
 
 func readLayout(ctx context.Context, q schemadb.DBTX, schema string) (layout, error) {
-	names := append([]string{Eventrelay.VersionTable}, preSplitTables...)
+	names := append([]string{EventrelayVersionTable}, preSplitTables...)
 	present, err := schemadb.New(q).PresentRelations(ctx, schemadb.PresentRelationsParams{SchemaName: schema, Names: names})
 	if err != nil {
 		return layout{}, fmt.Errorf("reading the tables of schema %s: %w", schema, err)
 	}
-	l := layout{current: slices.Contains(present, Eventrelay.VersionTable), outbox: slices.Contains(present, "outbox_events"), preSplit: true}
+	l := layout{current: slices.Contains(present, EventrelayVersionTable), outbox: slices.Contains(present, "outbox_events"), preSplit: true}
 	for _, t := range preSplitTables {
 		l.preSplit = l.preSplit && slices.Contains(present, t)
 	}
@@ -55,7 +55,7 @@ func refusePreSplit(ctx context.Context, pool *pgxpool.Pool, schema string) erro
 	}
 	if !l.current && l.preSplit {
 		return fmt.Errorf("schema %s has the pre-split migration layout (%s.%s records eventrelay's and the catalog's tables): run migrate up once with this release (it renames that table to %s, nothing else changes) before status or down",
-			schema, schema, preSplitTable, Eventrelay.VersionTable)
+			schema, schema, preSplitTable, EventrelayVersionTable)
 	}
 	return nil
 }
@@ -71,7 +71,7 @@ func adoptPreSplit(ctx context.Context, pool *pgxpool.Pool, schema string, sets 
 	}
 	if !l.preSplit {
 		return fmt.Errorf("schema %s holds outbox_events but no %s: its eventrelay tables were not created by migrations.Up (perhaps by another migration tool from migrations.SQL); keep applying them with that tool, or insert the applied versions into %s.%s by hand before running Up",
-			schema, Eventrelay.VersionTable, schema, Eventrelay.VersionTable)
+			schema, EventrelayVersionTable, schema, EventrelayVersionTable)
 	}
 	for _, s := range sets {
 		if s.VersionTable == preSplitTable {
@@ -109,22 +109,22 @@ func adoptPreSplit(ctx context.Context, pool *pgxpool.Pool, schema string, sets 
 	}
 	if len(unknown) > 0 || !slices.Contains(versions, 1) {
 		return fmt.Errorf("schema %s: %s.%s records versions %v, not the pre-split eventrelay set (versions 1 to 3): refusing to adopt it; if another tool owns that table, create %s.%s with the eventrelay versions applied",
-			schema, schema, preSplitTable, versions, schema, Eventrelay.VersionTable)
+			schema, schema, preSplitTable, versions, schema, EventrelayVersionTable)
 	}
 	var seq *string
 	if err := tx.QueryRow(ctx, "SELECT pg_get_serial_sequence($1, 'id')", old).Scan(&seq); err != nil {
 		return fmt.Errorf("reading the id sequence of %s.%s: %w", schema, preSplitTable, err)
 	}
-	stmts := []string{"ALTER TABLE " + old + " RENAME TO " + pgx.Identifier{Eventrelay.VersionTable}.Sanitize()}
+	stmts := []string{"ALTER TABLE " + old + " RENAME TO " + pgx.Identifier{EventrelayVersionTable}.Sanitize()}
 	if seq != nil {
-		stmts = append(stmts, "ALTER SEQUENCE "+*seq+" RENAME TO "+pgx.Identifier{Eventrelay.VersionTable + "_id_seq"}.Sanitize())
+		stmts = append(stmts, "ALTER SEQUENCE "+*seq+" RENAME TO "+pgx.Identifier{EventrelayVersionTable + "_id_seq"}.Sanitize())
 	}
 	var pkey bool
 	if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", pgx.Identifier{schema, preSplitTable + "_pkey"}.Sanitize()).Scan(&pkey); err != nil {
 		return fmt.Errorf("looking up the primary key of %s.%s: %w", schema, preSplitTable, err)
 	}
 	if pkey {
-		stmts = append(stmts, "ALTER INDEX "+pgx.Identifier{schema, preSplitTable + "_pkey"}.Sanitize()+" RENAME TO "+pgx.Identifier{Eventrelay.VersionTable + "_pkey"}.Sanitize())
+		stmts = append(stmts, "ALTER INDEX "+pgx.Identifier{schema, preSplitTable + "_pkey"}.Sanitize()+" RENAME TO "+pgx.Identifier{EventrelayVersionTable + "_pkey"}.Sanitize())
 	}
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {

@@ -1,4 +1,4 @@
-package migrations
+package migrate
 
 import (
 	"bufio"
@@ -7,16 +7,7 @@ import (
 	"strings"
 )
 
-// SQL renders the up migrations of set as one plain SQL script for other
-// migration tools: the files in version order, each headed by a comment
-// naming it and saying whether goose runs it in one transaction, with the
-// file's statements and comments as written. The goose annotations
-// (-- +goose Up, NO TRANSACTION, StatementBegin/End) are removed and the
-// down sections left out. Table names are unqualified: run the script with
-// search_path set to the target schema (SET search_path TO orders;).
-//
-// A file using goose's ENVSUB (environment substitution) is refused: its
-// text is not the SQL that would run.
+// SQL is migrations.SQL.
 func SQL(set Set) (string, error) {
 	if err := set.Validate(); err != nil {
 		return "", err
