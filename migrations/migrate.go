@@ -46,7 +46,7 @@ type Migration struct {
 // Eventrelay first, then the sets whose tables depend on it.
 //
 // A schema migrated before the split (one goose_db_version table holding
-// eventrelay's versions 1 to 3 next to the catalog tables) is adopted:
+// eventrelay's versions 1 to 3 next to a service's tables) is adopted:
 // that table is renamed to eventrelay_goose_db_version, whose versions it
 // records exactly, and no row of any table is touched. A schema whose
 // eventrelay tables have no version table Up can recognise is refused with
@@ -140,7 +140,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, schema string, sets []Set, up
 	if !identifier.MatchString(schema) {
 		return nil, fmt.Errorf("migrations: schema %q must be a lower-case SQL identifier", schema)
 	}
-	// Concurrent CREATE SCHEMA IF NOT EXISTS can fail on the catalog's
+	// Concurrent CREATE SCHEMA IF NOT EXISTS can fail on pg_namespace's
 	// unique index: serialise it under the schema's lock.
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", schemaLockKey(schema)); err != nil {
@@ -155,7 +155,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, schema string, sets []Set, up
 	if up {
 		err = adoptPreSplit(ctx, pool, schema, sets)
 	} else {
-		err = refusePreSplit(ctx, pool, schema)
+		err = refusePreSplit(ctx, pool, schema, sets)
 	}
 	if err != nil {
 		return nil, err

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Keeps the library free of the reference domain: no generic package, tests
-# included, may depend on the catalog (internal/catalog/..., among them its
-# generated code internal/catalog/catalogdb), its API (api/catalog/...) or
-# Elasticsearch (github.com/elastic/...).
+# included, may depend on an example (examples/..., among them the catalog
+# demo's module examples/catalog-demo) or Elasticsearch
+# (github.com/elastic/...).
 #
 #   scripts/depcheck.sh     # exit 1 and one line per offending import chain
 #
-# Generic: every package of the root module except the catalog's (api/,
-# internal/catalog/, the daemons and tools under cmd/ other than
-# cmd/publisher), the examples and the instruments (internal/bench,
-# internal/e2e). Each chain starts at a generic package (or its test, marked
+# Generic: every package of the root module except the examples in it
+# (examples/minimal), api/ and the tools under cmd/ other than the daemons
+# cmd/publisher and cmd/relayctl. Each chain starts at a generic package
+# (or its test, marked
 # "(test)") and stops at the first forbidden package; a chain through another
 # generic package is reported for that package only. Paths are relative to
 # the module.
@@ -17,12 +17,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mod=$(go list -m)
-forbidden="^($mod/internal/catalog|$mod/api/catalog|github\\.com/elastic)(/|\$)"
-domain="^$mod/(api|cmd|examples|internal/catalog|internal/bench|internal/e2e)(/|\$)"
+forbidden="^($mod/examples|github\\.com/elastic)(/|\$)"
+domain="^$mod/(api|cmd|examples)(/|\$)"
 
 generic=$(go list ./... | grep -Ev "$domain" || true)
 generic="$generic
-$mod/cmd/publisher"
+$mod/cmd/publisher
+$mod/cmd/relayctl"
 
 # One line per package of the closure, tests included: path|import|import...
 # (a test variant is "p [q.test]"; "p.test" is the generated test main).
@@ -66,8 +67,8 @@ END {
 		}
 	}
 	if (bad > 0) {
-		printf "depcheck: %d import chain(s) from generic packages to the catalog, its API or Elasticsearch (above: generic package -> its imports -> forbidden package)\n", bad
+		printf "depcheck: %d import chain(s) from generic packages to an example or Elasticsearch (above: generic package -> its imports -> forbidden package)\n", bad
 		exit 1
 	}
-	print "depcheck: no generic package depends on the catalog, its API or Elasticsearch"
+	print "depcheck: no generic package depends on an example or Elasticsearch"
 }'

@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
 )
 
 func main() {
