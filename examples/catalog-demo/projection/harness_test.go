@@ -31,7 +31,6 @@ import (
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -245,7 +244,8 @@ func (h *harness) row(id uuid.UUID) (catalogdb.VideoProjection, bool) {
 
 func (h *harness) inboxCount(consumer string) int64 {
 	h.t.Helper()
-	n, err := inboxdb.New(h.owner).CountInboxEvents(context.Background(), consumer)
+	var n int64
+	err := h.owner.QueryRow(context.Background(), "SELECT count(*) FROM inbox_events WHERE consumer = $1", consumer).Scan(&n)
 	if err != nil {
 		h.t.Fatal(err)
 	}
