@@ -48,6 +48,6 @@
 // # Testing
 //
 // The contract suite in this package runs against the in-repo test server
-// (internal/catalog/elastic/estest) and, when ELASTIC_URL is set, against that real
+// (elastic/estest) and, when ELASTIC_URL is set, against that real
 // cluster as well (unique index names, cleaned up afterwards).
 package elastic

@@ -41,7 +41,7 @@ func benchEvents(b *testing.B, n int) []projectiontest.Msg {
 // directly (no Pub/Sub) with `concurrency` messages in flight, to measure
 // the write path: per-message transactions (batch=1) against batched ones.
 //
-//	go test ./internal/catalog/projection -run '^$' -bench WritePath -benchtime 5000x
+//	go test ./projection -run '^$' -bench WritePath -benchtime 5000x
 func BenchmarkProjectVideosWritePath(b *testing.B) {
 	for _, size := range []int{1, 20, 100} {
 		for _, workers := range []int{4, 16} {
@@ -108,7 +108,7 @@ func benchProjector(b *testing.B, db *relaytest.DB, ps *gpubsubtest.Server, ro p
 // pstest included. pstest hands out about 100 messages/s per stream, so
 // this measures mostly pstest; see WritePath for the projector itself.
 //
-//	go test ./internal/catalog/projection -run '^$' -bench Pstest -benchtime 2000x
+//	go test ./projection -run '^$' -bench Pstest -benchtime 2000x
 func BenchmarkProjectVideosPstest(b *testing.B) {
 	for _, size := range []int{1, 100} {
 		b.Run(fmt.Sprintf("batch=%d/streams=16", size), func(b *testing.B) {

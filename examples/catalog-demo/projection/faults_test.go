@@ -29,7 +29,7 @@ import (
 
 // The acceptance criteria speak of 30 s of 429s and 10 s of Postgres
 // outage; the defaults keep the suite fast. Run the long versions with
-// go test ./internal/catalog/projection -run Fault -args -es-429-for=30s -pg-outage-for=10s
+// go test ./projection -run Fault -args -es-429-for=30s -pg-outage-for=10s
 var (
 	es429For    = flag.Duration("es-429-for", 3*time.Second, "how long Elasticsearch answers 429 in the rate-limit test")
 	pgOutageFor = flag.Duration("pg-outage-for", 3*time.Second, "how long Postgres is down in the outage test")

@@ -2,7 +2,7 @@
 // in-memory imitation of the Elasticsearch 8 REST API covering what
 // eventrelay relies on, with fault injection. Elasticsearch cannot be
 // installed on the build machines; this server lets the adapter
-// (internal/catalog/elastic), the projector and the end-to-end fault suite run
+// (package elastic), the projector and the end-to-end fault suite run
 // against the official client (github.com/elastic/go-elasticsearch/v8) and
 // real HTTP.
 //
