@@ -8,7 +8,9 @@ PKGS    ?= ./...
 # The other Go modules of the repository whose tests, vet and gofmt
 # make test and make verify run with the root's (deploy/check runs in
 # make deploy-check).
-MODULES := bench e2e examples/orders console-test
+MODULES := bench e2e examples/orders examples/catalog-demo console-test
+# The catalog reference demo: its own module (service, projector, relayctl).
+DEMO := examples/catalog-demo
 TESTFLAGS ?= -count=1 -timeout 20m
 
 .PHONY: help
@@ -22,8 +24,8 @@ pg-stop: ## Stop the private Postgres
 	@scripts/pg.sh stop
 
 .PHONY: demo
-demo: build build-e2e ## Run the whole pipeline on this machine: Postgres, the Pub/Sub emulator, catalog, 2 publishers, projector; ~30 s workload, summary, verify
-	@bin/relaydemo $(DEMOFLAGS)
+demo: build-demo ## Run the catalog demo's whole pipeline on this machine: Postgres, the Pub/Sub emulator, catalog, 2 publishers, projector; ~30 s workload, summary, verify
+	@bin/demo/relaydemo $(DEMOFLAGS)
 
 .PHONY: test
 # Every pstest server of the tests sits behind the strict Pub/Sub double
@@ -31,8 +33,8 @@ demo: build build-e2e ## Run the whole pipeline on this machine: Postgres, the P
 # and the total is printed (refused must be 0: a test fails on a refusal it
 # did not provoke). PUBSUB_DOUBLE_RTT=15ms adds a round trip to every call.
 # The modules of the instruments (bench, e2e: the fault suite itself needs
-# the e2e build tag, see make e2e) and examples/orders run their tests too.
-test: ## Run all tests (and those of the bench, e2e and examples/orders modules) against a private Postgres (started if needed) and pstest behind the strict Pub/Sub double
+# the e2e build tag, see make e2e) and the examples run their tests too.
+test: ## Run all tests (and those of the bench, e2e, examples/orders and examples/catalog-demo modules) against a private Postgres (started if needed) and pstest behind the strict Pub/Sub double
 	@pgenv=$$(scripts/pg.sh start) || exit 1; eval "$$pgenv"; report=$$(mktemp) || exit 1; \
 	PUBSUB_DOUBLE_REPORT=$$report $(GO) test $(TESTFLAGS) $(PKGS); rc=$$?; \
 	for m in $(MODULES); do (cd $$m && PUBSUB_DOUBLE_REPORT=$$report $(GO) test $(TESTFLAGS) ./...) || rc=1; done; \
@@ -40,50 +42,58 @@ test: ## Run all tests (and those of the bench, e2e and examples/orders modules)
 	rm -f $$report; exit $$rc
 
 # Fuzz targets of every decoder of untrusted input, each run for FUZZTIME
-# (the seed corpora also run in `make test`). A crasher is written to the
-# package's testdata/fuzz/ and fails the target. FuzzResolveCatalogEvent
-# (internal/catalog/projection: attributes + registry decode together) is
+# (the seed corpora also run in `make test`), in the module holding the
+# package. A crasher is written to the package's testdata/fuzz/ and fails
+# the target. FuzzResolveCatalogEvent
+# (examples/catalog-demo/projection: attributes + registry decode together) is
 # left out: its fuzz-instrumented build (go-elasticsearch) takes minutes;
 # its parts are fuzzed here and its seeds run in `make test`.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./projection:FuzzParseAttributes \
-	./internal/catalog/events:FuzzDecode \
-	./internal/catalog/server:FuzzDecodeJSONBody \
+	./$(DEMO)/events:FuzzDecode \
+	./$(DEMO)/internal/server:FuzzDecodeJSONBody \
 	./internal/conf:FuzzLoad \
-	./cmd:FuzzLoadDaemonConfigs
+	./$(DEMO)/cmd:FuzzLoadDaemonConfigs
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 10s): envelope, attributes, catalog JSON, config
 	@GO=$(GO) scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 
 .PHONY: generate
-generate: ## Regenerate protobuf (buf), sqlc and wire output
+generate: ## Regenerate protobuf (buf), sqlc and wire output (the root's and the examples')
 	$(TOOL) buf generate
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate
-	cd internal/catalog && $(GO) tool -modfile=../../tools/go.mod sqlc generate
 	cd e2e/sqlc && $(GO) tool -modfile=../../tools/go.mod sqlc generate
 	$(TOOL) wire gen ./cmd/... >/dev/null
+	cd $(DEMO) && $(GO) tool -modfile=../../tools/go.mod buf generate
+	cd $(DEMO) && $(GO) tool -modfile=../../tools/go.mod sqlc generate
+	cd $(DEMO) && $(GO) tool -modfile=../../tools/go.mod wire gen ./cmd/... >/dev/null
 	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf generate
 	cd examples/orders/sqlc && $(GO) tool -modfile=../../../tools/go.mod sqlc generate
 
 .PHONY: depcheck
-depcheck: ## Fail if a generic package (tests included) depends on the demo, an example or Elasticsearch, or an import runs against the layers (scripts/layercheck.sh)
+depcheck: ## Fail if a generic package (tests included) depends on an example (the catalog demo among them) or Elasticsearch, or an import runs against the layers (scripts/layercheck.sh)
 	@scripts/depcheck.sh
 	@scripts/layercheck-test.sh
 
 .PHONY: verify
-verify: generate ## Fail if generated code drifts from its sources, a generic package depends on the catalog or a tracked file over 1 MB is not documented test data; lint protos, vet, gofmt
+verify: generate ## Fail if generated code drifts from its sources, a generic package depends on an example or a tracked file over 1 MB is not documented test data; lint protos, vet, gofmt
 	@git add -N . >/dev/null 2>&1 || true
-	@git diff --exit-code --stat -- api internal cmd e2e/e2edb examples/orders/api examples/orders/internal || { echo "generated code is out of date: run make generate and commit"; exit 1; }
+	@git diff --exit-code --stat -- api internal cmd e2e/e2edb examples/orders/api examples/orders/internal $(DEMO)/api $(DEMO)/catalogdb $(DEMO)/cmd || { echo "generated code is out of date: run make generate and commit"; exit 1; }
 	$(TOOL) buf lint
+	@# The root's protobuf contract is the envelope (api/eventrelay); the examples' APIs are checked in their modules.
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
-		$(TOOL) buf breaking --against '.git#branch=main'; \
+		$(TOOL) buf breaking --against '.git#branch=main' --path api/eventrelay; \
 	else echo "buf breaking: no main branch with buf.yaml to compare against yet"; fi
 	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf lint
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:examples/orders/buf.yaml 2>/dev/null; then \
 		cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf breaking --against '../../.git#branch=main,subdir=examples/orders'; \
 	else echo "buf breaking (examples/orders): no main branch with examples/orders/buf.yaml to compare against yet"; fi
+	cd $(DEMO) && $(GO) tool -modfile=../../tools/go.mod buf lint
+	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:$(DEMO)/buf.yaml 2>/dev/null; then \
+		cd $(DEMO) && $(GO) tool -modfile=../../tools/go.mod buf breaking --against '../../.git#branch=main,subdir=$(DEMO)'; \
+	else echo "buf breaking ($(DEMO)): no main branch with $(DEMO)/buf.yaml to compare against yet"; fi
 	$(GO) vet ./...
 	@scripts/depcheck.sh
 	@scripts/layercheck-test.sh
@@ -96,11 +106,16 @@ verify: generate ## Fail if generated code drifts from its sources, a generic pa
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X github.com/eventrelay/eventrelay/internal/version.Version=$(VERSION)
 
-.PHONY: build build-e2e
-build: ## Build the daemons and relayctl into bin/ (version stamped from git describe)
+.PHONY: build build-e2e build-demo
+build: ## Build eventrelay's daemons (publisher, relayctl) into bin/ (version stamped from git describe)
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 build-e2e: ## Build the demo driver and the Elasticsearch test server (e2e/ module) into bin/
 	$(GO) -C e2e build -o ../bin/ ./cmd/...
+# bin/demo/relayctl is the catalog's (relayctl with the catalog's hooks).
+build-demo: ## Build what the catalog demo runs into bin/demo/: the publisher, the demo's catalog, projector and relayctl, the demo driver and the Elasticsearch test server
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/demo/ ./cmd/publisher
+	$(GO) -C $(DEMO) build -ldflags "$(LDFLAGS)" -o ../../bin/demo/ ./cmd/...
+	$(GO) -C e2e build -o ../bin/demo/ ./cmd/...
 
 # --- Deployment (deploy/) ---------------------------------------------------
 .PHONY: deploy-check
@@ -152,20 +167,21 @@ emulator-start: ## Start the Pub/Sub emulator (idempotent) and print its env
 emulator-stop: ## Stop the Pub/Sub emulator (the whole JVM process group)
 	@scripts/pubsub-emulator.sh stop
 
-# run-*: one daemon in the foreground against the private Postgres and the
-# emulator (both started if needed), with its configs/<daemon>.yaml.
+# run-*: one daemon of the catalog demo in the foreground against the
+# private Postgres and the emulator (both started if needed), with its
+# configs/<daemon>.yaml (the catalog's daemons' in $(DEMO)/configs).
 RUN_ENV = pgenv=$$(scripts/pg.sh start) && eval "$$pgenv" && psenv=$$(scripts/pubsub-emulator.sh start) && eval "$$psenv"
 
 .PHONY: run-migrate run-ensure run-catalog run-publisher run-projector run-es
-run-migrate: build ## Apply the migrations to the private Postgres
-	@$(RUN_ENV) && bin/relayctl migrate up -by "$$USER" -why "make run-migrate"
-run-ensure: build ## Create the topics and subscriptions of configs/pubsub.yaml on the emulator
-	@$(RUN_ENV) && bin/relayctl pubsub ensure -f configs/pubsub.yaml -by "$$USER" -why "make run-ensure"
-run-catalog: build ## Run the catalog service (HTTP :8000, gRPC :9000)
-	@$(RUN_ENV) && bin/catalog -conf configs/catalog.yaml
-run-publisher: build ## Run one publisher replica
-	@$(RUN_ENV) && bin/publisher -conf configs/publisher.yaml
-run-projector: build ## Run the projector (ELASTIC_URL defaults to the test server of run-es)
-	@$(RUN_ENV) && ELASTIC_URL=$${ELASTIC_URL:-http://127.0.0.1:9200} bin/projector -conf configs/projector.yaml
-run-es: build-e2e ## Run the Elasticsearch test server on 127.0.0.1:9200
-	@bin/es-testserver -addr 127.0.0.1:9200
+run-migrate: build-demo ## Apply the catalog's migrations to the private Postgres
+	@$(RUN_ENV) && bin/demo/relayctl migrate up -by "$$USER" -why "make run-migrate"
+run-ensure: build-demo ## Create the topics and subscriptions of configs/pubsub.yaml on the emulator
+	@$(RUN_ENV) && bin/demo/relayctl pubsub ensure -f configs/pubsub.yaml -by "$$USER" -why "make run-ensure"
+run-catalog: build-demo ## Run the catalog service (HTTP :8000, gRPC :9000)
+	@$(RUN_ENV) && bin/demo/catalog -conf $(DEMO)/configs/catalog.yaml
+run-publisher: build-demo ## Run one publisher replica
+	@$(RUN_ENV) && bin/demo/publisher -conf configs/publisher.yaml
+run-projector: build-demo ## Run the catalog's projector (ELASTIC_URL defaults to the test server of run-es)
+	@$(RUN_ENV) && ELASTIC_URL=$${ELASTIC_URL:-http://127.0.0.1:9200} bin/demo/projector -conf $(DEMO)/configs/projector.yaml
+run-es: build-demo ## Run the Elasticsearch test server on 127.0.0.1:9200
+	@bin/demo/es-testserver -addr 127.0.0.1:9200

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
-	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
+	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
@@ -35,7 +36,7 @@ func runApplyDaemon(ctx context.Context, r *Runner, evs []Event, keys int) error
 		for _, sink := range sinks {
 			err := r.applyDaemonOnce(ctx, bin, evs, keys, sink, run)
 			if errors.Is(err, errSearchIdle) {
-				r.report.skip("apply into pg+es: the projector daemon applied nothing to the search index (%v); is the search projection wired in cmd/projector?", err)
+				r.report.skip("apply into pg+es: the projector daemon applied nothing to the search index (%v); is the search projection wired in the catalog demo's cmd/projector?", err)
 				sinks = sinks[:1]
 				continue
 			}
@@ -78,7 +79,7 @@ func (r *Runner) applyDaemonOnce(ctx context.Context, bin string, evs []Event, k
 		return err
 	}
 	a := r.cpu.sample()
-	d, err := startDaemon(bin, "projector-"+sanitize(sink), r.cfg.RepoDir, r.workDir("logs"), env)
+	d, err := startDaemon(bin, "projector-"+sanitize(sink), filepath.Join(r.cfg.RepoDir, demoModule), r.workDir("logs"), env)
 	if err != nil {
 		return err
 	}

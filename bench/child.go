@@ -21,7 +21,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/projection"

@@ -31,9 +31,14 @@ type binaries struct {
 	built     map[string]string
 }
 
+// demoModule is the catalog demo's module directory, under the repository:
+// the projector binary under test is the catalog's, and it reads its
+// configs/ from there.
+const demoModule = "examples/catalog-demo"
+
 // commandModules names the module directory, under the repository, of the
 // commands built here that are not in the root module.
-var commandModules = map[string]string{"relaybench": "bench"}
+var commandModules = map[string]string{"relaybench": "bench", "projector": demoModule}
 
 // path returns the built binary of ./cmd/<name> of its module, building it
 // first; "" and a reason when the command does not exist yet.

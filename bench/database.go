@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
+	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 

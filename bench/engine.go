@@ -11,8 +11,8 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 
 	"github.com/eventrelay/eventrelay/envelope"
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
-	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
+	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 )

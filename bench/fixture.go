@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/wire"

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
-	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
+	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
@@ -186,7 +187,7 @@ func (r *Runner) latencyStep(ctx context.Context, backend latencyBackend, pubBin
 		env = append(env, "PROJECTOR_NUM_GOROUTINES="+strconv.Itoa(pstestStreams))
 	}
 	logDir := r.workDir("logs")
-	projD, err := startDaemon(projBin, "projector-latency", r.cfg.RepoDir, logDir, env)
+	projD, err := startDaemon(projBin, "projector-latency", filepath.Join(r.cfg.RepoDir, demoModule), logDir, env)
 	if err != nil {
 		return res, err
 	}

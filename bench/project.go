@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 	"github.com/eventrelay/eventrelay/projection"

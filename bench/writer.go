@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/events"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 )

@@ -26,17 +26,17 @@ func TestInvalidConfigExitsWithOneStatus(t *testing.T) {
 		want string
 	}{
 		{"publisher", []string{"-conf", "../configs/publisher.yaml"}, "OUTBOX_CONCURRENCY=0", "OUTBOX_CONCURRENCY"},
-		{"projector", []string{"-conf", "../configs/projector.yaml"}, "PROJECTOR_BATCH_SIZE=0", "batch.size (PROJECTOR_BATCH_SIZE) is 0"},
-		{"projector", []string{"-conf", "../configs/projector.yaml"}, "PROJECTOR_WORKERS=-1", "batch.workers (PROJECTOR_WORKERS)"},
-		{"catalog", []string{"-conf", "../configs/catalog.yaml"}, "CATALOG_MAX_BODY_BYTES=0", "CATALOG_MAX_BODY_BYTES"},
-		{"catalog", []string{"-conf", "../configs/catalog.yaml"}, "OUTBOX_TOPIC=goog.x", "outbox.topic (OUTBOX_TOPIC)"},
+		{"projector", []string{"-conf", "../examples/catalog-demo/configs/projector.yaml"}, "PROJECTOR_BATCH_SIZE=0", "batch.size (PROJECTOR_BATCH_SIZE) is 0"},
+		{"projector", []string{"-conf", "../examples/catalog-demo/configs/projector.yaml"}, "PROJECTOR_WORKERS=-1", "batch.workers (PROJECTOR_WORKERS)"},
+		{"catalog", []string{"-conf", "../examples/catalog-demo/configs/catalog.yaml"}, "CATALOG_MAX_BODY_BYTES=0", "CATALOG_MAX_BODY_BYTES"},
+		{"catalog", []string{"-conf", "../examples/catalog-demo/configs/catalog.yaml"}, "OUTBOX_TOPIC=goog.x", "outbox.topic (OUTBOX_TOPIC)"},
 		{"publisher", []string{"-conf", "../configs/publisher.yaml"}, "OUTBOX_POLL_INTERVAL_SECONDS=1e12", `OUTBOX_POLL_INTERVAL_SECONDS="1e12"`},
 		{"publisher", []string{"-conf", "/nonexistent/publisher.yaml"}, "", "reading config file"},
 		{"projector", []string{"-conf", "/nonexistent/projector.yaml"}, "", "reading config file"},
 		{"catalog", []string{"-conf", "/nonexistent/catalog.yaml"}, "", "reading config file"},
 	}
 	for _, c := range cases {
-		bin := opstest.Binary(t, c.bin) // built before the clock starts: a loaded machine took a minute
+		bin := opstest.Binary(t, binDir(c.bin)) // built before the clock starts: a loaded machine took a minute
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := exec.CommandContext(ctx, bin, c.args...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), dsn, "ELASTIC_URL=http://127.0.0.1:1", c.env}

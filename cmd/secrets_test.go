@@ -77,11 +77,11 @@ func TestNoBinaryPrintsASecret(t *testing.T) {
 		for _, d := range []string{"publisher", "projector", "catalog"} {
 			add(d, env, "--help")
 			add(d, env, "-bogus")
-			add(d, append(env, badConfig...), "-conf", "../configs/"+d+".yaml")
+			add(d, append(env, badConfig...), "-conf", confFile(d))
 			add(d, env, "-conf", "/nonexistent/"+d+".yaml")
 		}
 		if form == "url" || form == "bad-url" {
-			add("projector", append(env, "PROJECTOR_BATCH_SIZE=-1"), "-conf", "../configs/projector.yaml")
+			add("projector", append(env, "PROJECTOR_BATCH_SIZE=-1"), "-conf", "../examples/catalog-demo/configs/projector.yaml")
 			add("relaybench", env, "-smoke", "-only", "ceilings", "-out", t.TempDir(), "-timeout", "1m")
 		}
 		add("relaybench", env, "--help")
@@ -116,15 +116,26 @@ func TestNoBinaryPrintsASecret(t *testing.T) {
 }
 
 // binDir is the package directory of binary name, relative to cmd/: the
-// bench and e2e are modules of their own.
+// bench, e2e and the catalog demo (its daemons and its relayctl, the
+// generic one with the catalog's hooks) are modules of their own.
 func binDir(name string) string {
 	switch name {
+	case "catalog", "projector", "relayctl":
+		return "../examples/catalog-demo/cmd/" + name
 	case "relaybench":
 		return "../bench/cmd/relaybench"
 	case "relaydemo", "es-testserver":
 		return "../e2e/cmd/" + name
 	}
 	return name
+}
+
+// confFile is the configuration file of daemon name, relative to cmd/.
+func confFile(name string) string {
+	if name == "publisher" {
+		return "../configs/publisher.yaml"
+	}
+	return "../examples/catalog-demo/configs/" + name + ".yaml"
 }
 
 // runBinary runs one invocation and returns its stdout and stderr.

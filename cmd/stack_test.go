@@ -415,14 +415,21 @@ func withUser(t *testing.T, admin, user, password, db string) string {
 	return u.String()
 }
 
-// buildDaemons builds the four binaries once into a temporary directory.
+// buildDaemons builds the four binaries once into a temporary directory:
+// the publisher from this module, the catalog, its projector and its
+// relayctl (the catalog's hooks) from the catalog demo's.
 func buildDaemons(ctx context.Context, t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "./cmd/catalog", "./cmd/publisher", "./cmd/projector", "./cmd/relayctl")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	for _, b := range []struct {
+		dir  string
+		pkgs []string
+	}{{".", []string{"./cmd/publisher"}}, {"examples/catalog-demo", []string{"./cmd/catalog", "./cmd/projector", "./cmd/relayctl"}}} {
+		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", dir + "/"}, b.pkgs...)...)
+		cmd.Dir = filepath.Join(repoRoot(t), b.dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build in %s: %v\n%s", b.dir, err, out)
+		}
 	}
 	return dir
 }

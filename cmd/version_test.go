@@ -16,12 +16,14 @@ func TestBinariesPrintStampedVersion(t *testing.T) {
 	}
 	dir := t.TempDir()
 	const stamp = "v9.9.9-test"
-	build := exec.Command("go", "build", "-o", dir+"/",
-		"-ldflags", "-X github.com/eventrelay/eventrelay/internal/version.Version="+stamp,
-		"./cmd/publisher", "./cmd/projector", "./cmd/catalog", "./cmd/relayctl")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	// The generic daemons of this module, then the catalog demo's.
+	for _, b := range []struct{ dir, pkgs string }{{"..", "./cmd/publisher ./cmd/relayctl"}, {"../examples/catalog-demo", "./cmd/projector ./cmd/catalog"}} {
+		build := exec.Command("go", append([]string{"build", "-o", dir + "/",
+			"-ldflags", "-X github.com/eventrelay/eventrelay/internal/version.Version=" + stamp}, strings.Fields(b.pkgs)...)...)
+		build.Dir = b.dir
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build in %s: %v\n%s", b.dir, err, out)
+		}
 	}
 	for _, name := range []string{"publisher", "projector", "catalog", "relayctl"} {
 		out, err := exec.Command(filepath.Join(dir, name), "--version").CombinedOutput()

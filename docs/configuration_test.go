@@ -9,7 +9,8 @@ import (
 )
 
 // TestConfigurationListsEveryConfigKey keeps the configuration tables of
-// docs/configuration.md in step with configs/*.yaml: every environment
+// docs/configuration.md in step with configs/*.yaml and the catalog demo's
+// examples/catalog-demo/configs/*.yaml: every environment
 // variable named in a config file's comments must appear in
 // configuration.md.
 func TestConfigurationListsEveryConfigKey(t *testing.T) {
@@ -18,9 +19,13 @@ func TestConfigurationListsEveryConfigKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob("../configs/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no configs/*.yaml found (%v)", err)
+	var files []string
+	for _, dir := range []string{"../configs", "../examples/catalog-demo/configs"} {
+		found, err := filepath.Glob(dir + "/*.yaml")
+		if err != nil || len(found) == 0 {
+			t.Fatalf("no %s/*.yaml found (%v)", dir, err)
+		}
+		files = append(files, found...)
 	}
 	envName := regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
 	for _, f := range files {

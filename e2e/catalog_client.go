@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 )
 
 // CatalogClient speaks the catalog service's HTTP API (protojson bodies,

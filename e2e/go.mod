@@ -24,6 +24,7 @@ require (
 	cloud.google.com/go/iam v1.12.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/eventrelay/eventrelay/examples/catalog-demo v0.0.0-00010101000000-000000000000
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/go-kratos/aegis v0.2.0 // indirect
 	github.com/go-kratos/kratos/v2 v2.8.3 // indirect
@@ -70,3 +71,5 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+replace github.com/eventrelay/eventrelay/examples/catalog-demo => ../examples/catalog-demo

@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
-	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 )
 
 // Written is what a write answered: the video as written and the

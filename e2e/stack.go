@@ -113,19 +113,28 @@ type Stack struct {
 // bin is the path of a built binary.
 func (s *Stack) bin(name string) string { return filepath.Join(s.Cfg.BinDir, name) }
 
-// BuildBinaries runs `go build -o binDir/ ./cmd/...` in repo (the daemons
-// and relayctl) and in repo/e2e (relaydemo, es-testserver).
+// BuildBinaries builds into binDir the publisher (repo/cmd/publisher), the
+// catalog demo's daemons and relayctl (repo/examples/catalog-demo/cmd/...:
+// the catalog, its projector, relayctl with the catalog's hooks) and the
+// e2e commands (repo/e2e/cmd/...: relaydemo, es-testserver).
 func BuildBinaries(ctx context.Context, repo, binDir string) error {
-	for _, dir := range []string{repo, filepath.Join(repo, "e2e")} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/...")
-		cmd.Dir = dir
+	for _, b := range []struct{ dir, pkgs string }{
+		{repo, "./cmd/publisher"},
+		{filepath.Join(repo, DemoModule), "./cmd/..."},
+		{filepath.Join(repo, "e2e"), "./cmd/..."},
+	} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", b.pkgs)
+		cmd.Dir = b.dir
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("go build ./cmd/... in %s: %w\n%s", dir, err, out)
+			return fmt.Errorf("go build %s in %s: %w\n%s", b.pkgs, b.dir, err, out)
 		}
 	}
 	return nil
 }
+
+// DemoModule is the catalog demo's module directory under the repository.
+const DemoModule = "examples/catalog-demo"
 
 // StartStack brings the system up in dependency order: Postgres (fresh
 // database, migrations), Pub/Sub (fresh emulator, pubsub ensure), the
@@ -283,13 +292,18 @@ func (s *Stack) baseEnv() []string {
 // conf is the run's copy of configs/<name> (see snapshotConfigs).
 func (s *Stack) conf(name string) string { return filepath.Join(s.Cfg.RunDir, "configs", name) }
 
-// snapshotConfigs copies configs/*.yaml into the run directory: every
-// (re)start of a daemon reads the same files, whatever happens to the
+// snapshotConfigs copies configs/*.yaml (the publisher's, the Pub/Sub
+// resources) and the catalog demo's configs/*.yaml into the run directory:
+// every (re)start of a daemon reads the same files, whatever happens to the
 // working tree meanwhile, and the run's logs sit beside what produced them.
 func (s *Stack) snapshotConfigs() error {
-	files, err := filepath.Glob(filepath.Join(s.Cfg.Repo, "configs", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no configs/*.yaml in %s (%v)", s.Cfg.Repo, err)
+	var files []string
+	for _, dir := range []string{s.Cfg.Repo, filepath.Join(s.Cfg.Repo, DemoModule)} {
+		found, err := filepath.Glob(filepath.Join(dir, "configs", "*.yaml"))
+		if err != nil || len(found) == 0 {
+			return fmt.Errorf("no configs/*.yaml in %s (%v)", dir, err)
+		}
+		files = append(files, found...)
 	}
 	dir := filepath.Join(s.Cfg.RunDir, "configs")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -17,5 +17,5 @@
 // the target schema, which it creates if needed.
 //
 // Databases migrated before the split (one goose_db_version for eventrelay
-// and the catalog tables) are adopted by Up: see Up.
+// and a service's tables) are adopted by Up: see Up.
 package migrations

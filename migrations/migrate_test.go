@@ -190,3 +190,26 @@ func TestConcurrentUpAppliesOnce(t *testing.T) {
 		t.Errorf("%d migrations applied in all, want %d (each once)", total, want)
 	}
 }
+
+// A service's own goose_db_version (its versions 1 to 3) beside
+// eventrelay's tables is not the pre-split layout unless a set names that
+// layout's tables (Set.PreSplitTables): Up refuses as for any missing
+// version table and renames nothing.
+func TestUpAdoptsNoPreSplitLayoutNoSetNames(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `DROP TABLE eventrelay_goose_db_version;
+		CREATE TABLE goose_db_version (id serial PRIMARY KEY, version_id bigint NOT NULL, is_applied boolean NOT NULL, tstamp timestamptz DEFAULT now());
+		INSERT INTO goose_db_version (version_id, is_applied) VALUES (0, true), (1, true), (2, true), (3, true)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := migrations.Up(ctx, db.Pool, db.Schema, migrations.Eventrelay)
+	if err == nil || !strings.Contains(err.Error(), "not created by migrations.Up") {
+		t.Fatalf("Up beside a service's own goose_db_version: %v, want a refusal", err)
+	}
+	got := relations(t, db, db.Schema)
+	if !slices.Contains(got, "goose_db_version") || slices.Contains(got, "eventrelay_goose_db_version") {
+		t.Errorf("the refused Up renamed the service's goose_db_version: %v", got)
+	}
+}

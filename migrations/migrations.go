@@ -47,7 +47,8 @@ var Eventrelay = Set{Name: "eventrelay", FS: eventrelayFS, VersionTable: migrate
 // Eventrelay first, then the sets whose tables depend on it.
 //
 // A schema migrated before the split (one goose_db_version table holding
-// eventrelay's versions 1 to 3 next to the catalog tables) is adopted:
+// eventrelay's versions 1 to 3 next to a service's tables, which its set
+// names in PreSplitTables) is adopted:
 // that table is renamed to eventrelay_goose_db_version, whose versions it
 // records exactly, and no row of any table is touched. A schema whose
 // eventrelay tables have no version table Up can recognise is refused with

@@ -2,8 +2,10 @@
 // projections — each a Pub/Sub subscription, an inbox consumer, a
 // projection.Registry of event types and handlers, and a dead-letter
 // topic — and runs them in its own process, as a Kratos transport.Server
-// (Start/Stop) or with Run(ctx). The shipped cmd/projector is one user of
-// it, for the reference service.
+// (Start/Stop) or with Run(ctx). eventrelay ships no projector daemon: a
+// service runs its projections embedded (package embedded) or builds its
+// own projector binary, as the catalog demo does
+// (examples/catalog-demo/cmd/projector).
 //
 //	p, err := projector.New(pool, client, projector.Options{Registerer: reg, Health: h})
 //	err = p.Register(projector.Projection{Name: "orders", Subscription: "orders.projection",

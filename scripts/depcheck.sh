@@ -1,27 +1,26 @@
 #!/usr/bin/env bash
 # Keeps the library free of the reference domain: no generic package, tests
-# included, may depend on the catalog (internal/catalog/..., among them its
-# generated code internal/catalog/catalogdb), its API (api/catalog/...), its
-# daemons (cmd/catalog, cmd/projector), an example (examples/...) or
-# Elasticsearch (github.com/elastic/...). Then runs scripts/layercheck.sh
-# (the import layers of the root module and the modules beside it).
+# included, may depend on an example (examples/..., among them the catalog
+# demo's module examples/catalog-demo) or Elasticsearch
+# (github.com/elastic/...).
 #
 #   scripts/depcheck.sh     # exit 1 and one line per offending import chain
 #
-# Generic: every package of the root module except the catalog's (api/,
-# internal/catalog/, the daemons and tools under cmd/ other than
-# cmd/publisher and cmd/relayctl), the examples and the instruments
-# (internal/bench, internal/e2e). Each chain starts at a generic package (or
-# its test, marked "(test)") and stops at the first forbidden package; a
-# chain through another generic package is reported for that package only.
-# Paths are relative to the module. scripts/depcheck-allow.txt lists the
-# chains allowed for now, one per line.
+# Generic: every package of the root module except the examples in it
+# (examples/minimal), api/ and the tools under cmd/ other than the daemons
+# cmd/publisher and cmd/relayctl. Each chain starts at a generic package
+# (or its test, marked
+# "(test)") and stops at the first forbidden package; a chain through another
+# generic package is reported for that package only. Paths are relative to
+# the module. scripts/depcheck-allow.txt lists the chains allowed for now, one
+# per line. Then runs scripts/layercheck.sh (the import layers of the root
+# module and the modules beside it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mod=$(go list -m)
-forbidden="^($mod/internal/catalog|$mod/api/catalog|$mod/cmd/catalog|$mod/cmd/projector|$mod/examples|github\\.com/elastic)(/|\$)"
-domain="^$mod/(api|cmd|examples|internal/catalog|internal/bench|internal/e2e)(/|\$)"
+forbidden="^($mod/examples|github\\.com/elastic)(/|\$)"
+domain="^$mod/(api|cmd|examples)(/|\$)"
 
 generic=$(go list ./... | grep -Ev "$domain" || true)
 generic="$generic
@@ -79,10 +78,10 @@ END {
 	}
 	for (l in allowed) if (!(l in used)) { print "depcheck: " allowfile ": \"" l "\" is allowed but no longer found: remove it"; bad++ }
 	if (bad > 0) {
-		printf "depcheck: %d import chain(s) from generic packages to the catalog, its API, an example or Elasticsearch (above: generic package -> its imports -> forbidden package)\n", bad
+		printf "depcheck: %d import chain(s) from generic packages to an example or Elasticsearch (above: generic package -> its imports -> forbidden package)\n", bad
 		exit 1
 	}
-	print "depcheck: no generic package depends on the catalog, its API, an example or Elasticsearch"
+	print "depcheck: no generic package depends on an example or Elasticsearch"
 }' || rc=1
 scripts/layercheck.sh || rc=1
 exit $rc

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs each fuzz target for a time: scripts/fuzz.sh <fuzztime> <pkg:Target>...
+# (pkg relative to the repository, run in the module that holds it).
 #
 # A target fails on what it found: a crasher (written to the package's
 # testdata/fuzz/<Target>/) or any other test failure. Go's fuzz
@@ -14,11 +15,15 @@ shift
 for t in "$@"; do
 	pkg=${t%%:*} name=${t##*:}
 	corpus="$pkg/testdata/fuzz/$name"
+	mod=$pkg
+	while [ ! -f "$mod/go.mod" ]; do mod=$(dirname "$mod"); done
+	rel=./${pkg#"$mod"}
+	rel=${rel/#.\/\//./}
 	for attempt in 1 2; do
 		echo "fuzz: $name ($pkg, $fuzztime)"
 		before=$(ls "$corpus" 2>/dev/null | sort || true)
 		log=$(mktemp)
-		if "$go" test -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tee "$log"; then
+		if "$go" -C "$mod" test -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" "$rel" 2>&1 | tee "$log"; then
 			rm -f "$log"
 			break
 		fi

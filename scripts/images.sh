@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds one OCI image per daemon (publisher, projector, catalog, relayctl)
-# without pulling any base image: FROM scratch + a static binary
+# without pulling any base image (the publisher from this module; the
+# catalog demo's projector, catalog and relayctl, which carries the
+# catalog's hooks and migrations, from examples/catalog-demo): FROM scratch + a static binary
 # (CGO_ENABLED=0), Debian's CA bundle (package ca-certificates) and a
 # passwd entry for the non-root user 65532. Builder: buildah from Debian
 # (installed when missing), vfs storage, chroot isolation. Output:
@@ -22,9 +24,9 @@ if [ ! -s /etc/ssl/certs/ca-certificates.crt ]; then
 fi
 
 rm -rf "$OUT" && mkdir -p "$OUT/bin" "$OUT/root/etc/ssl/certs" "$OUT/root/tmp"
-CGO_ENABLED=0 go build -trimpath \
-	-ldflags "-s -w -X github.com/eventrelay/eventrelay/internal/version.Version=$VERSION" \
-	-o "$OUT/bin/" "${DAEMONS[@]/#/./cmd/}"
+ldflags="-s -w -X github.com/eventrelay/eventrelay/internal/version.Version=$VERSION"
+CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$OUT/bin/" ./cmd/publisher
+CGO_ENABLED=0 go -C examples/catalog-demo build -trimpath -ldflags "$ldflags" -o "$PWD/$OUT/bin/" ./cmd/projector ./cmd/catalog ./cmd/relayctl
 cp /etc/ssl/certs/ca-certificates.crt "$OUT/root/etc/ssl/certs/"
 printf 'root:x:0:0:root:/:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/:/sbin/nologin\n' >"$OUT/root/etc/passwd"
 printf 'root:x:0:\nnonroot:x:65532:\n' >"$OUT/root/etc/group"

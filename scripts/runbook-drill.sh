@@ -72,7 +72,9 @@ wait_for() {
 DRILL_PUBSUB_PORT=${DRILL_PUBSUB_PORT:-28790}
 
 step "build"
-go build -o "$run/bin/" ./cmd/catalog ./cmd/publisher ./cmd/projector ./cmd/relayctl ./cmd/relayctl/drillpublish
+go build -o "$run/bin/" ./cmd/publisher ./cmd/relayctl/drillpublish
+# The catalog demo's daemons and its relayctl (the catalog's hooks).
+go -C examples/catalog-demo build -o "$run/bin/" ./cmd/catalog ./cmd/projector ./cmd/relayctl
 go -C e2e build -o "$run/bin/" ./cmd/es-testserver
 export PATH=$run/bin:$PATH
 
@@ -127,7 +129,7 @@ contains "catalog.video.events.dlq-pg"
 expect 0 gcloud pubsub topics describe catalog.video.events
 
 step "start catalog, publisher, projector"
-CATALOG_HTTP_ADDR=127.0.0.1:18000 CATALOG_GRPC_ADDR=127.0.0.1:19000 catalog -conf configs/catalog.yaml >"$run/catalog.log" 2>&1 &
+CATALOG_HTTP_ADDR=127.0.0.1:18000 CATALOG_GRPC_ADDR=127.0.0.1:19000 catalog -conf examples/catalog-demo/configs/catalog.yaml >"$run/catalog.log" 2>&1 &
 pids+=($!)
 start_publisher() {
   OUTBOX_HTTP_PORT=18081 OUTBOX_WORKER_ID=drill-pub OUTBOX_BASE_BACKOFF_SECONDS=0.2 OUTBOX_MAX_ATTEMPTS=3 \
@@ -136,7 +138,7 @@ start_publisher() {
   pids+=($publisher_pid)
 }
 start_publisher
-PROJECTOR_HTTP_PORT=18082 PROJECTOR_SEARCH_ENABLED=$search projector -conf configs/projector.yaml >"$run/projector.log" 2>&1 &
+PROJECTOR_HTTP_PORT=18082 PROJECTOR_SEARCH_ENABLED=$search projector -conf examples/catalog-demo/configs/projector.yaml >"$run/projector.log" 2>&1 &
 pids+=($!)
 wait_for 0 30 curl -fsS http://127.0.0.1:18000/readyz
 wait_for 0 30 curl -fsS http://127.0.0.1:18081/readyz

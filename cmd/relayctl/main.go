@@ -1,9 +1,11 @@
-// Command relayctl is the eventrelay admin CLI for the catalog reference
-// service: relayctl's command set (package relayctl) with the catalog's
-// hooks (internal/catalog/admin) for rebuild, verify, dlq show and migrate.
-// It works in schema catalog unless DATABASE_SCHEMA (or --schema) names
-// another. Run `relayctl --help`; exit codes are documented in package
-// relayctl.
+// Command relayctl is eventrelay's admin CLI for any service's schema:
+// relayctl's command set (package relayctl) with no service hooks. Give the
+// schema with --schema or DATABASE_SCHEMA; migrate applies eventrelay's own
+// migrations only. rebuild, verify and migrating a service's own tables
+// need the service's hooks: a service builds its own relayctl with
+// relayctl.Main (or relayctl.Run) and its hooks, and these commands say so
+// here (examples/catalog-demo/cmd/relayctl is such a binary). Run
+// `relayctl --help`; exit codes are documented in package relayctl.
 package main
 
 import (
@@ -13,7 +15,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/admin"
 	"github.com/eventrelay/eventrelay/internal/version"
 	"github.com/eventrelay/eventrelay/relayctl"
 )
@@ -24,7 +25,7 @@ func main() {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, admin.Hooks())
+	code := relayctl.Main(ctx, os.Args[1:], os.Stdout, os.Stderr, relayctl.Hooks{})
 	stop()
 	os.Exit(code)
 }

@@ -3,12 +3,13 @@ package check
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"time"
 
-	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
 	pubconf "github.com/eventrelay/eventrelay/cmd/publisher/config"
-	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
+	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
+	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	"github.com/eventrelay/eventrelay/internal/conf"
 )
 
@@ -20,6 +21,15 @@ type Daemon struct {
 	Drain time.Duration
 	// HTTPPort serves /healthz, /readyz and /metrics.
 	HTTPPort int
+}
+
+// ConfigFile is the shipped configuration file of daemon: the publisher's
+// in configs/, the catalog demo's daemons' in examples/catalog-demo/configs/.
+func ConfigFile(daemon string) string {
+	if daemon == "publisher" {
+		return filepath.Join(Repo(), "configs", daemon+".yaml")
+	}
+	return filepath.Join(Repo(), "examples", "catalog-demo", "configs", daemon+".yaml")
 }
 
 // LoadDaemon loads the configuration of daemon (publisher, projector or

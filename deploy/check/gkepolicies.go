@@ -8,7 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
+	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 )
 
 // Policies of the gke overlay beyond the generic ones of policies.go:

@@ -77,7 +77,7 @@ func TestSystemdUnits(t *testing.T) {
 				}
 			}
 			env := readEnvFile(t, filepath.Join(Repo(), "deploy/systemd", daemon+".env.example"))
-			dm, err := LoadDaemon(daemon, filepath.Join(Repo(), "configs", daemon+".yaml"), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+			dm, err := LoadDaemon(daemon, ConfigFile(daemon), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -116,7 +116,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, schema string, sets []Set, up
 	if !identifier.MatchString(schema) {
 		return nil, fmt.Errorf("migrations: schema %q must be a lower-case SQL identifier", schema)
 	}
-	// Concurrent CREATE SCHEMA IF NOT EXISTS can fail on the catalog's
+	// Concurrent CREATE SCHEMA IF NOT EXISTS can fail on pg_namespace's
 	// unique index: serialise it under the schema's lock.
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", schemaLockKey(schema)); err != nil {
@@ -131,7 +131,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, schema string, sets []Set, up
 	if up {
 		err = adoptPreSplit(ctx, pool, schema, sets)
 	} else {
-		err = refusePreSplit(ctx, pool, schema)
+		err = refusePreSplit(ctx, pool, schema, sets)
 	}
 	if err != nil {
 		return nil, err

@@ -12,15 +12,27 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres/schemadb"
 )
 
-// The pre-split layout: before eventrelay's tables and the catalog's were
-// two sets, one goose set created all of them and recorded versions 1 to
-// 3 in <schema>.goose_db_version. Its version 1 created the catalog tables
-// together with eventrelay's in one transaction, so all six tables are its
-// fingerprint; the eventrelay set's versions 1 to 3 are the same DDL for
-// eventrelay's tables.
+// The pre-split layout: before eventrelay's tables and a service's were two
+// sets, one goose set created all of them and recorded versions 1 to 3 in
+// <schema>.goose_db_version. Its version 1 created the service's tables
+// (the sets' PreSplitTables) together with eventrelay's in one
+// transaction, so all of them are its fingerprint; the eventrelay set's
+// versions 1 to 3 are the same DDL for eventrelay's tables. With no set
+// naming PreSplitTables there is no pre-split layout to recognise.
 const preSplitTable = "goose_db_version"
 
-var preSplitTables = []string{preSplitTable, "outbox_events", "outbox_replays", "admin_audit", "inbox_events", "videos", "video_projection"}
+// preSplitTables is the fingerprint of the pre-split layout for sets; nil
+// when no set names PreSplitTables.
+func preSplitTables(sets []Set) []string {
+	var own []string
+	for _, s := range sets {
+		own = append(own, s.PreSplitTables...)
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	return append([]string{preSplitTable, "outbox_events", "outbox_replays", "admin_audit", "inbox_events"}, own...)
+}
 
 // preSplitVersions are the versions the pre-split set could have recorded
 // (0 is goose's initial row).
@@ -33,14 +45,15 @@ type layout struct {
 	preSplit bool // every table of the pre-split fingerprint exists
 }
 
-func readLayout(ctx context.Context, q schemadb.DBTX, schema string) (layout, error) {
-	names := append([]string{EventrelayVersionTable}, preSplitTables...)
+func readLayout(ctx context.Context, q schemadb.DBTX, schema string, sets []Set) (layout, error) {
+	fingerprint := preSplitTables(sets)
+	names := append([]string{EventrelayVersionTable, "outbox_events"}, fingerprint...)
 	present, err := schemadb.New(q).PresentRelations(ctx, schemadb.PresentRelationsParams{SchemaName: schema, Names: names})
 	if err != nil {
 		return layout{}, fmt.Errorf("reading the tables of schema %s: %w", schema, err)
 	}
-	l := layout{current: slices.Contains(present, EventrelayVersionTable), outbox: slices.Contains(present, "outbox_events"), preSplit: true}
-	for _, t := range preSplitTables {
+	l := layout{current: slices.Contains(present, EventrelayVersionTable), outbox: slices.Contains(present, "outbox_events"), preSplit: len(fingerprint) > 0}
+	for _, t := range fingerprint {
 		l.preSplit = l.preSplit && slices.Contains(present, t)
 	}
 	return l, nil
@@ -48,13 +61,13 @@ func readLayout(ctx context.Context, q schemadb.DBTX, schema string) (layout, er
 
 // refusePreSplit fails on a schema Up has not adopted yet, where the
 // eventrelay version table would read as empty.
-func refusePreSplit(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	l, err := readLayout(ctx, pool, schema)
+func refusePreSplit(ctx context.Context, pool *pgxpool.Pool, schema string, sets []Set) error {
+	l, err := readLayout(ctx, pool, schema, sets)
 	if err != nil {
 		return err
 	}
 	if !l.current && l.preSplit {
-		return fmt.Errorf("schema %s has the pre-split migration layout (%s.%s records eventrelay's and the catalog's tables): run migrate up once with this release (it renames that table to %s, nothing else changes) before status or down",
+		return fmt.Errorf("schema %s has the pre-split migration layout (%s.%s records eventrelay's and the service's tables): run migrate up once with this release (it renames that table to %s, nothing else changes) before status or down",
 			schema, schema, preSplitTable, EventrelayVersionTable)
 	}
 	return nil
@@ -65,7 +78,7 @@ func refusePreSplit(ctx context.Context, pool *pgxpool.Pool, schema string) erro
 // once. It refuses (changing nothing) when eventrelay's tables exist
 // without a version table it can recognise.
 func adoptPreSplit(ctx context.Context, pool *pgxpool.Pool, schema string, sets []Set) error {
-	l, err := readLayout(ctx, pool, schema)
+	l, err := readLayout(ctx, pool, schema, sets)
 	if err != nil || l.current || !l.outbox {
 		return err // adopted already, or a fresh schema
 	}
@@ -88,7 +101,7 @@ func adoptPreSplit(ctx context.Context, pool *pgxpool.Pool, schema string, sets 
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", schemaLockKey(schema)); err != nil {
 		return fmt.Errorf("locking schema %s for the adoption: %w", schema, err)
 	}
-	if l, err = readLayout(ctx, tx, schema); err != nil || l.current {
+	if l, err = readLayout(ctx, tx, schema, sets); err != nil || l.current {
 		return err // another Up adopted it meanwhile
 	}
 	old := pgx.Identifier{schema, preSplitTable}.Sanitize()

@@ -19,6 +19,11 @@ type Set struct {
 	// VersionTable is the goose version table of the set, created in the
 	// target schema (for example "eventrelay_goose_db_version").
 	VersionTable string
+	// PreSplitTables names, for a service that ran eventrelay before its
+	// tables had a set of their own, the tables its version 1 created in
+	// that single goose set (recorded in goose_db_version): Up then adopts
+	// such a schema (see Up). Leave it nil otherwise.
+	PreSplitTables []string
 }
 
 // EventrelayVersionTable is the version table of eventrelay's own set

@@ -1,5 +1,5 @@
 // Command es-testserver runs the in-repo Elasticsearch test server
-// (internal/catalog/elastic/estest) as a process, for the demo and the end-to-end
+// (examples/catalog-demo/elastic/estest) as a process, for the demo and the end-to-end
 // fault suite, where Elasticsearch itself cannot be installed.
 //
 //	es-testserver -addr 127.0.0.1:9200 [-control-addr 127.0.0.1:9201] [-gc-deletes 60s]
@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
 )
 
 func main() {

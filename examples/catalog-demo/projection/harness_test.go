@@ -1,0 +1,279 @@
+package projection_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/eventrelay/eventrelay/envelope"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
+	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
+	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
+	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
+	"github.com/eventrelay/eventrelay/health"
+	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+const eventsTopic = "catalog.video.events"
+
+// harness is one projector pipeline on pstest and a private database.
+type harness struct {
+	t    *testing.T
+	ps   *gpubsubtest.Server
+	pool *pgxpool.Pool
+	// owner reads what the test asserts (pool, unless the projector runs
+	// as its own role).
+	owner  *pgxpool.Pool
+	reg    *registries
+	health *health.Health
+	log    *slog.Logger
+	// subOpts shape the subscriptions pipeline creates.
+	subOpts gpubsubtest.SubscriptionOptions
+	// recv is the receivers' client; fault breaks its StreamingPull streams.
+	recv  *pubsub.Client
+	fault *gpubsubtest.StreamFault
+}
+
+// newHarness runs on a fresh test database.
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	return newHarnessOn(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).Pool)
+}
+
+// newHarnessOn runs on pool, a migrated database.
+func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
+	t.Helper()
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, eventsTopic)
+	var w io.Writer = io.Discard
+	if os.Getenv("PROJECTOR_TEST_LOG") != "" {
+		w = os.Stderr
+	}
+	fault := gpubsubtest.NewStreamFault()
+	recv, err := gpubsub.NewClient(context.Background(), ps.Config, fault.Option())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { recv.Close() })
+	return &harness{
+		t: t, ps: ps, pool: pool, owner: pool, reg: &registries{}, recv: recv, fault: fault,
+		health: health.NewHealth(time.Second),
+		log:    slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+}
+
+// registries gathers the metrics of every pipeline's Projector (one
+// registry each) as one.
+type registries struct {
+	mu   sync.Mutex
+	regs prometheus.Gatherers
+}
+
+func (r *registries) add() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.regs = append(r.regs, reg)
+	return reg
+}
+
+func (r *registries) Gather() ([]*dto.MetricFamily, error) {
+	r.mu.Lock()
+	gs := append(prometheus.Gatherers(nil), r.regs...)
+	r.mu.Unlock()
+	return gs.Gather()
+}
+
+func receiveOptions() projector.ReceiveOptions {
+	return projector.ReceiveOptions{NumGoroutines: 4, MaxOutstandingMessages: 200,
+		RetryMin: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond}
+}
+
+func batchConfig(size int) projector.BatchOptions {
+	return projector.BatchOptions{Size: size, Linger: 10 * time.Millisecond,
+		RetryBackoffMin: 20 * time.Millisecond, RetryBackoffMax: 200 * time.Millisecond}
+}
+
+// pipeline creates the subscription named pr.Name, its dead-letter topic
+// "<name>-dlq" (with a reading subscription "<name>-dlq-read") and runs a
+// Projector of pr until the test ends.
+func (h *harness) pipeline(pr projector.Projection) {
+	h.t.Helper()
+	name := pr.Name
+	h.ps.Subscription(h.t, name, eventsTopic, h.subOpts)
+	h.ps.Topic(h.t, name+"-dlq")
+	h.ps.Subscription(h.t, name+"-dlq-read", name+"-dlq", gpubsubtest.SubscriptionOptions{})
+	rc := receiveOptions()
+	rc.ExactlyOnce = h.subOpts.ExactlyOnce
+	p, err := projector.New(h.pool, h.recv, projector.Options{
+		Receive: rc, Registerer: h.reg.add(), Health: h.health, Logger: h.log,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	pr.Subscription, pr.DeadLetterTopic = name, name+"-dlq"
+	if err := p.Register(pr); err != nil {
+		h.t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- p.Start(context.Background()) }()
+	h.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := p.Stop(ctx); err != nil {
+			h.t.Errorf("stopping projector %s: %v", name, err)
+		}
+		if err := <-errc; err != nil {
+			h.t.Errorf("projector %s: %v", name, err)
+		}
+	})
+}
+
+// videos runs the Postgres read model on subscription "videos".
+func (h *harness) videos(batch projector.BatchOptions) {
+	h.t.Helper()
+	reg := projection.NewRegistry[projection.TxHandler]()
+	if err := envelope.RegisterAll[projection.TxHandler](reg, events.Codec, catproj.NewVideos()); err != nil {
+		h.t.Fatal(err)
+	}
+	h.pipeline(projector.Projection{Name: "videos", Consumer: catproj.VideosConsumer, Tx: reg, Batching: batch, Tables: catalogmigrations.ReadModelTables})
+}
+
+// search runs the search index on subscription "search" against a new
+// Elasticsearch test server, which it returns with the client. pre, when
+// set, runs before the search index is ensured.
+func (h *harness) search(batch projector.BatchOptions, opts estest.Options, pre func(*elastic.Client)) (*estest.Server, *elastic.Client) {
+	h.t.Helper()
+	srv := estest.New(opts)
+	h.t.Cleanup(srv.Close)
+	es, err := elastic.New(elastic.Config{URL: srv.URL, RequestTimeout: conf.Duration(2 * time.Second)})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(es.Close)
+	if pre != nil {
+		pre(es)
+	}
+	// Readers need the index from the start; the handler would create it
+	// on its first batch (a no-op when it exists).
+	if _, err := es.EnsureIndex(context.Background(), catproj.DefaultAlias, catproj.IndexBody); err != nil {
+		h.t.Fatal(err)
+	}
+	reg := projection.NewRegistry[projection.BatchHandler]()
+	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, catproj.NewSearch(es, "")); err != nil {
+		h.t.Fatal(err)
+	}
+	h.pipeline(projector.Projection{Name: "search", Consumer: catproj.SearchConsumer, Batch: reg, Batching: batch})
+	return srv, es
+}
+
+// doc reads a search document; found is false when there is none.
+func (h *harness) doc(es *elastic.Client, id uuid.UUID) (src map[string]any, version int64, found bool) {
+	h.t.Helper()
+	b, v, found, err := es.Get(context.Background(), catproj.DefaultAlias, id.String())
+	if err != nil {
+		h.t.Fatalf("getting search document %s: %v", id, err)
+	}
+	if found {
+		if err := json.Unmarshal(b, &src); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	return src, v, found
+}
+
+func (h *harness) publish(msgs ...projectiontest.Msg) {
+	h.t.Helper()
+	projectiontest.Publish(h.t, h.ps.Client, eventsTopic, msgs...)
+}
+
+func (h *harness) metric(name, proj string, extra ...string) float64 {
+	l := map[string]string{"projection": proj}
+	for i := 0; i+1 < len(extra); i += 2 {
+		l[extra[i]] = extra[i+1]
+	}
+	return opstest.Metric(h.t, h.reg, name, l)
+}
+
+// eventually polls cond until it holds or timeout passes.
+func (h *harness) eventually(timeout time.Duration, what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// row reads video_projection; ok is false when there is no row.
+func (h *harness) row(id uuid.UUID) (catalogdb.VideoProjection, bool) {
+	h.t.Helper()
+	r, err := catalogdb.New(h.owner).GetVideoProjection(context.Background(), id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false
+	}
+	if err != nil {
+		h.t.Fatalf("reading video_projection %s: %v", id, err)
+	}
+	return r, true
+}
+
+func (h *harness) inboxCount(consumer string) int64 {
+	h.t.Helper()
+	var n int64
+	err := h.owner.QueryRow(context.Background(), "SELECT count(*) FROM inbox_events WHERE consumer = $1", consumer).Scan(&n)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+// deadLetters reads n dead letters of pipeline name (failing after
+// timeout) and acks them.
+func (h *harness) deadLetters(name string, n int, timeout time.Duration) []*pubsub.Message {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	msgs := make(chan *pubsub.Message, 100)
+	go func() {
+		_ = h.ps.Client.Subscriber(name+"-dlq-read").Receive(ctx, func(_ context.Context, m *pubsub.Message) {
+			m.Ack()
+			msgs <- m
+		})
+	}()
+	var out []*pubsub.Message
+	for len(out) < n {
+		select {
+		case m := <-msgs:
+			out = append(out, m)
+		case <-ctx.Done():
+			h.t.Fatalf("got %d dead letters of %s, want %d", len(out), name, n)
+		}
+	}
+	cancel()
+	return out
+}
