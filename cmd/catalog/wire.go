@@ -8,10 +8,10 @@ import (
 	"github.com/go-kratos/kratos/v2"
 	"github.com/google/wire"
 
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/biz"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
 	"github.com/eventrelay/eventrelay/internal/catalog/data"
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/server"
 	"github.com/eventrelay/eventrelay/internal/catalog/service"
 )

@@ -25,7 +25,7 @@ import (
 	klog "github.com/go-kratos/kratos/v2/log"
 
 	pconf "github.com/eventrelay/eventrelay/cmd/projector/config"
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/elastic"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )

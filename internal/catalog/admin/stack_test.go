@@ -16,11 +16,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	catalogv1 "github.com/eventrelay/eventrelay/api/catalog/v1"
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
@@ -66,7 +66,7 @@ func (s *stack) isBroken(agg string) bool { s.mu.Lock(); defer s.mu.Unlock(); re
 
 // newStack starts the pipeline; with an Elasticsearch test server it also
 // runs the search projection (alias "videos") and points relayctl at it.
-func newStack(t *testing.T, es ...*estest.Server) *stack {
+func newStack(t *testing.T, es ...*elastictest.Server) *stack {
 	t.Helper()
 	s := &stack{t: t, broken: map[string]bool{}}
 	s.ps = gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: s})
@@ -84,7 +84,7 @@ func newStack(t *testing.T, es ...*estest.Server) *stack {
 	return s
 }
 
-func (s *stack) startSearch(es *estest.Server) {
+func (s *stack) startSearch(es *elastictest.Server) {
 	t := s.t
 	client, err := elastic.New(elastic.Config{URL: es.URL})
 	if err != nil {

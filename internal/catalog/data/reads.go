@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/consistency"
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/biz"
 	"github.com/eventrelay/eventrelay/internal/catalog/conf"
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 )
 
 // Reads are what the catalog's reads need: the Postgres read model, the

@@ -18,16 +18,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/catalog/catalogdb"
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	catproj "github.com/eventrelay/eventrelay/internal/catalog/projection"
 	"github.com/eventrelay/eventrelay/internal/catalog/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -165,11 +164,11 @@ func (h *harness) videos(batch projector.BatchOptions) {
 // search runs the search index on subscription "search" against a new
 // Elasticsearch test server, which it returns with the client. pre, when
 // set, runs before the search index is ensured.
-func (h *harness) search(batch projector.BatchOptions, opts estest.Options, pre func(*elastic.Client)) (*estest.Server, *elastic.Client) {
+func (h *harness) search(batch projector.BatchOptions, opts elastictest.Options, pre func(*elastic.Client)) (*elastictest.Server, *elastic.Client) {
 	h.t.Helper()
-	srv := estest.New(opts)
+	srv := elastictest.New(opts)
 	h.t.Cleanup(srv.Close)
-	es, err := elastic.New(elastic.Config{URL: srv.URL, RequestTimeout: conf.Duration(2 * time.Second)})
+	es, err := elastic.New(elastic.Config{URL: srv.URL, RequestTimeout: 2 * time.Second})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -3,9 +3,9 @@ package projection
 import (
 	"time"
 
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/envelope"
 	catconf "github.com/eventrelay/eventrelay/internal/catalog/conf"
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	catmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	proj "github.com/eventrelay/eventrelay/projection"

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic"
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
 	proj "github.com/eventrelay/eventrelay/projection"
 )

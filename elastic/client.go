@@ -49,7 +49,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("elastic: creating client for %s: %w", RedactURL(cfg.URL), err)
 	}
-	return &Client{es: es, transport: tr, timeout: cfg.RequestTimeout.D()}, nil
+	return &Client{es: es, transport: tr, timeout: cfg.RequestTimeout}, nil
 }
 
 // Close releases idle connections.

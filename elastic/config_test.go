@@ -4,13 +4,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/eventrelay/eventrelay/internal/conf"
 )
 
 func TestConfigValidate(t *testing.T) {
 	var empty Config
-	if err := empty.Validate("elastic"); err != nil || empty.RequestTimeout.D() != DefaultRequestTimeout || empty.Enabled() {
+	if err := empty.Validate("elastic"); err != nil || empty.RequestTimeout != DefaultRequestTimeout || empty.Enabled() {
 		t.Fatalf("empty config: %v %+v", err, empty)
 	}
 	if _, err := New(empty); err == nil {
@@ -22,7 +20,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{Config{URL: "localhost:9200"}, "elastic.url"},
 		{Config{URL: "ftp://x"}, "elastic.url"},
-		{Config{URL: "http://x", RequestTimeout: conf.Duration(-time.Second)}, "elastic.request_timeout"},
+		{Config{URL: "http://x", RequestTimeout: -time.Second}, "elastic.request_timeout"},
 		{Config{URL: "http://x", Password: "p"}, "elastic.username"},
 	} {
 		err := c.cfg.Validate("elastic")

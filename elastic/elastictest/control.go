@@ -1,4 +1,4 @@
-package estest
+package elastictest
 
 import (
 	"encoding/json"
@@ -173,7 +173,7 @@ func (h *Handler) control(w http.ResponseWriter, r *http.Request, segs []string)
 		d := h.downer
 		h.mu.Unlock()
 		if d == nil {
-			writeJSON(w, http.StatusNotImplemented, map[string]any{"error": "this handler is not behind an estest.Server"})
+			writeJSON(w, http.StatusNotImplemented, map[string]any{"error": "this handler is not behind an elastictest.Server"})
 			return
 		}
 		var err error

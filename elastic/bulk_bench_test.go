@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 )
 
 // BenchmarkBulkIndex measures BulkIndex against the estest server (HTTP,
@@ -14,7 +14,7 @@ import (
 func BenchmarkBulkIndex(b *testing.B) {
 	for _, batch := range []int{1, 100, 500} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			srv := estest.New(estest.Options{})
+			srv := elastictest.New(elastictest.Options{})
 			defer srv.Close()
 			c, err := New(Config{URL: srv.URL})
 			if err != nil {

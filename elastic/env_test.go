@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/catalog/elastic/estest"
-	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 )
 
 // gcDeletes is the index.gc_deletes of the contract indices: short, so
@@ -34,7 +33,7 @@ var testIndexBody = []byte(fmt.Sprintf(`{
 // at the end). srv is the test server, nil against a real cluster.
 type env struct {
 	c     *Client
-	srv   *estest.Server
+	srv   *elastictest.Server
 	alias string
 }
 
@@ -47,7 +46,7 @@ var skipNotice sync.Once
 func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 	t.Run("estest", func(t *testing.T) {
 		t.Parallel()
-		srv := estest.New(estest.Options{})
+		srv := elastictest.New(elastictest.Options{})
 		t.Cleanup(srv.Close)
 		fn(t, newEnv(t, Config{URL: srv.URL}, srv))
 	})
@@ -65,9 +64,9 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 	})
 }
 
-func newEnv(t *testing.T, cfg Config, srv *estest.Server) *env {
+func newEnv(t *testing.T, cfg Config, srv *elastictest.Server) *env {
 	t.Helper()
-	cfg.RequestTimeout = conf.Duration(10 * time.Second)
+	cfg.RequestTimeout = 10 * time.Second
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"time"
-
-	"github.com/eventrelay/eventrelay/internal/conf"
 )
 
 // DefaultRequestTimeout bounds each HTTP request when Config.RequestTimeout
@@ -20,7 +18,7 @@ type Config struct {
 	Username string `yaml:"username" env:"ELASTIC_USERNAME"`
 	Password string `yaml:"password" env:"ELASTIC_PASSWORD"`
 	// RequestTimeout bounds every request (one bulk, one scroll page, ...).
-	RequestTimeout conf.Duration `yaml:"request_timeout" env:"ELASTIC_REQUEST_TIMEOUT"`
+	RequestTimeout time.Duration `yaml:"request_timeout" env:"ELASTIC_REQUEST_TIMEOUT"`
 }
 
 // Enabled reports whether a URL is configured.
@@ -36,7 +34,7 @@ func (c *Config) Validate(prefix string) error {
 		return prefix + "." + k
 	}
 	if c.RequestTimeout == 0 {
-		c.RequestTimeout = conf.Duration(DefaultRequestTimeout)
+		c.RequestTimeout = DefaultRequestTimeout
 	}
 	if c.RequestTimeout < 0 {
 		return fmt.Errorf("%s (env ELASTIC_REQUEST_TIMEOUT): must be positive, got %s", key("request_timeout"), c.RequestTimeout)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 )
 
@@ -102,7 +101,7 @@ func TestConnectionRefusedIsUnavailable(t *testing.T) {
 func TestSlowAnswerIsTimeout(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		estestOnly(t, e, "latency injection")
-		c, err := New(Config{URL: e.srv.URL, RequestTimeout: conf.Duration(50 * time.Millisecond)})
+		c, err := New(Config{URL: e.srv.URL, RequestTimeout: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,14 +1,16 @@
-// Package estest is an in-repo Elasticsearch test server: a single-node,
-// in-memory imitation of the Elasticsearch 8 REST API covering what
-// eventrelay relies on, with fault injection. Elasticsearch cannot be
-// installed on the build machines; this server lets the adapter
-// (internal/catalog/elastic), the projector and the end-to-end fault suite run
-// against the official client (github.com/elastic/go-elasticsearch/v8) and
-// real HTTP.
+// Package elastictest is eventrelay's Elasticsearch test server, part of
+// the public test kit: a single-node, in-memory imitation of the
+// Elasticsearch 8 REST API covering what package elastic relies on, with
+// fault injection. A service's tests run its search projection (package
+// elastic), its queries and its relayctl reindex and verify against it,
+// through the official client (github.com/elastic/go-elasticsearch/v8) and
+// real HTTP, without an Elasticsearch cluster. Package elastic's contract
+// suite holds this server to Elasticsearch's documented behaviour, and runs
+// against a real cluster too when ELASTIC_URL is set.
 //
 // # Use
 //
-// In tests: srv := estest.New(estest.Options{GCDeletes: 50 * time.Millisecond});
+// In tests: srv := elastictest.New(elastictest.Options{GCDeletes: 50 * time.Millisecond});
 // defer srv.Close(); point the client at srv.URL. As a process:
 // e2e/cmd/es-testserver -addr 127.0.0.1:9200 (see its -h). NewHandler returns the
 // bare http.Handler (without connection-level outages).
@@ -90,4 +92,4 @@
 //	                             mapping-error and fault counters, current
 //	                             fault, down flag, per-index docs,
 //	                             tombstones and aliases
-package estest
+package elastictest

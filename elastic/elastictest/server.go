@@ -1,4 +1,4 @@
-package estest
+package elastictest
 
 import (
 	"context"
