@@ -91,8 +91,12 @@ func (s *stack) startSearch(es *elastictest.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
+	search, err := catproj.NewSearch(client, "videos")
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := projection.NewRegistry[projection.BatchHandler]()
-	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, catproj.NewSearch(client, "videos")); err != nil {
+	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, search); err != nil {
 		t.Fatal(err)
 	}
 	s.receive(projector.Projection{Name: "search", Consumer: catproj.SearchConsumer,

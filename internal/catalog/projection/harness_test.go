@@ -181,8 +181,12 @@ func (h *harness) search(batch projector.BatchOptions, opts elastictest.Options,
 	if _, err := es.EnsureIndex(context.Background(), catproj.DefaultAlias, catproj.IndexBody); err != nil {
 		h.t.Fatal(err)
 	}
+	search, err := catproj.NewSearch(es, "")
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	reg := projection.NewRegistry[projection.BatchHandler]()
-	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, catproj.NewSearch(es, "")); err != nil {
+	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, search); err != nil {
 		h.t.Fatal(err)
 	}
 	h.pipeline(projector.Projection{Name: "search", Consumer: catproj.SearchConsumer, Batch: reg, Batching: batch})

@@ -35,8 +35,8 @@ func RegisterEnabled(p *projector.Projector, c catconf.Projections, batching pro
 		}
 	}
 	if c.Search.Enabled {
-		reg := proj.NewRegistry[proj.BatchHandler]()
-		if err := envelope.RegisterAll[proj.BatchHandler](reg, events.Codec, NewSearch(es, c.Search.Alias)); err != nil {
+		reg, err := elastic.HandleAll(events.Codec, es, Index(c.Search.Alias), document)
+		if err != nil {
 			return err
 		}
 		if err := p.Register(projector.Projection{

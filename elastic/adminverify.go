@@ -1,0 +1,202 @@
+package elastic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/eventrelay/eventrelay/relayctl/hook"
+)
+
+// Verifier returns base (the service's verifier of its source and its
+// Postgres read models; nil for none) with the search index compared too
+// (Store): its flags are base's (when base is a hook.Flagger) and Admin's.
+func (a Admin) Verifier(base hook.Verifier) hook.Verifier {
+	return verifier{base: base, admin: a}
+}
+
+type verifier struct {
+	base  hook.Verifier
+	admin Admin
+}
+
+func (v verifier) Flags() []hook.Flag {
+	var out []hook.Flag
+	if f, ok := v.base.(hook.Flagger); ok {
+		out = append(out, f.Flags()...)
+	}
+	return append(out, v.admin.Flags()...)
+}
+
+func (v verifier) Verify(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) (hook.Report, error) {
+	var rep hook.Report
+	if v.base != nil {
+		r, err := v.base.Verify(ctx, tx, env, samples)
+		if err != nil {
+			return r, err
+		}
+		rep = r
+	}
+	store, err := v.admin.Store(ctx, tx, env, samples)
+	if err != nil {
+		return rep, err
+	}
+	rep.Stores = append(rep.Stores, store)
+	return rep, nil
+}
+
+// aggregate is one aggregate of the source of truth, for Store.
+type aggregate struct {
+	version int64
+	deleted bool
+	seen    bool
+}
+
+// Store compares the index behind the alias with Versions by version and
+// tombstone flag (the document's FieldDeleted). Drift kinds: missing,
+// missing_tombstone, extra, stale, ahead, resurrected (deleted in the
+// source, live in the index) and deleted_in_projection. Without a URL the
+// store is not compared (Checked false, a Note); a missing alias is drift
+// (every aggregate missing), an unreachable cluster an error.
+func (a Admin) Store(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) (hook.Store, error) {
+	s := a.settings(env)
+	rep := hook.Store{Name: "elasticsearch alias " + s.alias, Drift: []hook.Drift{}}
+	if s.cfg.URL == "" {
+		rep.Note = "no ELASTIC_URL / --elastic-url: the search index was not compared"
+		return rep, nil
+	}
+	if a.Versions == nil {
+		return rep, errors.New("elastic: Admin.Versions is nil: this service cannot verify its search index")
+	}
+	client, err := s.client(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer client.Close()
+	source := map[string]*aggregate{}
+	if err := a.Versions(ctx, tx, func(id string, version int64, deleted bool) error {
+		source[id] = &aggregate{version: version, deleted: deleted}
+		return nil
+	}); err != nil {
+		return rep, fmt.Errorf("reading the source's versions: %w", err)
+	}
+	rep.Checked = true
+	tally := hook.NewTally(samples)
+	missing := func() {
+		for id, ag := range source {
+			if !ag.seen {
+				kind := "missing"
+				if ag.deleted {
+					kind = "missing_tombstone"
+				}
+				tally.Add(kind, id, ag.version, 0)
+			}
+		}
+		rep.Drift = tally.Drift()
+	}
+	err = client.Refresh(ctx, s.alias)
+	if IndexMissing(err) {
+		rep.Note = "the alias does not exist (relayctl rebuild --reindex)"
+		missing()
+		return rep, nil
+	}
+	if err != nil {
+		return rep, fmt.Errorf("refreshing %s: %w", s.alias, err)
+	}
+	err = client.Scan(ctx, s.alias, func(id string, version int64, src []byte) error {
+		var doc map[string]any
+		if err := json.Unmarshal(src, &doc); err != nil {
+			return fmt.Errorf("document %s: source is not a JSON object: %w", id, err)
+		}
+		deleted, _ := doc[FieldDeleted].(bool)
+		rep.Rows++
+		if deleted {
+			rep.Tombstones++
+		}
+		ag, ok := source[id]
+		if !ok {
+			tally.Add("extra", id, 0, version)
+			return nil
+		}
+		ag.seen = true
+		switch {
+		case version < ag.version:
+			tally.Add("stale", id, ag.version, version)
+		case version > ag.version:
+			tally.Add("ahead", id, ag.version, version)
+		case ag.deleted && !deleted:
+			tally.Add("resurrected", id, ag.version, version)
+		case !ag.deleted && deleted:
+			tally.Add("deleted_in_projection", id, ag.version, version)
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("scanning Elasticsearch alias %s: %w", s.alias, err)
+	}
+	missing()
+	return rep, nil
+}
+
+// IndexMissing reports whether err is Elasticsearch's 404
+// index_not_found_exception: the index or alias does not exist.
+func IndexMissing(err error) bool {
+	var re *ResponseError
+	return errors.As(err, &re) && re.Status == http.StatusNotFound && re.Type == "index_not_found_exception"
+}
+
+// settings are the Elasticsearch settings of one relayctl invocation.
+type settings struct {
+	cfg     Config
+	alias   string
+	timeout time.Duration
+}
+
+func (a Admin) settings(env hook.Env) settings {
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	return settings{
+		cfg:   Config{URL: env.Flags[FlagURL], Username: getenv("ELASTIC_USERNAME"), Password: getenv("ELASTIC_PASSWORD")},
+		alias: env.Flags[FlagAlias], timeout: env.ConnectTimeout,
+	}
+}
+
+// check validates the settings of a command that needs Elasticsearch.
+func (s settings) check() error {
+	if s.cfg.URL == "" {
+		return hook.Usagef("Elasticsearch is required here: set --%s or ELASTIC_URL", FlagURL)
+	}
+	if err := s.cfg.Validate("elastic"); err != nil {
+		return &hook.UsageError{Err: err}
+	}
+	if err := checkIndexName(s.alias); err != nil {
+		return hook.Usagef("--%s: %v", FlagAlias, err)
+	}
+	return nil
+}
+
+// client opens the configured cluster and pings it within
+// --connect-timeout, so an unreachable cluster is reported once, here.
+func (s settings) client(ctx context.Context) (*Client, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	client, err := New(s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if err := client.Ping(pctx); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("Elasticsearch at %s (--connect-timeout %s): %w", RedactURL(s.cfg.URL), s.timeout, err)
+	}
+	return client, nil
+}
