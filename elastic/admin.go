@@ -29,7 +29,7 @@ const (
 // ELASTIC_INDEX_ALIAS (default Index.Alias). A service wires it in a line:
 //
 //	search := elastic.Admin{Index: idx, Source: "order_summaries", Documents: docs, Versions: versions}
-//	hooks := hook.Hooks{Reindexer: search, Verifier: search.Verifier(tableVerifier), ...}
+//	hooks := hook.Hooks{Reindexer: search, Verifier: search.Verifier(tableVerifier, "order"), ...}
 type Admin struct {
 	// Index is the read model: its body creates the new index of a
 	// reindex, its alias is --alias's default.

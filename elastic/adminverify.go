@@ -14,15 +14,18 @@ import (
 )
 
 // Verifier returns base (the service's verifier of its source and its
-// Postgres read models; nil for none) with the search index compared too
-// (Store): its flags are base's (when base is a hook.Flagger) and Admin's.
-func (a Admin) Verifier(base hook.Verifier) hook.Verifier {
-	return verifier{base: base, admin: a}
+// Postgres read models) with the search index compared too (Store): its
+// flags are base's (when base is a hook.Flagger) and Admin's. With a nil
+// base the report counts the source from Versions, noun names one
+// aggregate ("order").
+func (a Admin) Verifier(base hook.Verifier, noun string) hook.Verifier {
+	return verifier{base: base, admin: a, noun: noun}
 }
 
 type verifier struct {
 	base  hook.Verifier
 	admin Admin
+	noun  string
 }
 
 func (v verifier) Flags() []hook.Flag {
@@ -34,7 +37,7 @@ func (v verifier) Flags() []hook.Flag {
 }
 
 func (v verifier) Verify(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) (hook.Report, error) {
-	var rep hook.Report
+	rep := hook.Report{Noun: v.noun}
 	if v.base != nil {
 		r, err := v.base.Verify(ctx, tx, env, samples)
 		if err != nil {
@@ -42,13 +45,19 @@ func (v verifier) Verify(ctx context.Context, tx pgx.Tx, env hook.Env, samples i
 		}
 		rep = r
 	}
-	store, err := v.admin.Store(ctx, tx, env, samples)
+	store, src, err := v.admin.compare(ctx, tx, env, samples)
 	if err != nil {
 		return rep, err
+	}
+	if v.base == nil {
+		rep.Rows, rep.Deleted = src.rows, src.deleted
 	}
 	rep.Stores = append(rep.Stores, store)
 	return rep, nil
 }
+
+// counts are the source's aggregates, of which deleted.
+type counts struct{ rows, deleted int64 }
 
 // aggregate is one aggregate of the source of truth, for Store.
 type aggregate struct {
@@ -64,27 +73,37 @@ type aggregate struct {
 // store is not compared (Checked false, a Note); a missing alias is drift
 // (every aggregate missing), an unreachable cluster an error.
 func (a Admin) Store(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) (hook.Store, error) {
+	rep, _, err := a.compare(ctx, tx, env, samples)
+	return rep, err
+}
+
+// compare is Store, also counting the source.
+func (a Admin) compare(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) (hook.Store, counts, error) {
 	s := a.settings(env)
 	rep := hook.Store{Name: "elasticsearch alias " + s.alias, Drift: []hook.Drift{}}
-	if s.cfg.URL == "" {
-		rep.Note = "no ELASTIC_URL / --elastic-url: the search index was not compared"
-		return rep, nil
-	}
+	var n counts
 	if a.Versions == nil {
-		return rep, errors.New("elastic: Admin.Versions is nil: this service cannot verify its search index")
+		return rep, n, errors.New("elastic: Admin.Versions is nil: this service cannot verify its search index")
 	}
-	client, err := s.client(ctx)
-	if err != nil {
-		return rep, err
-	}
-	defer client.Close()
 	source := map[string]*aggregate{}
 	if err := a.Versions(ctx, tx, func(id string, version int64, deleted bool) error {
 		source[id] = &aggregate{version: version, deleted: deleted}
+		if n.rows++; deleted {
+			n.deleted++
+		}
 		return nil
 	}); err != nil {
-		return rep, fmt.Errorf("reading the source's versions: %w", err)
+		return rep, n, fmt.Errorf("reading the source's versions: %w", err)
 	}
+	if s.cfg.URL == "" {
+		rep.Note = "no ELASTIC_URL / --elastic-url: the search index was not compared"
+		return rep, n, nil
+	}
+	client, err := s.client(ctx)
+	if err != nil {
+		return rep, n, err
+	}
+	defer client.Close()
 	rep.Checked = true
 	tally := hook.NewTally(samples)
 	missing := func() {
@@ -103,10 +122,10 @@ func (a Admin) Store(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) 
 	if IndexMissing(err) {
 		rep.Note = "the alias does not exist (relayctl rebuild --reindex)"
 		missing()
-		return rep, nil
+		return rep, n, nil
 	}
 	if err != nil {
-		return rep, fmt.Errorf("refreshing %s: %w", s.alias, err)
+		return rep, n, fmt.Errorf("refreshing %s: %w", s.alias, err)
 	}
 	err = client.Scan(ctx, s.alias, func(id string, version int64, src []byte) error {
 		var doc map[string]any
@@ -137,10 +156,10 @@ func (a Admin) Store(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) 
 		return nil
 	})
 	if err != nil {
-		return rep, fmt.Errorf("scanning Elasticsearch alias %s: %w", s.alias, err)
+		return rep, n, fmt.Errorf("scanning Elasticsearch alias %s: %w", s.alias, err)
 	}
 	missing()
-	return rep, nil
+	return rep, n, nil
 }
 
 // IndexMissing reports whether err is Elasticsearch's 404
