@@ -1,15 +1,42 @@
-// Package elastic is the catalog's Elasticsearch adapter (the store of its
-// search read model), built on the official client
-// (github.com/elastic/go-elasticsearch/v8). It offers what projections,
-// verify and rebuild need — EnsureIndex, BulkIndex with
-// external versions, Get, Scan, Reindex, DeleteIndex, Refresh, Ping — and
-// translates every failure into an errclass reason at the edge: 429 is
-// rate_limited; 502/503, refused connections and a missing index are
-// unavailable; 504 and deadlines are timeout; other 5xx are server_error
-// (all transient); a 400 item (mapping or document parsing) is
-// mapping_error, which the projector dead-letters. The official client's
-// own retries are off: the caller retries (the projector nacks, Pub/Sub
-// redelivers).
+// Package elastic is eventrelay's Elasticsearch read model: a search
+// projection declared as simply as a Postgres one, the adapter it writes
+// through and its side of relayctl, built on the official client
+// (github.com/elastic/go-elasticsearch/v8).
+//
+// # Declaring a search projection
+//
+// A DocFunc returns the document an event leaves in the index (or a
+// Tombstone); HandleAll registers it for every event type of the
+// service's envelope codec, and the registry goes into a
+// projector.Projection's Batch:
+//
+//	idx := elastic.Index{Alias: "orders", Body: mapping} // create-index body, strict mapping
+//	reg, err := elastic.HandleAll(events.Codec, client, idx, orderDocument)
+//	p.Register(projector.Projection{Name: "order-search", Subscription: ..., DeadLetterTopic: ..., Batch: reg})
+//
+// The engine (Handler) ensures the index and the alias from the mapping,
+// writes each batch in one bulk request with version_type=external at the
+// aggregate version, and reports a 409 as projection.Stale.
+//
+// # Errors
+//
+// Every failure is classified at the edge with eventrelay's error classes
+// (the reasons of projection.Classify): 429 is rate_limited; 502/503,
+// refused connections and a missing index are unavailable; 504 and
+// deadlines are timeout; other 5xx are server_error (all transient: the
+// batch is redelivered); 401 and 403 are permission_denied, which the
+// projector holds ("blocked/<projection>" in readiness) until the
+// credential or grant is fixed, never dead-lettering for it; a 400 item
+// (mapping or document parsing) is mapping_error, dead-lettered with its
+// reason. The official client's own retries are off: the caller retries
+// (the projector nacks, Pub/Sub redelivers).
+//
+// # Rebuild and verify
+//
+// Admin is the read model's side of relayctl (package relayctl/hook):
+// `relayctl rebuild --reindex` fills a new index from Admin.Documents and
+// swaps the alias (Client.Reindex); `relayctl verify` compares the index
+// with Admin.Versions, the source of truth the service names.
 //
 // # Versions
 //
@@ -47,7 +74,11 @@
 //
 // # Testing
 //
-// The contract suite in this package runs against the in-repo test server
-// (internal/catalog/elastic/estest) and, when ELASTIC_URL is set, against that real
-// cluster as well (unique index names, cleaned up afterwards).
+// Package elastictest is the test server of the public test kit: a
+// service's tests run its search projection, queries, reindex and verify
+// without Elasticsearch (with relaytest's Postgres and Pub/Sub double for
+// the pipeline). The contract suite in this package holds it to
+// Elasticsearch's documented behaviour, and runs against a real cluster as
+// well when ELASTIC_URL is set (unique index names, cleaned up
+// afterwards).
 package elastic
