@@ -2,7 +2,9 @@
 # Keeps the library free of the reference domain: no generic package, tests
 # included, may depend on the catalog (internal/catalog/..., among them its
 # generated code internal/catalog/catalogdb), its API (api/catalog/...) or
-# Elasticsearch (github.com/elastic/...).
+# Elasticsearch (github.com/elastic/..., or package elastic which wraps it),
+# except package elastic and its test server (elastic/...), which may use
+# the Elasticsearch client and nothing else of that list.
 #
 #   scripts/depcheck.sh     # exit 1 and one line per offending import chain
 #
@@ -17,7 +19,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mod=$(go list -m)
-forbidden="^($mod/internal/catalog|$mod/api/catalog|github\\.com/elastic)(/|\$)"
+forbidden="^($mod/internal/catalog|$mod/api/catalog|$mod/elastic|github\\.com/elastic)(/|\$)"
+# What package elastic (and elastic/...) may not depend on.
+forbiddenES="^($mod/internal/catalog|$mod/api/catalog)(/|\$)"
+esRoot="^$mod/elastic(/|\$)"
 domain="^$mod/(api|cmd|examples|internal/catalog|internal/bench|internal/e2e)(/|\$)"
 
 generic=$(go list ./... | grep -Ev "$domain" || true)
@@ -27,7 +32,7 @@ $mod/cmd/publisher"
 # One line per package of the closure, tests included: path|import|import...
 # (a test variant is "p [q.test]"; "p.test" is the generated test main).
 go list -deps -test -f '{{.ImportPath}}{{range .Imports}}|{{.}}{{end}}' $generic |
-awk -F'|' -v mod="$mod/" -v forbidden="$forbidden" -v generic="$(echo "$generic" | tr '\n' ' ')" '
+awk -F'|' -v mod="$mod/" -v forbidden="$forbidden" -v forbiddenES="$forbiddenES" -v esRoot="$esRoot" -v generic="$(echo "$generic" | tr '\n' ' ')" '
 function base(p) { sub(/ \[.*\]$/, "", p); sub(/_test$/, "", p); return p }
 function short(p) { return index(p, mod) == 1 ? substr(p, length(mod) + 1) : p }
 BEGIN { n = split(generic, g, " "); for (i = 1; i <= n; i++) if (g[i] != "") isgeneric[g[i]] = 1 }
@@ -43,6 +48,7 @@ END {
 		if (root ~ /\.test$/ || !(base(root) in isgeneric)) continue
 		if (root ~ / \[/ && index(root, " [" base(root) ".test]") == 0) continue
 		label = base(root) (root ~ / \[/ ? " (test)" : "")
+		deny = base(root) ~ esRoot ? forbiddenES : forbidden
 		delete seen; delete parent
 		head = 1; tail = 1; queue[1] = root; seen[root] = 1
 		while (head <= tail) {
@@ -53,7 +59,7 @@ END {
 				nxt = im[j]
 				if (nxt in seen) continue
 				seen[nxt] = 1; parent[nxt] = cur
-				if (base(nxt) ~ forbidden) {
+				if (base(nxt) ~ deny) {
 					chain = short(base(nxt))
 					for (p = cur; p != root; p = parent[p]) chain = short(base(p)) " -> " chain
 					line = short(label) " -> " chain
