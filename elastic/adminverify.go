@@ -45,7 +45,7 @@ func (v verifier) Verify(ctx context.Context, tx pgx.Tx, env hook.Env, samples i
 		}
 		rep = r
 	}
-	store, src, err := v.admin.compare(ctx, tx, env, samples)
+	store, src, err := v.admin.compare(ctx, tx, env, samples, v.base == nil)
 	if err != nil {
 		return rep, err
 	}
@@ -73,15 +73,21 @@ type aggregate struct {
 // store is not compared (Checked false, a Note); a missing alias is drift
 // (every aggregate missing), an unreachable cluster an error.
 func (a Admin) Store(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) (hook.Store, error) {
-	rep, _, err := a.compare(ctx, tx, env, samples)
+	rep, _, err := a.compare(ctx, tx, env, samples, false)
 	return rep, err
 }
 
-// compare is Store, also counting the source.
-func (a Admin) compare(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) (hook.Store, counts, error) {
+// compare is Store, also counting the source (which it reads without a URL
+// only when count is set).
+func (a Admin) compare(ctx context.Context, tx pgx.Tx, env hook.Env, samples int, count bool) (hook.Store, counts, error) {
 	s := a.settings(env)
 	rep := hook.Store{Name: "elasticsearch alias " + s.alias, Drift: []hook.Drift{}}
 	var n counts
+	const skipped = "no ELASTIC_URL / --elastic-url: the search index was not compared"
+	if s.cfg.URL == "" && !count {
+		rep.Note = skipped
+		return rep, n, nil
+	}
 	if a.Versions == nil {
 		return rep, n, errors.New("elastic: Admin.Versions is nil: this service cannot verify its search index")
 	}
@@ -96,7 +102,7 @@ func (a Admin) compare(ctx context.Context, tx pgx.Tx, env hook.Env, samples int
 		return rep, n, fmt.Errorf("reading the source's versions: %w", err)
 	}
 	if s.cfg.URL == "" {
-		rep.Note = "no ELASTIC_URL / --elastic-url: the search index was not compared"
+		rep.Note = skipped
 		return rep, n, nil
 	}
 	client, err := s.client(ctx)

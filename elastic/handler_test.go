@@ -18,6 +18,24 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 )
 
+// newNotesHandler returns a test server, a client of it and the notes
+// search projection's handler writing through it.
+func newNotesHandler(t *testing.T) (*elastictest.Server, *elastic.Client, *elastic.Handler[proto.Message]) {
+	t.Helper()
+	es := elastictest.New(elastictest.Options{})
+	t.Cleanup(es.Close)
+	client, err := elastic.New(elastic.Config{URL: es.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	h, err := elastic.NewHandler(client, notesIndex, noteDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es, client, h
+}
+
 func noteEvent(id string, version int64, p proto.Message) *projection.Event {
 	return &projection.Event{AggregateID: id, Version: version, OccurredAt: time.Now(), Payload: p}
 }
@@ -27,16 +45,7 @@ func noteEvent(id string, version int64, p proto.Message) *projection.Event {
 // alone, permanently, as mapping_error; a payload of another type fails
 // alone as payload_invalid.
 func TestHandlerOutcomes(t *testing.T) {
-	es := elastictest.New(elastictest.Options{})
-	t.Cleanup(es.Close)
-	client, err := elastic.New(elastic.Config{URL: es.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := elastic.NewHandler(client, notesIndex, noteDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, client, h := newNotesHandler(t)
 	ctx := context.Background()
 	if res, err := h.HandleBatch(ctx, []*projection.Event{noteEvent("a", 2, wrapperspb.String("two"))}); err != nil || res[0].Outcome != projection.Applied {
 		t.Fatalf("first write: %+v, %v", res, err)
@@ -77,16 +86,7 @@ func TestHandlerOutcomes(t *testing.T) {
 // batch transiently; 401 and 403 as permission_denied, which the projector
 // holds (environmental), never dead-letters; none is the events' fault.
 func TestHandlerClassifiesClusterFailures(t *testing.T) {
-	es := elastictest.New(elastictest.Options{})
-	t.Cleanup(es.Close)
-	client, err := elastic.New(elastic.Config{URL: es.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := elastic.NewHandler(client, notesIndex, noteDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	es, _, h := newNotesHandler(t)
 	ctx := context.Background()
 	if _, err := h.HandleBatch(ctx, []*projection.Event{noteEvent("a", 1, wrapperspb.String("one"))}); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestHandlerClassifiesClusterFailures(t *testing.T) {
 	}
 	var re *elastic.ResponseError
 	es.Inject(http.StatusForbidden, time.Minute)
-	_, err = h.HandleBatch(ctx, []*projection.Event{noteEvent("a", 2, wrapperspb.String("two"))})
+	_, err := h.HandleBatch(ctx, []*projection.Event{noteEvent("a", 2, wrapperspb.String("two"))})
 	es.Inject(0, 0)
 	if !errors.As(err, &re) || re.Status != http.StatusForbidden {
 		t.Errorf("403: %v, want the ResponseError in the chain", err)
