@@ -68,8 +68,9 @@ generate: ## Regenerate protobuf (buf), sqlc and wire output
 	cd examples/orders/sqlc && $(GO) tool -modfile=../../../tools/go.mod sqlc generate
 
 .PHONY: depcheck
-depcheck: ## Fail if a generic package (tests included) depends on the catalog, its generated code, its API or Elasticsearch
+depcheck: ## Fail if a generic package (tests included) depends on the demo, an example or Elasticsearch, or an import runs against the layers (scripts/layercheck.sh)
 	@scripts/depcheck.sh
+	@scripts/layercheck-test.sh
 
 .PHONY: verify
 verify: generate ## Fail if generated code drifts from its sources, a generic package depends on the catalog or a tracked file over 1 MB is not documented test data; lint protos, vet, gofmt
@@ -85,6 +86,7 @@ verify: generate ## Fail if generated code drifts from its sources, a generic pa
 	else echo "buf breaking (examples/orders): no main branch with examples/orders/buf.yaml to compare against yet"; fi
 	$(GO) vet ./...
 	@scripts/depcheck.sh
+	@scripts/layercheck-test.sh
 	@scripts/sizecheck.sh
 	for m in $(MODULES); do (cd $$m && $(GO) build ./... && $(GO) vet ./...) || exit 1; done
 	cd e2e && $(GO) vet -tags e2e ./...

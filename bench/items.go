@@ -6,8 +6,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/internal/catalog/events"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 // The generic read model of the readwait and receive scenarios: the

@@ -14,10 +14,10 @@ import (
 
 	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 // readWaitRates are the offered write rates of the scenario.

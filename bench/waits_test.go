@@ -7,12 +7,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eventrelay/eventrelay/internal/testdb"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // The sampler sees what the named backends wait for, and only them.
 func TestWaitSamplerProfilesTheNamedBackends(t *testing.T) {
-	db := testdb.New(t, testdb.Options{Schema: "bench_waits"})
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "bench_waits"})
 	ctx := context.Background()
 	u, err := withApplicationName(db.URL, "bench-waits-test")
 	if err != nil {

@@ -15,8 +15,7 @@ import (
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/chromedp/chromedp"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // rebindName and attackerName are other sites' names; the browser resolves
@@ -124,7 +123,7 @@ window.result = Promise.all([` + imgs.String() + `].map(src => new Promise(done 
 		attempt int32
 	}{{"items.view", 1, 1}, {"items.events.dlq-view", 0, 0}} {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		resp, err := f.ps.Client.SubscriptionAdminClient.Pull(ctx, &pb.PullRequest{Subscription: gpubsub.SubscriptionName(gpubsubtest.Project, c.sub), MaxMessages: 10})
+		resp, err := f.ps.Client.SubscriptionAdminClient.Pull(ctx, &pb.PullRequest{Subscription: "projects/" + relaytest.ProjectID + "/subscriptions/" + c.sub, MaxMessages: 10})
 		cancel()
 		if err != nil && c.want > 0 {
 			t.Fatalf("pulling %s: %v", c.sub, err)

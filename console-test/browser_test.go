@@ -17,12 +17,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relayctl"
 	"github.com/eventrelay/eventrelay/relayctl/ui"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 const schema = "console"
@@ -68,7 +67,7 @@ func chromium() string {
 type fixture struct {
 	t       *testing.T
 	db      *relaytest.DB
-	ps      *gpubsubtest.Server
+	ps      *relaytest.PubSub
 	console *httptest.Server
 	browser context.Context
 	shots   string
@@ -85,12 +84,12 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{t: t, shots: t.ArtifactDir()}
 	f.db = relaytest.NewDB(t, relaytest.Options{Schema: schema})
-	f.ps = gpubsubtest.New(t)
+	f.ps = relaytest.NewPubSub(t, relaytest.PubSubOptions{})
 	file := filepath.Join(t.TempDir(), "pubsub.yaml")
 	if err := os.WriteFile(file, []byte(resources), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"DATABASE_URL": f.db.URL, "DATABASE_SCHEMA": schema, "PUBSUB_EMULATOR_HOST": f.ps.Addr, "PUBSUB_PROJECT_ID": gpubsubtest.Project}
+	env := map[string]string{"DATABASE_URL": f.db.URL, "DATABASE_SCHEMA": schema, "PUBSUB_EMULATOR_HOST": f.ps.Addr, "PUBSUB_PROJECT_ID": relaytest.ProjectID}
 	for k, v := range env {
 		t.Setenv(k, v)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -314,9 +315,11 @@ func (s *Stack) RestartPubSub(ctx context.Context, chk *OrderChecker, down, drai
 		// the claim's id order publishes them first. Re-driven after the
 		// publishers were back, later versions still pending at the restart
 		// could go out first.
-		if _, err := s.Relayctl(ctx, "replay", "--ids", strings.Join(heldBack, ","), "--include-published",
-			"--by", "e2e-suite", "--why", "held back by the emulator when it was restarted"); err != nil {
-			return fmt.Errorf("re-driving the events the emulator held back: %w", err)
+		for ids := range slices.Chunk(heldBack, redriveChunk) {
+			if _, err := s.Relayctl(ctx, "replay", "--ids", strings.Join(ids, ","), "--include-published",
+				"--by", "e2e-suite", "--why", "held back by the emulator when it was restarted"); err != nil {
+				return fmt.Errorf("re-driving the events the emulator held back: %w", err)
+			}
 		}
 		log.HeldBack.Add(int64(len(heldBack)))
 	}
@@ -361,6 +364,10 @@ var errNotDrained = errors.New("not drained: the caller waited already")
 
 // publishedUnappliedIDs lists the published events some consumer has not
 // applied (after a failed drain: the messages Pub/Sub still holds).
+// redriveChunk bounds the ids of one relayctl replay: thousands of them
+// overflow the kernel's argument limit.
+const redriveChunk = 500
+
 func (s *Stack) publishedUnappliedIDs(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	var ids []string

@@ -11,7 +11,7 @@ import (
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // TestOrderCheckerCountsViolationsAndDuplicates publishes a known sequence
@@ -22,9 +22,9 @@ func TestOrderCheckerCountsViolationsAndDuplicates(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	srv := gpubsubtest.New(t)
-	cfg := srv.Config
-	pubClient := srv.Client
+	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{})
+	cfg := gpubsub.Config{ProjectID: ps.ProjectID, EmulatorHost: ps.Addr}
+	pubClient := ps.Client
 	if host := os.Getenv("E2E_PUBSUB_EMULATOR_HOST"); host != "" {
 		cfg = gpubsub.Config{ProjectID: "eventrelay-checker", EmulatorHost: host}
 		var err error

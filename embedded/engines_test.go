@@ -13,11 +13,11 @@ import (
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/testdb"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 // TestNewStopTimeoutAndErrors: the app's stop timeout defaults to the

@@ -46,7 +46,7 @@ func TestRunHelpAndUnknownFlagsStartNothing(t *testing.T) {
 // migrates the schema, connects, serves the service's servers with the engines until
 // SIGTERM, and exits 0.
 func TestRunServesUntilSIGTERM(t *testing.T) {
-	db := testdb.New(t, testdb.Options{Schema: "items"}) // schema shop is created and migrated by run
+	db := testdb.New(t, testdb.Options{Schema: "items", Migrations: []migrations.Set{migrations.Eventrelay}}) // schema shop is created and migrated by run
 	ps := gpubsubtest.New(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -103,7 +103,7 @@ func TestRunServesUntilSIGTERM(t *testing.T) {
 // runs relayctl's command set with Options.Admin, its schema defaulting to
 // the service's name and its migrations to Options.Migrations.
 func TestRunRelayctlWithTheServiceHooks(t *testing.T) {
-	db := testdb.New(t, testdb.Options{Schema: "items"})
+	db := testdb.New(t, testdb.Options{Schema: "items", Migrations: []migrations.Set{migrations.Eventrelay}})
 	t.Setenv("DATABASE_URL", db.URL)
 	t.Setenv("DATABASE_SCHEMA", "")
 	o := Options{Name: "stock", Migrations: []migrations.Set{migrations.Eventrelay}}

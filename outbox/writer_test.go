@@ -15,10 +15,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 func newWriter(t testing.TB, cfg outbox.Config) *outbox.Writer {

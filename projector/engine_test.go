@@ -21,6 +21,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/internal/testdb"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/projection"
 )
 
@@ -85,7 +86,7 @@ type fixture struct {
 
 func newTestEngine(t *testing.T, h projection.TxHandler, dlqTopic string, size int, mods ...func(*engineOptions)) (*engine, *fixture) {
 	t.Helper()
-	f := &fixture{db: testdb.New(t, testdb.Options{Schema: "items"}), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
+	f := &fixture{db: testdb.New(t, testdb.Options{Schema: "items", Migrations: []migrations.Set{migrations.Eventrelay}}), ps: gpubsubtest.New(t), reg: prometheus.NewRegistry()}
 	if _, err := f.db.Pool.Exec(t.Context(), itemView); err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 // itemsExec is the test read model as a projection.ExecFunc: the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/testdb"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/wire"
 )
@@ -40,7 +41,7 @@ func rawMessage(typ, aggregate string, version int64) *message {
 // the first closure.
 func TestClosuresOfOneLiteralAreDistinctHandlers(t *testing.T) {
 	t.Parallel()
-	db, ps := testdb.New(t, testdb.Options{Schema: "items"}), gpubsubtest.New(t)
+	db, ps := testdb.New(t, testdb.Options{Schema: "items", Migrations: []migrations.Set{migrations.Eventrelay}}), gpubsubtest.New(t)
 	ps.Topic(t, "dlq")
 	m, err := newMetrics(prometheus.NewRegistry())
 	if err != nil {

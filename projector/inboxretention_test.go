@@ -14,6 +14,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/testdb"
+	"github.com/eventrelay/eventrelay/migrations"
 )
 
 // deletes records the rows affected by each DeleteExpiredInboxEvents and
@@ -93,7 +94,7 @@ func inboxCounts(t *testing.T, pool *pgxpool.Pool) map[string]int {
 // inbox_events_processed_idx, never the whole table.
 func TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches(t *testing.T) {
 	t.Parallel()
-	db := testdb.New(t, testdb.Options{Schema: "items"})
+	db := testdb.New(t, testdb.Options{Schema: "items", Migrations: []migrations.Set{migrations.Eventrelay}})
 	insertInbox(t, db.Pool, "a", 5, 2*time.Hour, true)
 	insertInbox(t, db.Pool, "a", 2, time.Minute, true)
 	insertInbox(t, db.Pool, "a", 1, 2*time.Hour, false)
@@ -155,7 +156,7 @@ func TestInboxRetentionDeletesOldRowsOfItsConsumerInBatches(t *testing.T) {
 // the next interval rather than ending the loop.
 func TestInboxRetentionCountsFailedRounds(t *testing.T) {
 	t.Parallel()
-	db := testdb.New(t, testdb.Options{Schema: "items"})
+	db := testdb.New(t, testdb.Options{Schema: "items", Migrations: []migrations.Set{migrations.Eventrelay}})
 	if _, err := db.Pool.Exec(t.Context(), `DROP TABLE inbox_events`); err != nil {
 		t.Fatal(err)
 	}

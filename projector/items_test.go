@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 	"github.com/eventrelay/eventrelay/wire"
 )
 

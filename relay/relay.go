@@ -185,14 +185,16 @@ func (r *Relay) Start(ctx context.Context) error {
 // unfinished then are handed back (another replica publishes them,
 // possibly twice, never lost); Stop logs that and returns nil. It returns
 // once the relay has stopped and its Pub/Sub publishers are flushed. A ctx
-// deadline shorter than Options.StopTimeout (a Kratos app's stop timeout,
-// 10s unless kratos.StopTimeout sets it) is logged as a warning naming
+// deadline that leaves less than GracePeriod (a Kratos app's stop timeout
+// is 10s unless kratos.StopTimeout sets it) is logged as a warning naming
 // both values.
 func (r *Relay) Stop(ctx context.Context) error {
 	r.health.SetDraining()
 	start := time.Now()
-	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(start) < r.opts.StopTimeout() {
-		r.log.Warn("the app's stop timeout is shorter than the relay's drain: rows still in flight are handed back and may be published twice; "+
+	// The deadline left is compared with the drain's own budget: an app
+	// whose stop timeout equals StopTimeout has slightly less left here.
+	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(start) < r.opts.GracePeriod {
+		r.log.Warn("the app's stop timeout leaves the relay's drain less than its grace period: rows still in flight are handed back and may be published twice; "+
 			"give the app a stop timeout of at least GracePeriod + Lease (kratos.StopTimeout(relay.Options.StopTimeout()))",
 			"stop_timeout", deadline.Sub(start).Round(100*time.Millisecond).String(), "drain", r.opts.StopTimeout().String(),
 			"grace_period", r.opts.GracePeriod.String(), "lease", r.opts.Lease.String())

@@ -13,9 +13,9 @@ import (
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
-// TestStopWarnsOfAShortStopTimeout: a Stop context whose deadline is
-// shorter than GracePeriod + Lease (Kratos' default 10s against the
-// relay's 50s) is logged as a warning naming both values and the option
+// TestStopWarnsOfAShortStopTimeout: a Stop context whose deadline leaves
+// less than GracePeriod (Kratos' default 10s against the relay's 20s) is
+// logged as a warning naming both values and the option
 // to change; a long enough one is not.
 func TestStopWarnsOfAShortStopTimeout(t *testing.T) {
 	t.Parallel()
@@ -42,5 +42,10 @@ func TestStopWarnsOfAShortStopTimeout(t *testing.T) {
 	}
 	if logs := stop(time.Minute); strings.Contains(logs, "stop timeout") {
 		t.Errorf("Stop with a 1m timeout warned: %q", logs)
+	}
+	// An app given exactly StopTimeout has a little less left when it
+	// stops the relay: that must not warn on every clean shutdown.
+	if logs := stop(relay.Options{}.StopTimeout() - 50*time.Millisecond); strings.Contains(logs, "stop timeout") {
+		t.Errorf("Stop with StopTimeout less 50ms warned: %q", logs)
 	}
 }

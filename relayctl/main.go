@@ -7,8 +7,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	irelayctl "github.com/eventrelay/eventrelay/internal/relayctl"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
+	"github.com/eventrelay/eventrelay/relayctl/internal/command"
 )
 
 // Hooks are the service-specific parts of the command set; see package
@@ -17,10 +17,10 @@ type Hooks = hook.Hooks
 
 // Exit codes returned by Main.
 const (
-	ExitOK      = irelayctl.ExitOK      // success
-	ExitProblem = irelayctl.ExitProblem // the command worked and found a problem (drift, failures)
-	ExitUsage   = irelayctl.ExitUsage   // bad input or configuration; nothing was changed
-	ExitRuntime = irelayctl.ExitRuntime // a store could not be reached or a query failed
+	ExitOK      = command.ExitOK      // success
+	ExitProblem = command.ExitProblem // the command worked and found a problem (drift, failures)
+	ExitUsage   = command.ExitUsage   // bad input or configuration; nothing was changed
+	ExitRuntime = command.ExitRuntime // a store could not be reached or a query failed
 )
 
 // Main runs one relayctl command: args are the command line without the
@@ -28,7 +28,14 @@ const (
 // (DATABASE_URL, PUBSUB_EMULATOR_HOST, ...). It returns the exit code and
 // never calls os.Exit; ctx cancels the command (wire it to SIGINT/SIGTERM).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, hooks Hooks) int {
-	return irelayctl.Run(ctx, args, stdout, stderr, hooks)
+	return command.Run(ctx, args, stdout, stderr, hooks)
+}
+
+// MainEnv is Main with the environment read through lookup instead of the
+// process's, so a service's tests run its relayctl in process with exactly
+// the variables they mean (DATABASE_URL, PUBSUB_EMULATOR_HOST, ...).
+func MainEnv(ctx context.Context, args []string, stdout, stderr io.Writer, hooks Hooks, lookup func(string) (string, bool)) int {
+	return command.RunWith(ctx, args, stdout, stderr, hooks, lookup)
 }
 
 // Run is Main for a service's relayctl binary: the process's command line

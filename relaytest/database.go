@@ -49,6 +49,9 @@ func AdminURL(t testing.TB) string {
 // of their files, and shared by parallel test processes.
 func NewDB(t testing.TB, o Options) *DB {
 	t.Helper()
+	if len(o.Migrations) == 0 {
+		o.Migrations = []migrations.Set{migrations.Eventrelay}
+	}
 	d := testdb.New(t, testdb.Options(o))
 	return &DB{Pool: d.Pool, URL: d.URL, Name: d.Name, Schema: d.Schema}
 }

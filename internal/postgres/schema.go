@@ -3,19 +3,15 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/internal/migrate"
 	"github.com/eventrelay/eventrelay/internal/postgres/schemadb"
-	"github.com/eventrelay/eventrelay/migrations"
 )
 
 // CheckSchema reports whether the schema the pool works in (the first
@@ -69,7 +65,7 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool, needs []Need) error {
 			"schema %q is migrated but this role lacks %s (or USAGE on the schema): grant them (relayctl grants; docs/deploy-gke.md, database roles and grants)",
 			schema, strings.Join(names, ", "))
 	}
-	if slices.Contains(tables, migrations.Eventrelay.VersionTable) {
+	if slices.Contains(tables, migrate.EventrelayVersionTable) {
 		return checkVersion(ctx, pool, schema)
 	}
 	return nil
@@ -78,13 +74,10 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool, needs []Need) error {
 // checkVersion compares the newest eventrelay migration applied to schema
 // with the newest this binary embeds.
 func checkVersion(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	want, err := eventrelayVersion()
-	if err != nil {
-		return err
-	}
-	table := pgx.Identifier{migrations.Eventrelay.VersionTable}
+	want := migrate.EventrelayNewest
+	table := pgx.Identifier{migrate.EventrelayVersionTable}
 	if schema != "" {
-		table = pgx.Identifier{schema, migrations.Eventrelay.VersionTable}
+		table = pgx.Identifier{schema, migrate.EventrelayVersionTable}
 	}
 	var have int64
 	if err := pool.QueryRow(ctx, "SELECT coalesce(max(version_id), 0) FROM "+table.Sanitize()+" WHERE is_applied").Scan(&have); err != nil {
@@ -96,29 +89,6 @@ func checkVersion(ctx context.Context, pool *pgxpool.Pool, schema string) error 
 			schema, have, want)
 	}
 	return nil
-}
-
-// eventrelayVersion is the newest migration of eventrelay's set embedded
-// in this binary.
-var eventrelayVersion = sync.OnceValues(func() (int64, error) { return newestVersion(migrations.Eventrelay) })
-
-// newestVersion is the version of the newest migration of set (the number
-// its files' names start with).
-func newestVersion(set migrations.Set) (int64, error) {
-	files, err := fs.Glob(set.FS, "*.sql")
-	if err != nil {
-		return 0, fmt.Errorf("migration set %s: %w", set.Name, err)
-	}
-	var newest int64
-	for _, f := range files {
-		num, _, _ := strings.Cut(path.Base(f), "_")
-		v, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("migration set %s: %s does not start with a version number", set.Name, f)
-		}
-		newest = max(newest, v)
-	}
-	return newest, nil
 }
 
 // PoolSchema is the schema a pool works in: the first entry of its

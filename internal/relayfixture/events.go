@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eventrelay/eventrelay/internal/testevent"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 // Topic is the test events' topic.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eventrelay/eventrelay/internal/testevent"
+	"github.com/eventrelay/eventrelay/relaytest/testevent"
 )
 
 // PublishedWave is a drained backlog: it inserts n pending rows (over 100

@@ -18,15 +18,16 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/internal/migrate"
 	"github.com/eventrelay/eventrelay/internal/postgres"
-	"github.com/eventrelay/eventrelay/migrations"
 )
 
-// Options are relaytest.Options: Schema (required), Migrations (default
-// migrations.Eventrelay alone) and MaxConns (default 20).
+// Options are relaytest.Options: Schema (required), Migrations (required:
+// relaytest.NewDB passes eventrelay's set by default) and MaxConns
+// (default 20).
 type Options struct {
 	Schema     string
-	Migrations []migrations.Set
+	Migrations []migrate.Set
 	MaxConns   int32
 }
 
@@ -76,7 +77,7 @@ func New(t testing.TB, o Options) *DB {
 		t.Fatalf("relaytest.NewDB: Options.Schema %q must be a lower-case SQL identifier", o.Schema)
 	}
 	if len(o.Migrations) == 0 {
-		o.Migrations = []migrations.Set{migrations.Eventrelay}
+		t.Fatal("testdb: Options.Migrations is required (migrations.Eventrelay and the test's own sets)")
 	}
 	if o.MaxConns == 0 {
 		o.MaxConns = 20
@@ -193,7 +194,7 @@ func createFromTemplate(ctx context.Context, conn *pgx.Conn, name, tpl string) e
 
 // templateKey is a hash of the schema and of each set's name, version
 // table and files: a changed migration file gets a new template.
-func templateKey(schema string, sets []migrations.Set) (string, error) {
+func templateKey(schema string, sets []migrate.Set) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "schema %s\n", schema)
 	for _, set := range sets {

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	irelayctl "github.com/eventrelay/eventrelay/internal/relayctl"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
+	"github.com/eventrelay/eventrelay/relayctl/internal/command"
 )
 
 // IAPHeader is the header Identity-Aware Proxy sets to the authenticated
@@ -61,17 +61,17 @@ type Redrive struct {
 
 // Console is the web console; serve it with any http.Server or mount it
 // (srv.HandlePrefix("/", c) in a Kratos HTTP server). Close it when done.
-type Console struct{ c *irelayctl.Console }
+type Console struct{ c *command.Console }
 
 // New opens the database and returns the console.
 func New(ctx context.Context, o Options) (*Console, error) {
 	if o.Schema == "" {
 		o.Schema = o.Hooks.Schema
 	}
-	c, err := irelayctl.NewConsole(ctx, irelayctl.ConsoleConfig{
+	c, err := command.NewConsole(ctx, command.ConsoleConfig{
 		DatabaseURL: o.DatabaseURL, Schema: o.Schema, PubSubFile: o.PubSubFile, Write: o.Write,
 		IdentityHeader: o.IdentityHeader, Hooks: o.Hooks, Lookup: o.Getenv, SampleEvery: o.SampleEvery, Daemons: o.Daemons, AllowedHosts: o.AllowedHosts,
-		Redrive: irelayctl.RedrivePolicy{Reasons: o.Redrive.Reasons, Rate: o.Redrive.Rate, Every: o.Redrive.Every},
+		Redrive: command.RedrivePolicy{Reasons: o.Redrive.Reasons, Rate: o.Redrive.Rate, Every: o.Redrive.Every},
 	})
 	if err != nil {
 		return nil, err

@@ -11,7 +11,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/catalog/admin"
 	catalogmigrations "github.com/eventrelay/eventrelay/internal/catalog/migrations"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	irelayctl "github.com/eventrelay/eventrelay/internal/relayctl"
+	irelayctl "github.com/eventrelay/eventrelay/relayctl"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
@@ -54,7 +54,7 @@ func relayctlQuiet(t *testing.T, env map[string]string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code := irelayctl.RunWith(ctx, args, &out, &errb, admin.Hooks(), func(k string) (string, bool) {
+	code := irelayctl.MainEnv(ctx, args, &out, &errb, admin.Hooks(), func(k string) (string, bool) {
 		v, ok := env[k]
 		return v, ok
 	})
