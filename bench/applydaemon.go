@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/internal/postgres"
@@ -157,7 +157,7 @@ func (r *Runner) projectorEnv(ctx context.Context, b *Backend, withES bool) ([]s
 		cleanup()
 		return nil, nil, nil, err
 	}
-	es := estest.New(estest.Options{})
+	es := elastictest.New(elastictest.Options{})
 	env = append(env, "PROJECTOR_SEARCH_ENABLED=true", "ELASTIC_URL="+es.URL,
 		"PROJECTOR_SEARCH_SUBSCRIPTION="+esSub, "PROJECTOR_SEARCH_DEAD_LETTER_TOPIC=catalog.video.events.dlq-es")
 	return env, append(consumers, catproj.SearchConsumer), func() {

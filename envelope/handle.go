@@ -66,9 +66,11 @@ func HandleAllExec[P any](reg *projection.Registry[projection.TxHandler], c *Cod
 	return registerAll[P](c, func(et projection.EventType) error { return projection.HandleExec(reg, et, fn) })
 }
 
-// registerAll checks that every payload c declares implements P, then
-// calls register with each declared event type.
-func registerAll[P any](c *Codec, register func(projection.EventType) error) error {
+// Implements returns an error naming every payload c declares that does
+// not implement P, or nil: what HandleAll checks before it registers, for
+// a read model (such as package elastic's) that registers its handler for
+// every declared event type itself.
+func Implements[P any](c *Codec) error {
 	want := reflect.TypeFor[P]()
 	var missing []string
 	for _, name := range c.Types() {
@@ -78,6 +80,15 @@ func registerAll[P any](c *Codec, register func(projection.EventType) error) err
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("envelope: payloads of %s do not implement %v", strings.Join(missing, ", "), want)
+	}
+	return nil
+}
+
+// registerAll checks that every payload c declares implements P, then
+// calls register with each declared event type.
+func registerAll[P any](c *Codec, register func(projection.EventType) error) error {
+	if err := Implements[P](c); err != nil {
+		return err
 	}
 	for _, name := range c.Types() {
 		et, err := c.EventType(name)

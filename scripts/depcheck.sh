@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Keeps the library free of the reference domain: no generic package, tests
 # included, may depend on an example (examples/..., among them the catalog
-# demo's module examples/catalog-demo) or Elasticsearch
-# (github.com/elastic/...).
+# demo's module examples/catalog-demo) or Elasticsearch (github.com/elastic/...,
+# or package elastic which wraps it), except package elastic and its test
+# server (elastic/...), which may use the Elasticsearch client and nothing
+# else of that list.
 #
 #   scripts/depcheck.sh     # exit 1 and one line per offending import chain
 #
@@ -19,7 +21,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mod=$(go list -m)
-forbidden="^($mod/examples|github\\.com/elastic)(/|\$)"
+forbidden="^($mod/examples|$mod/elastic|github\\.com/elastic)(/|\$)"
+# What package elastic (and elastic/...) may not depend on.
+forbiddenES="^($mod/examples)(/|\$)"
+esRoot="^$mod/elastic(/|\$)"
 domain="^$mod/(api|cmd|examples)(/|\$)"
 
 generic=$(go list ./... | grep -Ev "$domain" || true)
@@ -31,7 +36,7 @@ $mod/cmd/relayctl"
 # (a test variant is "p [q.test]"; "p.test" is the generated test main).
 rc=0
 go list -deps -test -f '{{.ImportPath}}{{range .Imports}}|{{.}}{{end}}' $generic |
-awk -F'|' -v mod="$mod/" -v forbidden="$forbidden" -v generic="$(echo "$generic" | tr '\n' ' ')" -v allowfile=scripts/depcheck-allow.txt '
+awk -F'|' -v mod="$mod/" -v forbidden="$forbidden" -v forbiddenES="$forbiddenES" -v esRoot="$esRoot" -v generic="$(echo "$generic" | tr '\n' ' ')" -v allowfile=scripts/depcheck-allow.txt '
 function base(p) { sub(/ \[.*\]$/, "", p); sub(/_test$/, "", p); return p }
 function short(p) { return index(p, mod) == 1 ? substr(p, length(mod) + 1) : p }
 BEGIN {
@@ -53,6 +58,7 @@ END {
 		if (root ~ /\.test$/ || !(base(root) in isgeneric)) continue
 		if (root ~ / \[/ && index(root, " [" base(root) ".test]") == 0) continue
 		label = base(root) (root ~ / \[/ ? " (test)" : "")
+		deny = base(root) ~ esRoot ? forbiddenES : forbidden
 		delete seen; delete parent
 		head = 1; tail = 1; queue[1] = root; seen[root] = 1
 		while (head <= tail) {
@@ -63,7 +69,7 @@ END {
 				nxt = im[j]
 				if (nxt in seen) continue
 				seen[nxt] = 1; parent[nxt] = cur
-				if (base(nxt) ~ forbidden) {
+				if (base(nxt) ~ deny) {
 					chain = short(base(nxt))
 					for (p = cur; p != root; p = parent[p]) chain = short(base(p)) " -> " chain
 					line = short(label) " -> " chain

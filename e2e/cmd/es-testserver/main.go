@@ -1,12 +1,12 @@
-// Command es-testserver runs the in-repo Elasticsearch test server
-// (examples/catalog-demo/elastic/estest) as a process, for the demo and the end-to-end
+// Command es-testserver runs the Elasticsearch test server
+// (elastic/elastictest) as a process, for the demo and the end-to-end
 // fault suite, where Elasticsearch itself cannot be installed.
 //
 //	es-testserver -addr 127.0.0.1:9200 [-control-addr 127.0.0.1:9201] [-gc-deletes 60s]
 //
 // Point ELASTIC_URL at http://<addr>. Faults are controlled over HTTP under
 // /_estest/ (fault, item-fault, latency, down, up, reset, stats; see the
-// estest package documentation), on -addr and, if given, on -control-addr,
+// elastictest package documentation), on -addr and, if given, on -control-addr,
 // which stays reachable while the main address is down.
 package main
 
@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 )
 
 func main() {
@@ -41,7 +41,7 @@ func run() error {
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 
-	srv, err := estest.Listen(*addr, estest.Options{GCDeletes: *gc, RefreshInterval: *refresh, Version: *version})
+	srv, err := elastictest.Listen(*addr, elastictest.Options{GCDeletes: *gc, RefreshInterval: *refresh, Version: *version})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/internal/conf"
@@ -96,7 +96,7 @@ func Default() Config {
 		},
 		ReadPath: ReadPath{Videos: true, Search: true, WaitDefault: conf.Duration(2 * time.Second),
 			WaitMax: conf.Duration(10 * time.Second), SearchAlias: "videos"},
-		Elastic: elastic.Config{RequestTimeout: conf.Duration(5 * time.Second)},
+		Elastic: elastic.Config{RequestTimeout: 5 * time.Second},
 	}
 }
 

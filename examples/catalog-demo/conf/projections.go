@@ -5,8 +5,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
-	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/elastic"
 )
 
 // Videos is the subscription of the Postgres read model video_projection
@@ -48,7 +47,7 @@ func DefaultProjections() Projections {
 			DeadLetterTopic: "catalog.video.events.dlq-pg"},
 		Search: Search{Enabled: true, Subscription: "catalog.video.projection-es",
 			DeadLetterTopic: "catalog.video.events.dlq-es", Alias: "videos"},
-		Elastic: elastic.Config{RequestTimeout: conf.Duration(10 * time.Second)},
+		Elastic: elastic.Config{RequestTimeout: 10 * time.Second},
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
@@ -17,7 +17,7 @@ func TestSameEventThreeTimesAppliedOnce(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.videos(batchConfig(10))
-	_, es := h.search(batchConfig(10), estest.Options{}, nil)
+	_, es := h.search(batchConfig(10), elastictest.Options{}, nil)
 	id := uuid.New()
 	m := projectiontest.Event(t, id, 1, false)
 	h.publish(m, m, m)
@@ -53,7 +53,7 @@ func TestOlderVersionIsStaleInPostgresAndSearch(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.videos(batchConfig(10))
-	_, es := h.search(batchConfig(10), estest.Options{}, nil)
+	_, es := h.search(batchConfig(10), elastictest.Options{}, nil)
 	id := uuid.New()
 	h.publish(projectiontest.Event(t, id, 1, false), projectiontest.Event(t, id, 3, false))
 	h.eventually(10*time.Second, "v3 applied", func() bool {
@@ -88,7 +88,7 @@ func TestDeleteIsNotResurrectedByStaleUpdate(t *testing.T) {
 	h := newHarness(t)
 	h.videos(batchConfig(10))
 	const gcDeletes = 50 * time.Millisecond
-	_, es := h.search(batchConfig(10), estest.Options{GCDeletes: gcDeletes}, nil)
+	_, es := h.search(batchConfig(10), elastictest.Options{GCDeletes: gcDeletes}, nil)
 	id := uuid.New()
 	h.publish(projectiontest.Event(t, id, 1, false))
 	h.eventually(10*time.Second, "v1 applied", func() bool {

@@ -13,14 +13,13 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
@@ -62,9 +61,9 @@ func goldenMessages(t *testing.T) []*pubsub.Message {
 func catalogProjector(t *testing.T) (*projector.Projector, *harness, *elastic.Client) {
 	t.Helper()
 	h := newHarness(t)
-	srv := estest.New(estest.Options{})
+	srv := elastictest.New(elastictest.Options{})
 	t.Cleanup(srv.Close)
-	es, err := elastic.New(elastic.Config{URL: srv.URL, RequestTimeout: conf.Duration(2 * time.Second)})
+	es, err := elastic.New(elastic.Config{URL: srv.URL, RequestTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
@@ -50,7 +50,7 @@ func wave(t *testing.T, videos []uuid.UUID, from, to int64, del bool) []projecti
 func TestFaultSearchRateLimitedPostgresStaysCurrentSearchCatchesUp(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	srv, es := h.search(batchConfig(20), estest.Options{}, nil)
+	srv, es := h.search(batchConfig(20), elastictest.Options{}, nil)
 	h.videos(batchConfig(20))
 
 	videos := make([]uuid.UUID, 20)
@@ -110,7 +110,7 @@ func TestFaultSearchRateLimitedPostgresStaysCurrentSearchCatchesUp(t *testing.T)
 func TestFaultReceiveErrorIsRetriedOtherProjectionKeepsApplying(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	_, es := h.search(batchConfig(20), estest.Options{}, nil)
+	_, es := h.search(batchConfig(20), elastictest.Options{}, nil)
 	h.videos(batchConfig(20))
 	h.fault.Fail("search", status.Error(codes.Unknown, "injected: stream broke"))
 
@@ -175,7 +175,7 @@ func TestFaultSearchMappingErrorIsDeadLettered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.search(batchConfig(10), estest.Options{}, conflicting)
+	h.search(batchConfig(10), elastictest.Options{}, conflicting)
 	h.videos(batchConfig(10))
 	id := uuid.New()
 	m := projectiontest.Event(t, id, 1, false)

@@ -18,16 +18,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -164,11 +163,11 @@ func (h *harness) videos(batch projector.BatchOptions) {
 // search runs the search index on subscription "search" against a new
 // Elasticsearch test server, which it returns with the client. pre, when
 // set, runs before the search index is ensured.
-func (h *harness) search(batch projector.BatchOptions, opts estest.Options, pre func(*elastic.Client)) (*estest.Server, *elastic.Client) {
+func (h *harness) search(batch projector.BatchOptions, opts elastictest.Options, pre func(*elastic.Client)) (*elastictest.Server, *elastic.Client) {
 	h.t.Helper()
-	srv := estest.New(opts)
+	srv := elastictest.New(opts)
 	h.t.Cleanup(srv.Close)
-	es, err := elastic.New(elastic.Config{URL: srv.URL, RequestTimeout: conf.Duration(2 * time.Second)})
+	es, err := elastic.New(elastic.Config{URL: srv.URL, RequestTimeout: 2 * time.Second})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -181,8 +180,12 @@ func (h *harness) search(batch projector.BatchOptions, opts estest.Options, pre 
 	if _, err := es.EnsureIndex(context.Background(), catproj.DefaultAlias, catproj.IndexBody); err != nil {
 		h.t.Fatal(err)
 	}
+	search, err := catproj.NewSearch(es, "")
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	reg := projection.NewRegistry[projection.BatchHandler]()
-	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, catproj.NewSearch(es, "")); err != nil {
+	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, search); err != nil {
 		h.t.Fatal(err)
 	}
 	h.pipeline(projector.Projection{Name: "search", Consumer: catproj.SearchConsumer, Batch: reg, Batching: batch})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/internal/testdb"
@@ -100,7 +100,7 @@ func TestFaultSearchCredentialRefusedHoldsTheProjection(t *testing.T) {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			t.Parallel()
 			h, _ := newRoleHarness(t)
-			srv, es := h.search(batchConfig(20), estest.Options{}, nil)
+			srv, es := h.search(batchConfig(20), elastictest.Options{}, nil)
 			srv.Inject(status, time.Hour)
 			videos := make([]uuid.UUID, 10)
 			for i := range videos {

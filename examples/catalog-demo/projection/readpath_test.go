@@ -17,10 +17,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	cconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/data"
@@ -56,7 +56,7 @@ func newReadAPI(t *testing.T, dbURL, esURL string) *readAPI {
 	t.Cleanup(cleanup)
 	reg := prometheus.NewRegistry()
 	rp := &cconf.ReadPath{Videos: true, Search: true, WaitDefault: conf.Duration(5 * time.Second), WaitMax: conf.Duration(10 * time.Second), SearchAlias: "videos"}
-	reads, cleanupReads, err := data.NewReads(d, rp, &elastic.Config{URL: esURL, RequestTimeout: conf.Duration(2 * time.Second)}, reg)
+	reads, cleanupReads, err := data.NewReads(d, rp, &elastic.Config{URL: esURL, RequestTimeout: 2 * time.Second}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestReadYourWritesOnBothReadModels(t *testing.T) {
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
 	h.videos(batchConfig(10))
-	srv, _ := h.search(batchConfig(10), estest.Options{}, nil)
+	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
 	api := newReadAPI(t, db.URL, srv.URL)
 
 	created, tok := api.write(http.MethodPost, "/v1/videos", `{"uploader_id":"`+uuid.NewString()+`","title":"zebra crossing","description":"stripes"}`,
@@ -282,7 +282,7 @@ func TestSearchSwitchFlipsAtRuntime(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
-	srv, _ := h.search(batchConfig(10), estest.Options{}, nil)
+	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
 	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-switch", h.ps.Config))
 	api := newReadAPI(t, db.URL, srv.URL)
 	created, tok := api.write(http.MethodPost, "/v1/videos", `{"uploader_id":"`+uuid.NewString()+`","title":"capybara"}`, &catalogv1.CreateVideoResponse{})
@@ -335,7 +335,7 @@ func TestSearchFiltersSortsAndPages(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
-	srv, _ := h.search(batchConfig(10), estest.Options{}, nil)
+	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
 	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-search", h.ps.Config))
 	api := newReadAPI(t, db.URL, srv.URL)
 

@@ -3,9 +3,9 @@ package projection
 import (
 	"time"
 
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/envelope"
 	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	proj "github.com/eventrelay/eventrelay/projection"
@@ -35,8 +35,8 @@ func RegisterEnabled(p *projector.Projector, c catconf.Projections, batching pro
 		}
 	}
 	if c.Search.Enabled {
-		reg := proj.NewRegistry[proj.BatchHandler]()
-		if err := envelope.RegisterAll[proj.BatchHandler](reg, events.Codec, NewSearch(es, c.Search.Alias)); err != nil {
+		reg, err := elastic.HandleAll(events.Codec, es, Index(c.Search.Alias), document)
+		if err != nil {
 			return err
 		}
 		if err := p.Register(projector.Projection{

@@ -15,10 +15,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	cconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/data"
@@ -52,7 +52,7 @@ func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
 	h.videos(batchConfig(10))
-	h.search(batchConfig(10), estest.Options{}, nil)
+	h.search(batchConfig(10), elastictest.Options{}, nil)
 	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-trace", h.ps.Config))
 	api := newCatalogHTTP(t, db.URL)
 

@@ -27,8 +27,8 @@ import (
 	"github.com/go-kratos/kratos/v2/transport/grpc"
 	"github.com/go-kratos/kratos/v2/transport/http"
 
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"

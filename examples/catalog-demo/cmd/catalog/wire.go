@@ -8,8 +8,8 @@ import (
 	"github.com/go-kratos/kratos/v2"
 	"github.com/google/wire"
 
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/data"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/server"

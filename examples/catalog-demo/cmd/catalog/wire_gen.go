@@ -7,8 +7,8 @@
 package main
 
 import (
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/data"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/server"

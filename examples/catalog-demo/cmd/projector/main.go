@@ -24,8 +24,8 @@ import (
 
 	klog "github.com/go-kratos/kratos/v2/log"
 
+	"github.com/eventrelay/eventrelay/elastic"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"

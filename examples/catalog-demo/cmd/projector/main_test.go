@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
@@ -117,7 +117,7 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 	ps.Topic(t, "events-dlq")
 	ps.Subscription(t, "videos", "events", gpubsubtest.SubscriptionOptions{AckDeadline: 10 * time.Second})
 	ps.Subscription(t, "search", "events", gpubsubtest.SubscriptionOptions{AckDeadline: 10 * time.Second})
-	es := estest.New(estest.Options{})
+	es := elastictest.New(elastictest.Options{})
 	t.Cleanup(es.Close)
 
 	const videos, versions = 80, 5

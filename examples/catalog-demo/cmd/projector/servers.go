@@ -8,8 +8,8 @@ import (
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/elastic"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/version"

@@ -17,7 +17,7 @@ import (
 // Hooks are the catalog's relayctl hooks.
 func Hooks() hook.Hooks {
 	return hook.Hooks{
-		Rebuilder: Rebuilder{}, Reindexer: Reindexer{}, Verifier: Verifier{}, Decoder: hook.DecoderFunc(events.Codec.DecodeEnvelope),
+		Rebuilder: Rebuilder{}, Reindexer: Search, Verifier: Verifier{}, Decoder: hook.DecoderFunc(events.Codec.DecodeEnvelope),
 		Migrations: catalogmigrations.Sets,
 		Schema:     catalogmigrations.Schema,
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 )
 
 // TestReindexAndVerifySearch: the index behind the alias is lost; verify
@@ -18,7 +18,7 @@ import (
 func TestReindexAndVerifySearch(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	es := estest.New(estest.Options{})
+	es := elastictest.New(elastictest.Options{})
 	t.Cleanup(es.Close)
 	v := s.createVideo("kept")
 	s.updateVideo(v, "kept, updated")
@@ -92,7 +92,7 @@ func TestReindexAndVerifySearch(t *testing.T) {
 // index deleted; one `rebuild --reindex` later, verify exits 0.
 func TestRebuildAfterLosingBothReadModels(t *testing.T) {
 	t.Parallel()
-	es := estest.New(estest.Options{})
+	es := elastictest.New(elastictest.Options{})
 	t.Cleanup(es.Close)
 	s := newStack(t, es)
 	for i := 0; i < 6; i++ {

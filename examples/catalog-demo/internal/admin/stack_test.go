@@ -15,11 +15,11 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	"github.com/eventrelay/eventrelay/envelope"
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic/estest"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/health"
@@ -66,7 +66,7 @@ func (s *stack) isBroken(agg string) bool { s.mu.Lock(); defer s.mu.Unlock(); re
 
 // newStack starts the pipeline; with an Elasticsearch test server it also
 // runs the search projection (alias "videos") and points relayctl at it.
-func newStack(t *testing.T, es ...*estest.Server) *stack {
+func newStack(t *testing.T, es ...*elastictest.Server) *stack {
 	t.Helper()
 	s := &stack{t: t, broken: map[string]bool{}}
 	s.ps = gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: s})
@@ -84,15 +84,19 @@ func newStack(t *testing.T, es ...*estest.Server) *stack {
 	return s
 }
 
-func (s *stack) startSearch(es *estest.Server) {
+func (s *stack) startSearch(es *elastictest.Server) {
 	t := s.t
 	client, err := elastic.New(elastic.Config{URL: es.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
+	search, err := catproj.NewSearch(client, "videos")
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := projection.NewRegistry[projection.BatchHandler]()
-	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, catproj.NewSearch(client, "videos")); err != nil {
+	if err := envelope.RegisterAll[projection.BatchHandler](reg, events.Codec, search); err != nil {
 		t.Fatal(err)
 	}
 	s.receive(projector.Projection{Name: "search", Consumer: catproj.SearchConsumer,

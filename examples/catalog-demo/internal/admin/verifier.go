@@ -17,7 +17,7 @@ import (
 type Verifier struct{}
 
 // Flags implements hook.Flagger: the search index's URL and alias.
-func (Verifier) Flags() []hook.Flag { return elasticFlags() }
+func (Verifier) Flags() []hook.Flag { return Search.Flags() }
 
 // Verify implements hook.Verifier.
 func (Verifier) Verify(ctx context.Context, tx pgx.Tx, env hook.Env, samples int) (hook.Report, error) {
@@ -32,7 +32,7 @@ func (Verifier) Verify(ctx context.Context, tx pgx.Tx, env hook.Env, samples int
 		return rep, err
 	}
 	rep.Stores = append(rep.Stores, pg)
-	search, err := verifySearch(ctx, q, searchFrom(env), samples)
+	search, err := Search.Store(ctx, tx, env, samples)
 	if err != nil {
 		return rep, err
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/consistency"
+	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/examples/catalog-demo/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
 )
 

@@ -1,6 +1,8 @@
 // Command orders is the orders example service: a Kratos app serving
 // orders.v1.OrderService over gRPC and HTTP/JSON with eventrelay embedded
-// (embedded.Main): the projector keeps the order_summaries read model, and
+// (embedded.Main): the projector keeps the order_summaries read model and,
+// with ELASTIC_URL, the search index "orders" (READ_PATH_SEARCH=false turns
+// SearchOrders off while the index is kept), and
 // the relay runs in the app with EMBED_RELAY=true (otherwise the shipped
 // cmd/publisher daemon delivers the outbox, DATABASE_SCHEMA=orders).
 // Configuration is the environment (orders --help); migrate the schema
@@ -34,12 +36,17 @@ var orders = embedded.Options{
 	Config:      embedded.Config{HTTPAddr: ":8100", GRPCAddr: ":9100"},
 	Codec:       events.Codec,
 	Projections: []projector.Projection{orderproj.Summaries},
+	Register:    registerSearch,
 	Writer:      &data.WriterConfig,
 	Waiter:      &consistency.WaiterOptions{},
 	Admin:       admin.Hooks,
 	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
 		e.Waiter.Register(orderproj.Summaries.Name, consistency.TableLookup(e.Pool, "order_summaries", "order_id", "version"))
-		svc := service.NewOrderService(biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(e.Pool, e.Writer))), e.Waiter, e.Logger)
+		uc, err := withSearch(e, biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(e.Pool, e.Writer))))
+		if err != nil {
+			return nil, err
+		}
+		svc := service.NewOrderService(uc, e.Waiter, e.Logger)
 		return []transport.Server{server.NewHTTPServer(e.Config.HTTPAddr, e.Config.RequestTimeout, svc, e.Health, e.Metrics),
 			server.NewGRPCServer(e.Config.GRPCAddr, e.Config.RequestTimeout, svc)}, nil
 	},

@@ -7,8 +7,9 @@ import (
 )
 
 // Hooks are the orders service's relayctl hooks (`orders relayctl`): its
-// rebuild, its verify and its migration sets.
-var Hooks = hook.Hooks{Rebuilder: Rebuilder{}, Verifier: Verifier, Migrations: migrations.Sets}
+// rebuild, the search index's reindex, its verify (order_summaries, and
+// the search index given an Elasticsearch URL) and its migration sets.
+var Hooks = hook.Hooks{Rebuilder: Rebuilder{}, Reindexer: Search, Verifier: Search.Verifier(Verifier, "order"), Migrations: migrations.Sets}
 
 // Verifier compares the orders table with the order_summaries read model.
 var Verifier = hook.TableVerifier{

@@ -14,6 +14,7 @@ const (
 	ReasonStateConflict   = "ORDER_STATE_CONFLICT"
 	ReasonInternal        = "INTERNAL"
 	ReasonReadModelBehind = "READ_MODEL_BEHIND"
+	ReasonSearchDisabled  = "SEARCH_DISABLED"
 )
 
 // InvalidArgument is a 400 naming the field (metadata["field"]).
@@ -36,4 +37,10 @@ func StateConflict(format string, args ...any) error {
 // writes the request's consistency tokens name within the wait.
 func ReadModelBehind(readModel string) error {
 	return errors.ServiceUnavailable(ReasonReadModelBehind, readModel+" has not caught up with the consistency tokens yet: retry")
+}
+
+// SearchDisabled is a 503: the search read path is off (no ELASTIC_URL, or
+// READ_PATH_SEARCH=false).
+func SearchDisabled() error {
+	return errors.ServiceUnavailable(ReasonSearchDisabled, "the search read path is off (ELASTIC_URL, READ_PATH_SEARCH)")
 }

@@ -32,13 +32,46 @@ type OrderRepo interface {
 	CustomerSummary(ctx context.Context, customerID string) (*ordersv1.CustomerSummary, error)
 }
 
-// OrderUsecase validates requests and applies the order life cycle.
-type OrderUsecase struct {
-	repo OrderRepo
+// OrderSearch finds orders in the search read model. fresh asks for the
+// writes already awaited by consistency tokens to be visible.
+type OrderSearch interface {
+	Search(ctx context.Context, customerID string, status ordersv1.OrderStatus, fresh bool) ([]*ordersv1.Order, error)
 }
 
-// NewOrderUsecase returns the use case over repo.
+// OrderUsecase validates requests and applies the order life cycle.
+type OrderUsecase struct {
+	repo   OrderRepo
+	search OrderSearch
+}
+
+// NewOrderUsecase returns the use case over repo, without search.
 func NewOrderUsecase(repo OrderRepo) *OrderUsecase { return &OrderUsecase{repo: repo} }
+
+// WithSearch returns the use case searching with s (nil: the search read
+// path is off).
+func (uc *OrderUsecase) WithSearch(s OrderSearch) *OrderUsecase {
+	c := *uc
+	c.search = s
+	return &c
+}
+
+// Searchable reports whether the search read path is on.
+func (uc *OrderUsecase) Searchable() bool { return uc.search != nil }
+
+// Search finds the customer's orders, of one status unless it is
+// unspecified, in the search read model.
+func (uc *OrderUsecase) Search(ctx context.Context, req *ordersv1.SearchOrdersRequest, fresh bool) ([]*ordersv1.Order, error) {
+	if err := text("customer_id", req.GetCustomerId(), 1, 200); err != nil {
+		return nil, err
+	}
+	if _, known := ordersv1.OrderStatus_name[int32(req.GetStatus())]; !known {
+		return nil, InvalidArgument("status", "unknown order status %d", req.GetStatus())
+	}
+	if uc.search == nil {
+		return nil, SearchDisabled()
+	}
+	return uc.search.Search(ctx, req.GetCustomerId(), req.GetStatus(), fresh)
+}
 
 var currency = regexp.MustCompile(`^[A-Z]{3}$`)
 

@@ -1,6 +1,7 @@
-// Package projection is the orders service's read model: the
-// order_summaries table, kept by a version-guarded upsert from the
-// state-carrying order events. Register registers it on eventrelay's
-// projector, one typed handler per order event type (envelope.Handle), run
-// in the transaction that also records the event in the inbox.
+// Package projection is the orders service's read models, both kept from
+// the state-carrying order events: the order_summaries table, by a
+// version-guarded upsert run in the transaction that also records the
+// event in the inbox (Summaries), and the search index "orders" in
+// Elasticsearch, written in bulk at the order's version (Search, on
+// eventrelay's package elastic).
 package projection

@@ -32,6 +32,7 @@ func NewHTTPServer(addr string, timeout time.Duration, svc *service.OrderService
 	r.POST("/v1/orders/{id}/cancel", route(ordersv1.OrderService_CancelOrder_FullMethodName, bindBodyAndVars, svc.CancelOrder))
 	r.GET("/v1/orders/{id}", route(ordersv1.OrderService_GetOrder_FullMethodName, bindVars, svc.GetOrder))
 	r.GET("/v1/customers/{customer_id}/summary", route(ordersv1.OrderService_GetCustomerSummary_FullMethodName, bindVars, svc.GetCustomerSummary))
+	r.GET("/v1/customers/{customer_id}/orders", route(ordersv1.OrderService_SearchOrders_FullMethodName, bindQueryAndVars, svc.SearchOrders))
 
 	ops := health.Handler(h, metrics)
 	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
@@ -62,6 +63,13 @@ func route[Req, Resp any](operation string, bind func(khttp.Context, any) error,
 
 func bindBody(ctx khttp.Context, in any) error { return ctx.Bind(in) }
 func bindVars(ctx khttp.Context, in any) error { return ctx.BindVars(in) }
+
+func bindQueryAndVars(ctx khttp.Context, in any) error {
+	if err := ctx.BindQuery(in); err != nil {
+		return err
+	}
+	return ctx.BindVars(in)
+}
 
 func bindBodyAndVars(ctx khttp.Context, in any) error {
 	if err := ctx.Bind(in); err != nil {

@@ -71,6 +71,7 @@ func TestHTTPRoutesAndHealth(t *testing.T) {
 		{"GET", "/v1/orders/not-a-uuid", "", 400, `"field":"id"`},
 		{"POST", "/v1/orders/" + placed.Order.ID + "/pay", `{"payment_ref":"again"}`, 409, biz.ReasonStateConflict},
 		{"GET", "/v1/customers/c-1/summary", "", 200, `"customerId":"c-1"`},
+		{"GET", "/v1/customers/c-1/orders?status=ORDER_STATUS_PAID", "", 503, biz.ReasonSearchDisabled}, // no search read path here
 		{"GET", "/healthz", "", 200, `"ok":true`},
 		{"GET", "/readyz", "", 200, `"ok":true`},
 		{"GET", "/metrics", "", 200, "eventrelay_ready"},

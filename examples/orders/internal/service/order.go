@@ -25,8 +25,9 @@ type OrderService struct {
 // NewOrderService returns the service over uc; failures that are not API
 // errors are logged to log and answered as INTERNAL without detail. Every
 // write answers with its consistency token (header x-consistency-token);
-// GetCustomerSummary, given tokens in that header, waits with waiter until
-// order_summaries has applied them (nil: it reads at once).
+// GetCustomerSummary and SearchOrders, given tokens in that header, wait
+// with waiter until their read model (order_summaries, the search index)
+// has applied them (nil: they read at once).
 func NewOrderService(uc *biz.OrderUsecase, waiter *consistency.Waiter, log *slog.Logger) *OrderService {
 	return &OrderService{uc: uc, waiter: waiter, log: log}
 }
@@ -72,25 +73,53 @@ func (s *OrderService) GetOrder(ctx context.Context, req *ordersv1.GetOrderReque
 
 // GetCustomerSummary implements ordersv1.OrderServiceServer.
 func (s *OrderService) GetCustomerSummary(ctx context.Context, req *ordersv1.GetCustomerSummaryRequest) (*ordersv1.GetCustomerSummaryResponse, error) {
-	tokens, err := consistency.Requested(ctx)
-	if err != nil {
-		return nil, biz.InvalidArgument(consistency.TokenHeader, "%v", err)
-	}
-	if s.waiter != nil {
-		err := s.waiter.Wait(ctx, orderproj.Summaries.Name, tokens, 0)
-		if errors.Is(err, consistency.ErrTimeout) {
-			return nil, biz.ReadModelBehind("order_summaries")
-		} else if errors.Is(err, consistency.ErrMalformed) {
-			return nil, biz.InvalidArgument(consistency.TokenHeader, "%v", err)
-		} else if err != nil {
-			return nil, s.apiError(ctx, "GetCustomerSummary", err)
-		}
+	if _, err := s.await(ctx, orderproj.Summaries.Name, "order_summaries", "GetCustomerSummary"); err != nil {
+		return nil, err
 	}
 	sum, err := s.uc.CustomerSummary(ctx, req)
 	if err != nil {
 		return nil, s.apiError(ctx, "GetCustomerSummary", err)
 	}
 	return &ordersv1.GetCustomerSummaryResponse{Summary: sum}, nil
+}
+
+// SearchOrders implements ordersv1.OrderServiceServer: with tokens, it
+// waits until the search index holds them and searches it refreshed.
+func (s *OrderService) SearchOrders(ctx context.Context, req *ordersv1.SearchOrdersRequest) (*ordersv1.SearchOrdersResponse, error) {
+	if !s.uc.Searchable() {
+		return nil, biz.SearchDisabled()
+	}
+	waited, err := s.await(ctx, orderproj.Search.Name, "the search index", "SearchOrders")
+	if err != nil {
+		return nil, err
+	}
+	orders, err := s.uc.Search(ctx, req, waited)
+	if err != nil {
+		return nil, s.apiError(ctx, "SearchOrders", err)
+	}
+	return &ordersv1.SearchOrdersResponse{Orders: orders}, nil
+}
+
+// await waits with the waiter until readModel (a projection's name) holds
+// the request's consistency tokens, and reports whether there were any.
+func (s *OrderService) await(ctx context.Context, readModel, label, method string) (bool, error) {
+	tokens, err := consistency.Requested(ctx)
+	if err != nil {
+		return false, biz.InvalidArgument(consistency.TokenHeader, "%v", err)
+	}
+	if s.waiter == nil || len(tokens) == 0 {
+		return false, nil
+	}
+	err = s.waiter.Wait(ctx, readModel, tokens, 0)
+	switch {
+	case errors.Is(err, consistency.ErrTimeout):
+		return false, biz.ReadModelBehind(label)
+	case errors.Is(err, consistency.ErrMalformed):
+		return false, biz.InvalidArgument(consistency.TokenHeader, "%v", err)
+	case err != nil:
+		return false, s.apiError(ctx, method, err)
+	}
+	return true, nil
 }
 
 // apiError passes API errors (Kratos errors with a reason) through and

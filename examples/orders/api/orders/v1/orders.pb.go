@@ -772,6 +772,106 @@ func (x *CustomerSummary) GetPaidCents() int64 {
 	return 0
 }
 
+// SearchOrdersRequest selects a customer's orders; an unspecified status
+// selects all of them.
+type SearchOrdersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CustomerId    string                 `protobuf:"bytes,1,opt,name=customer_id,json=customerId,proto3" json:"customer_id,omitempty"`
+	Status        OrderStatus            `protobuf:"varint,2,opt,name=status,proto3,enum=orders.v1.OrderStatus" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchOrdersRequest) Reset() {
+	*x = SearchOrdersRequest{}
+	mi := &file_orders_v1_orders_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchOrdersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchOrdersRequest) ProtoMessage() {}
+
+func (x *SearchOrdersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_orders_v1_orders_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchOrdersRequest.ProtoReflect.Descriptor instead.
+func (*SearchOrdersRequest) Descriptor() ([]byte, []int) {
+	return file_orders_v1_orders_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SearchOrdersRequest) GetCustomerId() string {
+	if x != nil {
+		return x.CustomerId
+	}
+	return ""
+}
+
+func (x *SearchOrdersRequest) GetStatus() OrderStatus {
+	if x != nil {
+		return x.Status
+	}
+	return OrderStatus_ORDER_STATUS_UNSPECIFIED
+}
+
+// SearchOrdersResponse lists the matching orders as the search read model
+// holds them, newest placed first (at most 100).
+type SearchOrdersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Orders        []*Order               `protobuf:"bytes,1,rep,name=orders,proto3" json:"orders,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchOrdersResponse) Reset() {
+	*x = SearchOrdersResponse{}
+	mi := &file_orders_v1_orders_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchOrdersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchOrdersResponse) ProtoMessage() {}
+
+func (x *SearchOrdersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_orders_v1_orders_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchOrdersResponse.ProtoReflect.Descriptor instead.
+func (*SearchOrdersResponse) Descriptor() ([]byte, []int) {
+	return file_orders_v1_orders_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SearchOrdersResponse) GetOrders() []*Order {
+	if x != nil {
+		return x.Orders
+	}
+	return nil
+}
+
 var File_orders_v1_orders_proto protoreflect.FileDescriptor
 
 const file_orders_v1_orders_proto_rawDesc = "" +
@@ -826,19 +926,26 @@ const file_orders_v1_orders_proto_rawDesc = "" +
 	"\x04paid\x18\x04 \x01(\x03R\x04paid\x12\x1c\n" +
 	"\tcancelled\x18\x05 \x01(\x03R\tcancelled\x12\x1d\n" +
 	"\n" +
-	"paid_cents\x18\x06 \x01(\x03R\tpaidCents*w\n" +
+	"paid_cents\x18\x06 \x01(\x03R\tpaidCents\"f\n" +
+	"\x13SearchOrdersRequest\x12\x1f\n" +
+	"\vcustomer_id\x18\x01 \x01(\tR\n" +
+	"customerId\x12.\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x16.orders.v1.OrderStatusR\x06status\"@\n" +
+	"\x14SearchOrdersResponse\x12(\n" +
+	"\x06orders\x18\x01 \x03(\v2\x10.orders.v1.OrderR\x06orders*w\n" +
 	"\vOrderStatus\x12\x1c\n" +
 	"\x18ORDER_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13ORDER_STATUS_PLACED\x10\x01\x12\x15\n" +
 	"\x11ORDER_STATUS_PAID\x10\x02\x12\x1a\n" +
-	"\x16ORDER_STATUS_CANCELLED\x10\x032\x94\x03\n" +
+	"\x16ORDER_STATUS_CANCELLED\x10\x032\xe5\x03\n" +
 	"\fOrderService\x12I\n" +
 	"\n" +
 	"PlaceOrder\x12\x1c.orders.v1.PlaceOrderRequest\x1a\x1d.orders.v1.PlaceOrderResponse\x12C\n" +
 	"\bPayOrder\x12\x1a.orders.v1.PayOrderRequest\x1a\x1b.orders.v1.PayOrderResponse\x12L\n" +
 	"\vCancelOrder\x12\x1d.orders.v1.CancelOrderRequest\x1a\x1e.orders.v1.CancelOrderResponse\x12C\n" +
 	"\bGetOrder\x12\x1a.orders.v1.GetOrderRequest\x1a\x1b.orders.v1.GetOrderResponse\x12a\n" +
-	"\x12GetCustomerSummary\x12$.orders.v1.GetCustomerSummaryRequest\x1a%.orders.v1.GetCustomerSummaryResponseBIZGgithub.com/eventrelay/eventrelay/examples/orders/api/orders/v1;ordersv1b\x06proto3"
+	"\x12GetCustomerSummary\x12$.orders.v1.GetCustomerSummaryRequest\x1a%.orders.v1.GetCustomerSummaryResponse\x12O\n" +
+	"\fSearchOrders\x12\x1e.orders.v1.SearchOrdersRequest\x1a\x1f.orders.v1.SearchOrdersResponseBIZGgithub.com/eventrelay/eventrelay/examples/orders/api/orders/v1;ordersv1b\x06proto3"
 
 var (
 	file_orders_v1_orders_proto_rawDescOnce sync.Once
@@ -853,7 +960,7 @@ func file_orders_v1_orders_proto_rawDescGZIP() []byte {
 }
 
 var file_orders_v1_orders_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_orders_v1_orders_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_orders_v1_orders_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_orders_v1_orders_proto_goTypes = []any{
 	(OrderStatus)(0),                   // 0: orders.v1.OrderStatus
 	(*Order)(nil),                      // 1: orders.v1.Order
@@ -868,32 +975,38 @@ var file_orders_v1_orders_proto_goTypes = []any{
 	(*GetCustomerSummaryRequest)(nil),  // 10: orders.v1.GetCustomerSummaryRequest
 	(*GetCustomerSummaryResponse)(nil), // 11: orders.v1.GetCustomerSummaryResponse
 	(*CustomerSummary)(nil),            // 12: orders.v1.CustomerSummary
-	(*timestamppb.Timestamp)(nil),      // 13: google.protobuf.Timestamp
+	(*SearchOrdersRequest)(nil),        // 13: orders.v1.SearchOrdersRequest
+	(*SearchOrdersResponse)(nil),       // 14: orders.v1.SearchOrdersResponse
+	(*timestamppb.Timestamp)(nil),      // 15: google.protobuf.Timestamp
 }
 var file_orders_v1_orders_proto_depIdxs = []int32{
 	0,  // 0: orders.v1.Order.status:type_name -> orders.v1.OrderStatus
-	13, // 1: orders.v1.Order.placed_at:type_name -> google.protobuf.Timestamp
-	13, // 2: orders.v1.Order.updated_at:type_name -> google.protobuf.Timestamp
+	15, // 1: orders.v1.Order.placed_at:type_name -> google.protobuf.Timestamp
+	15, // 2: orders.v1.Order.updated_at:type_name -> google.protobuf.Timestamp
 	1,  // 3: orders.v1.PlaceOrderResponse.order:type_name -> orders.v1.Order
 	1,  // 4: orders.v1.PayOrderResponse.order:type_name -> orders.v1.Order
 	1,  // 5: orders.v1.CancelOrderResponse.order:type_name -> orders.v1.Order
 	1,  // 6: orders.v1.GetOrderResponse.order:type_name -> orders.v1.Order
 	12, // 7: orders.v1.GetCustomerSummaryResponse.summary:type_name -> orders.v1.CustomerSummary
-	2,  // 8: orders.v1.OrderService.PlaceOrder:input_type -> orders.v1.PlaceOrderRequest
-	3,  // 9: orders.v1.OrderService.PayOrder:input_type -> orders.v1.PayOrderRequest
-	4,  // 10: orders.v1.OrderService.CancelOrder:input_type -> orders.v1.CancelOrderRequest
-	5,  // 11: orders.v1.OrderService.GetOrder:input_type -> orders.v1.GetOrderRequest
-	10, // 12: orders.v1.OrderService.GetCustomerSummary:input_type -> orders.v1.GetCustomerSummaryRequest
-	6,  // 13: orders.v1.OrderService.PlaceOrder:output_type -> orders.v1.PlaceOrderResponse
-	7,  // 14: orders.v1.OrderService.PayOrder:output_type -> orders.v1.PayOrderResponse
-	8,  // 15: orders.v1.OrderService.CancelOrder:output_type -> orders.v1.CancelOrderResponse
-	9,  // 16: orders.v1.OrderService.GetOrder:output_type -> orders.v1.GetOrderResponse
-	11, // 17: orders.v1.OrderService.GetCustomerSummary:output_type -> orders.v1.GetCustomerSummaryResponse
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	0,  // 8: orders.v1.SearchOrdersRequest.status:type_name -> orders.v1.OrderStatus
+	1,  // 9: orders.v1.SearchOrdersResponse.orders:type_name -> orders.v1.Order
+	2,  // 10: orders.v1.OrderService.PlaceOrder:input_type -> orders.v1.PlaceOrderRequest
+	3,  // 11: orders.v1.OrderService.PayOrder:input_type -> orders.v1.PayOrderRequest
+	4,  // 12: orders.v1.OrderService.CancelOrder:input_type -> orders.v1.CancelOrderRequest
+	5,  // 13: orders.v1.OrderService.GetOrder:input_type -> orders.v1.GetOrderRequest
+	10, // 14: orders.v1.OrderService.GetCustomerSummary:input_type -> orders.v1.GetCustomerSummaryRequest
+	13, // 15: orders.v1.OrderService.SearchOrders:input_type -> orders.v1.SearchOrdersRequest
+	6,  // 16: orders.v1.OrderService.PlaceOrder:output_type -> orders.v1.PlaceOrderResponse
+	7,  // 17: orders.v1.OrderService.PayOrder:output_type -> orders.v1.PayOrderResponse
+	8,  // 18: orders.v1.OrderService.CancelOrder:output_type -> orders.v1.CancelOrderResponse
+	9,  // 19: orders.v1.OrderService.GetOrder:output_type -> orders.v1.GetOrderResponse
+	11, // 20: orders.v1.OrderService.GetCustomerSummary:output_type -> orders.v1.GetCustomerSummaryResponse
+	14, // 21: orders.v1.OrderService.SearchOrders:output_type -> orders.v1.SearchOrdersResponse
+	16, // [16:22] is the sub-list for method output_type
+	10, // [10:16] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_orders_v1_orders_proto_init() }
@@ -907,7 +1020,7 @@ func file_orders_v1_orders_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_orders_v1_orders_proto_rawDesc), len(file_orders_v1_orders_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

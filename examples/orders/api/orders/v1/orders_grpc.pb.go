@@ -24,6 +24,7 @@ const (
 	OrderService_CancelOrder_FullMethodName        = "/orders.v1.OrderService/CancelOrder"
 	OrderService_GetOrder_FullMethodName           = "/orders.v1.OrderService/GetOrder"
 	OrderService_GetCustomerSummary_FullMethodName = "/orders.v1.OrderService/GetCustomerSummary"
+	OrderService_SearchOrders_FullMethodName       = "/orders.v1.OrderService/SearchOrders"
 )
 
 // OrderServiceClient is the client API for OrderService service.
@@ -40,6 +41,8 @@ const (
 //	POST /v1/orders/{id}/cancel              CancelOrder
 //	GET  /v1/orders/{id}                     GetOrder (source of truth)
 //	GET  /v1/customers/{customer_id}/summary GetCustomerSummary (read model)
+//	GET  /v1/customers/{customer_id}/orders  SearchOrders (search read model;
+//	                                         ?status=ORDER_STATUS_PAID)
 type OrderServiceClient interface {
 	// PlaceOrder creates an order at version 1 and emits OrderPlaced.
 	PlaceOrder(ctx context.Context, in *PlaceOrderRequest, opts ...grpc.CallOption) (*PlaceOrderResponse, error)
@@ -52,6 +55,11 @@ type OrderServiceClient interface {
 	// GetCustomerSummary reads the projected read model (order_summaries):
 	// eventually consistent with the orders table.
 	GetCustomerSummary(ctx context.Context, in *GetCustomerSummaryRequest, opts ...grpc.CallOption) (*GetCustomerSummaryResponse, error)
+	// SearchOrders finds a customer's orders, optionally of one status, in
+	// the search read model (Elasticsearch): eventually consistent, or as of
+	// the writes whose consistency tokens the request carries. Answers
+	// UNAVAILABLE SEARCH_DISABLED while the search read path is off.
+	SearchOrders(ctx context.Context, in *SearchOrdersRequest, opts ...grpc.CallOption) (*SearchOrdersResponse, error)
 }
 
 type orderServiceClient struct {
@@ -112,6 +120,16 @@ func (c *orderServiceClient) GetCustomerSummary(ctx context.Context, in *GetCust
 	return out, nil
 }
 
+func (c *orderServiceClient) SearchOrders(ctx context.Context, in *SearchOrdersRequest, opts ...grpc.CallOption) (*SearchOrdersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchOrdersResponse)
+	err := c.cc.Invoke(ctx, OrderService_SearchOrders_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OrderServiceServer is the server API for OrderService service.
 // All implementations must embed UnimplementedOrderServiceServer
 // for forward compatibility.
@@ -126,6 +144,8 @@ func (c *orderServiceClient) GetCustomerSummary(ctx context.Context, in *GetCust
 //	POST /v1/orders/{id}/cancel              CancelOrder
 //	GET  /v1/orders/{id}                     GetOrder (source of truth)
 //	GET  /v1/customers/{customer_id}/summary GetCustomerSummary (read model)
+//	GET  /v1/customers/{customer_id}/orders  SearchOrders (search read model;
+//	                                         ?status=ORDER_STATUS_PAID)
 type OrderServiceServer interface {
 	// PlaceOrder creates an order at version 1 and emits OrderPlaced.
 	PlaceOrder(context.Context, *PlaceOrderRequest) (*PlaceOrderResponse, error)
@@ -138,6 +158,11 @@ type OrderServiceServer interface {
 	// GetCustomerSummary reads the projected read model (order_summaries):
 	// eventually consistent with the orders table.
 	GetCustomerSummary(context.Context, *GetCustomerSummaryRequest) (*GetCustomerSummaryResponse, error)
+	// SearchOrders finds a customer's orders, optionally of one status, in
+	// the search read model (Elasticsearch): eventually consistent, or as of
+	// the writes whose consistency tokens the request carries. Answers
+	// UNAVAILABLE SEARCH_DISABLED while the search read path is off.
+	SearchOrders(context.Context, *SearchOrdersRequest) (*SearchOrdersResponse, error)
 	mustEmbedUnimplementedOrderServiceServer()
 }
 
@@ -162,6 +187,9 @@ func (UnimplementedOrderServiceServer) GetOrder(context.Context, *GetOrderReques
 }
 func (UnimplementedOrderServiceServer) GetCustomerSummary(context.Context, *GetCustomerSummaryRequest) (*GetCustomerSummaryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCustomerSummary not implemented")
+}
+func (UnimplementedOrderServiceServer) SearchOrders(context.Context, *SearchOrdersRequest) (*SearchOrdersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchOrders not implemented")
 }
 func (UnimplementedOrderServiceServer) mustEmbedUnimplementedOrderServiceServer() {}
 func (UnimplementedOrderServiceServer) testEmbeddedByValue()                      {}
@@ -274,6 +302,24 @@ func _OrderService_GetCustomerSummary_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OrderService_SearchOrders_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchOrdersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrderServiceServer).SearchOrders(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrderService_SearchOrders_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrderServiceServer).SearchOrders(ctx, req.(*SearchOrdersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // OrderService_ServiceDesc is the grpc.ServiceDesc for OrderService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -300,6 +346,10 @@ var OrderService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetCustomerSummary",
 			Handler:    _OrderService_GetCustomerSummary_Handler,
+		},
+		{
+			MethodName: "SearchOrders",
+			Handler:    _OrderService_SearchOrders_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
