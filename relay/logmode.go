@@ -189,13 +189,15 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 	}
 	err = r.logRead(ctx, stream, pipe, &pending, recovery)
 	pipe.close()
-	if err == nil && pipe.why != "" && pipe.why != "stopped" {
+	if err == nil && pipe.why != "" && pipe.why != "stopped" && !pipe.onHold {
 		err = errors.New(pipe.why)
 	}
 	// Confirm what the session finished (Stop drains before this).
 	cctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	r.logConfirm(cctx, stream, wm, &pending, recovery)
+	if cerr := r.logConfirm(cctx, stream, wm, &pending, recovery); cerr != nil {
+		r.log.Warn("log relay: confirming the slot at the session's end (the next session reads from the last confirmed position)", "slot", o.Slot, "error", cerr)
+	}
 	if err != nil {
 		return max(pipe.retryIn, retry), err
 	}

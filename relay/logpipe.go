@@ -30,14 +30,15 @@ type logPipe struct {
 	wm    *logread.Watermark
 	items chan logItem
 
-	mu     sync.Mutex            // orders a key's hold before its next publish
-	held   map[logread.Key]bool  // keys behind a failed row
+	mu     sync.Mutex           // orders a key's hold before its next publish
+	held   map[logread.Key]bool // keys behind a failed row
 	paused map[logread.Key]*claim.Event
 
 	stop     chan struct{} // closed: the session ends
 	stopOnce sync.Once
 	retryIn  time.Duration // how long the next session waits (set before stop closes)
 	why      string        // why the session ended early
+	onHold   bool          // it ended on a hold (logged and in readiness already)
 	done     chan struct{} // the collector returned
 }
 
@@ -82,9 +83,14 @@ func newLogPipe(r *Relay, store *logread.Store, wm *logread.Watermark, held map[
 }
 
 // end ends the session; the next one starts after retryIn.
-func (p *logPipe) end(retryIn time.Duration, why string) {
+func (p *logPipe) end(retryIn time.Duration, why string) { p.finish(retryIn, why, false) }
+
+// hold ends the session on a hold of the environment.
+func (p *logPipe) hold(retryIn time.Duration, why string) { p.finish(retryIn, why, true) }
+
+func (p *logPipe) finish(retryIn time.Duration, why string, held bool) {
 	p.stopOnce.Do(func() {
-		p.retryIn, p.why = retryIn, why
+		p.retryIn, p.why, p.onHold = retryIn, why, held
 		close(p.stop)
 	})
 }
@@ -112,12 +118,12 @@ func (p *logPipe) submit(ctx context.Context, txn *logread.Txn, e *claim.Event) 
 	}
 	if left, reason, ok := r.blocks.blocked(topic); ok {
 		p.mu.Unlock()
-		p.end(left, fmt.Sprintf("publishing to topic %s is held (%s)", topic, reason))
+		p.hold(left, fmt.Sprintf("publishing to topic %s is held (%s)", topic, reason))
 		return
 	}
 	if err := r.subs.held(topic); err != nil {
 		p.mu.Unlock()
-		p.end(max(r.opts.BaseBackoff, r.subs.retryIn(errclass.Of(err))), err.Error())
+		p.hold(max(r.opts.BaseBackoff, r.subs.retryIn(errclass.Of(err))), err.Error())
 		return
 	}
 	res, err := r.pub.Publish(ctx, e)
@@ -192,9 +198,11 @@ func (p *logPipe) failed(e *claim.Event, err error, attempted bool) bool {
 	r.failure(e, err, attempted, &out)
 	if len(out.Rescheduled) > 0 {
 		rs := out.Rescheduled[0]
-		if !rs.Held {
-			r.logAttempts.set(e.EventID, e.Attempts+1)
+		if rs.Held {
+			p.hold(rs.Delay, fmt.Sprintf("publishing event %s failed (%s): %s", e.EventID, rs.Reason, rs.Err))
+			return false
 		}
+		r.logAttempts.set(e.EventID, e.Attempts+1)
 		p.end(rs.Delay, fmt.Sprintf("publishing event %s failed (%s): %s", e.EventID, rs.Reason, rs.Err))
 		return false
 	}

@@ -265,8 +265,8 @@ const (
 	defaultReindexBloatFactor = 4
 	defaultReindexMinBytes    = 8 << 20
 
-	defaultStandbyRetry       = time.Second
-	defaultConfirmInterval    = time.Second
+	defaultStandbyRetry    = time.Second
+	defaultConfirmInterval = time.Second
 
 	defaultPublishTimeout      = 20 * time.Second
 	defaultDelayThreshold      = 2 * time.Millisecond

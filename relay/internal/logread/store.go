@@ -89,9 +89,9 @@ type SlotState int
 
 // The states of a slot.
 const (
-	SlotMissing SlotState = iota // never created, or dropped
-	SlotLost                     // invalidated: its WAL is gone
-	SlotUnrecovered              // created by a relay that died before its recovery ended
+	SlotMissing     SlotState = iota // never created, or dropped
+	SlotLost                         // invalidated: its WAL is gone
+	SlotUnrecovered                  // created by a relay that died before its recovery ended
 	SlotReady
 )
 
