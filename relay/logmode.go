@@ -47,6 +47,7 @@ func (r *Relay) logLoop(ctx context.Context) {
 		}
 		r.logm.state(readerStandby)
 	}()
+	failures := int32(0) // sessions in a row that ended on an error
 	for {
 		if leader == nil {
 			r.logm.state(readerStandby)
@@ -66,12 +67,22 @@ func (r *Relay) logLoop(ctx context.Context) {
 		}
 		r.logm.state(readerActive)
 		wait, err := r.logSession(ctx, leader)
-		if err != nil {
-			if logread.InUse(err) {
-				r.log.Info("log relay: the slot is still streamed by a previous reader; retrying", "slot", r.opts.Log.Slot)
-			} else {
-				r.log.Error("log relay: session ended", "slot", r.opts.Log.Slot, "error", err, "error_reason", errclass.Of(err), "retry_in_ms", wait.Milliseconds())
+		switch {
+		case err == nil:
+			failures = 0
+			r.logFault.Store(nil)
+		case logread.InUse(err):
+			r.log.Info("log relay: the slot is still streamed by a previous reader; retrying", "slot", r.opts.Log.Slot)
+		default:
+			if r.logFault.Load() == nil { // the session had confirmed: not in a row
+				failures = 0
 			}
+			wait = max(wait, holdPolicy(r.backoff).Delay(failures))
+			failures++
+			msg := fmt.Sprintf("%s (%d sessions in a row)", err, failures)
+			r.logFault.Store(&msg)
+			r.log.Error("log relay: session ended", "slot", r.opts.Log.Slot, "error", err, "error_reason", errclass.Of(err),
+				"failures", failures, "retry_in_ms", wait.Milliseconds())
 		}
 		if r.stopping() {
 			return
@@ -84,6 +95,17 @@ func (r *Relay) logLoop(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// logCheck is the readiness check "log_stream": it fails while the
+// reader's sessions end on errors (the slot or publication cannot be
+// read or created, a missing REPLICATION attribute...). Holds of the
+// environment are reported by "publish_blocked" and "subscriptions".
+func (r *Relay) logCheck(context.Context) error {
+	if msg := r.logFault.Load(); msg != nil {
+		return fmt.Errorf("the log stream is held: %s", *msg)
+	}
+	return nil
 }
 
 // stopping reports whether the relay drains.
@@ -278,6 +300,7 @@ func (r *Relay) logConfirm(ctx context.Context, stream *logread.Stream, wm *logr
 	if err := stream.Confirm(ctx, at); err != nil {
 		return err
 	}
+	r.logFault.Store(nil) // the stream works
 	if p := *pending; p != nil && at >= p.At && (recovery == nil || wm.Settled(recovery)) {
 		if err := r.logStore.SavePublished(ctx, r.opts.Log.Slot, p.Xmin, at); err != nil {
 			return err

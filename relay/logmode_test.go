@@ -398,3 +398,28 @@ func TestLogModeLostSlotLosesNothing(t *testing.T) {
 	}
 	t.Logf("%d duplicates, %v rows republished after the slot was lost", dups, recovered)
 }
+
+// TestLogModeReadinessSaysWhyTheStreamCannotRun: a slot name taken in
+// another database (slot names are cluster-wide) is never touched: the
+// relay reports it in readiness check log_stream and publishes nothing.
+func TestLogModeReadinessSaysWhyTheStreamCannotRun(t *testing.T) {
+	t.Parallel()
+	db, other := logDB(t), logDB(t)
+	ctx := context.Background()
+	if _, err := other.Pool.Exec(ctx, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, slotFor(t)); err != nil {
+		t.Fatal(err)
+	}
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	r := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
+	fx.Insert(t, db.Pool, fx.Writer(t, false), fx.Item(fx.ID(1), 1, 0))
+	fx.WaitFor(t, 30*time.Second, "log_stream failing", func() bool {
+		return strings.Contains(r.Health.Ready(ctx).Failures["log_stream"], "another database")
+	})
+	if n := len(ps.Messages()); n != 0 {
+		t.Fatalf("%d messages published without a slot", n)
+	}
+	if n := count(t, other, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()`, slotFor(t)); n != 1 {
+		t.Fatal("the other database's slot was touched")
+	}
+}

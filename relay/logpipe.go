@@ -161,7 +161,11 @@ func (p *logPipe) collect() {
 		p.mu.Unlock()
 		switch {
 		case err == nil:
-			r.published(it.e)
+			if !p.ended() {
+				// A success behind the failure that ended the session
+				// clears no hold: the stream is held as a whole.
+				r.published(it.e)
+			}
 			r.stall.published(time.Now())
 			r.m.Processed.Inc()
 			r.m.Latency.Observe(time.Since(it.e.CreatedAt).Seconds())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
@@ -63,6 +64,7 @@ type Relay struct {
 	logm        *logMetrics
 	replConfig  *pgconn.Config // the pool's address and credentials, for replication connections
 	logAttempts logAttempts
+	logFault    atomic.Pointer[string] // why the last session failed (nil: it did not)
 
 	stopPublisher func()
 	publisherOnce sync.Once // the publisher stops once, after the engine ran or was stopped
@@ -164,6 +166,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 		r.logStore, r.logm = logread.NewStore(pool, o.Schema), logm
 		r.replConfig = pool.Config().ConnConfig.Config.Copy()
 		r.logAttempts.n = map[uuid.UUID]int32{}
+		h.AddCheck("log_stream", r.logCheck)
 	}
 	if !o.StallAfterOff && o.Mode == ModePoll { // ModeLog has no gauges of pending rows
 		h.AddCheck("stall", r.stallCheck)
