@@ -307,6 +307,12 @@ func TestLogModeEnvironmentHoldsTheStream(t *testing.T) {
 		return len(publishedVersions(t, ps, down)) >= 2 && len(publishedVersions(t, ps, fx.ID(1))) >= 3 && slotPast(t, db, after)
 	})
 	fx.WaitFor(t, 30*time.Second, "ready again", func() bool { return r.Health.Ready(ctx).OK })
+	// The sessions after the hold read again from the slot's confirmed
+	// position: the other key's version sent beside the held event is
+	// published again (at least once).
+	if got := publishedVersions(t, ps, fx.ID(1)); len(got) < 4 {
+		t.Fatalf("key 1 published %v: its version 2, behind the hold's confirmed position, was not read again", got)
+	}
 
 	missing := fx.Item(fx.ID(2), 1, 0)
 	missing.Topic = "not-yet"

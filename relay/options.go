@@ -154,7 +154,8 @@ type Options struct {
 	// /healthz and its readiness checks "postgres" (ping), "schema"
 	// (Schema holds the outbox table), "pubsub" (ReadyTopic answers),
 	// "publish_blocked" (no topic held), "store_blocked" (no statement
-	// refused for a missing privilege) and "stall" (see StallAfter);
+	// refused for a missing privilege) and "stall" (see StallAfter; ModePoll),
+	// or in ModeLog "log_stream" (the slot's sessions do not fail);
 	// Stop marks it draining. Mount it with health.Handler. Checks and
 	// loops are keyed by name: a second relay on the same Health replaces
 	// the first one's. Default: a Health of the relay's own, served by

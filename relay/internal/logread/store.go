@@ -39,7 +39,11 @@ func (s *Store) TryLead(ctx context.Context, slot string) (*Leader, bool, error)
 	}
 	conn := c.Hijack() // the lock lives as long as this connection
 	var ok bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey(slot)).Scan(&ok); err != nil || !ok {
+	// Keepalives end the session (and the lock) within about 11s of the
+	// reader's host vanishing, not after the system's 2 hours.
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1), set_config('tcp_keepalives_idle', '5', false),
+		set_config('tcp_keepalives_interval', '2', false), set_config('tcp_keepalives_count', '3', false)`,
+		lockKey(slot)).Scan(&ok, nil, nil, nil); err != nil || !ok {
 		_ = conn.Close(context.Background())
 		if err != nil {
 			return nil, false, fmt.Errorf("taking the slot's reader lock: %w", postgres.Classify(err))

@@ -59,7 +59,10 @@ func ValidName(name string) bool { return slotName.MatchString(name) }
 // address and credentials. The role needs the REPLICATION attribute.
 func Dial(ctx context.Context, cfg *pgconn.Config, schema, slot string) (*Stream, error) {
 	c := cfg.Copy()
-	c.RuntimeParams = map[string]string{"replication": "database", "application_name": "eventrelay-log-" + slot}
+	c.RuntimeParams = map[string]string{"replication": "database", "application_name": "eventrelay-log-" + slot,
+		// The slot is released within about 11s of the reader's host
+		// vanishing (wal_sender_timeout, 60s by default, also ends it).
+		"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "2", "tcp_keepalives_count": "3"}
 	conn, err := pgconn.ConnectConfig(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("opening a replication connection: %w", err)
