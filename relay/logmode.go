@@ -15,6 +15,9 @@ import (
 // confirms and notices a drain.
 const logReadWait = 250 * time.Millisecond
 
+// errRecoveryCut ends a recovery whose session ended (a hold).
+var errRecoveryCut = errors.New("the session ended during the slot's recovery")
+
 // recoveryPage is how many rows a slot's recovery reads at a time.
 const recoveryPage = 1000
 
@@ -187,17 +190,28 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 		n := 0
 		xmin, err := r.logStore.Unpublished(ctx, o.Slot, created.Snapshot, recoveryPage, func(events []claim.Event) error {
 			for i := range events {
+				if pipe.ended() {
+					return errRecoveryCut
+				}
 				pipe.submit(r.work, recovery, &events[i])
 			}
 			n += len(events)
 			return nil
 		})
-		wm.Commit(recovery, created.At)
-		if err != nil {
-			pipe.end(retry, err.Error())
+		if err != nil || pipe.ended() {
+			// The recovery transaction stays open, so never settles: the
+			// horizon is not recorded, and the next session replaces the
+			// slot (recovering) and republishes again.
+			if !errors.Is(err, errRecoveryCut) && err != nil {
+				pipe.end(retry, err.Error())
+			}
 			pipe.close()
-			return retry, err // the slot is replaced: its recovery is unfinished
+			if pipe.onHold {
+				return pipe.retryIn, nil
+			}
+			return max(pipe.retryIn, retry), errors.Join(err, errors.New(pipe.why))
 		}
+		wm.Commit(recovery, created.At)
 		r.logm.Recovered.Add(float64(n))
 		r.log.Info("log relay: created the slot and republished the rows not known to be published", "slot", o.Slot, "rows", n, "at", created.At.String())
 		pending = &logread.Probe{Xmin: xmin, At: created.At}

@@ -429,3 +429,27 @@ func TestLogModeReadinessSaysWhyTheStreamCannotRun(t *testing.T) {
 		t.Fatal("the other database's slot was touched")
 	}
 }
+
+// TestLogModeRecoveryHeldByTheEnvironmentIsRepeated: the rows a new slot
+// republishes from the table, held because their topic's declared
+// subscription is missing, are published once it exists: a recovery that
+// a hold cut short is not recorded as done.
+func TestLogModeRecoveryHeldByTheEnvironmentIsRepeated(t *testing.T) {
+	t.Parallel()
+	db := logDB(t)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	insertVersions(t, db, fx.Writer(t, false), 4, 1, 2, 3) // before the slot: recovered
+	cfg := logConfig(t, "log-a", ps)
+	cfg.Publish.Subscriptions = map[string][]string{fx.Topic: {"consumer"}}
+	cfg.Publish.SubscriptionCheckInterval = 100 * time.Millisecond
+	r := fx.StartRelay(t, db.Pool, cfg)
+	ctx := context.Background()
+	fx.WaitFor(t, 30*time.Second, "held for the missing subscription", func() bool {
+		return r.Health.Ready(ctx).Failures["subscriptions"] != ""
+	})
+	time.Sleep(time.Second) // sessions come and go while it is missing
+	ps.Subscription(t, "consumer", fx.Topic, gpubsubtest.SubscriptionOptions{})
+	fx.WaitFor(t, 60*time.Second, "the recovered rows published", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 8 })
+	fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 4, 2)
+}

@@ -110,6 +110,9 @@ func (p *logPipe) ended() bool {
 // table, as the polling relay's rows behind a failed head do).
 func (p *logPipe) submit(ctx context.Context, txn *logread.Txn, e *claim.Event) {
 	r := p.r
+	if p.ended() {
+		return // the session is over: e is read again (its transaction never settles)
+	}
 	topic := r.pub.Topic(e)
 	p.mu.Lock()
 	if p.held[logread.Key{Topic: e.Topic, OrderingKey: e.OrderingKey}] {
