@@ -69,4 +69,6 @@ func ExampleSQL() {
 	// -- ==== 00010_outbox_claims.sql (goose runs this file outside a transaction, statement by statement)
 	// CREATE TABLE IF NOT EXISTS outbox_claims (
 	// -- ==== 00011_outbox_fillfactor_three_versions.sql (goose runs this file in one transaction)
+	// -- ==== 00012_outbox_log_slots.sql (goose runs this file in one transaction)
+	// CREATE TABLE outbox_log_slots (
 }

@@ -39,6 +39,10 @@ func (r *Relay) run(ctx context.Context) error {
 	defer stopAbandon()
 
 	r.stall.published(time.Now()) // the stall window starts now
+	if r.opts.Mode == ModeLog {
+		r.runLog(ctx)
+		return nil
+	}
 	// Acquire this replica's partitions before the first claim.
 	r.own.Join(ctx)
 	bg, stopBG := context.WithCancel(ctx)

@@ -55,6 +55,20 @@
 //     (readiness check "stall", gauge outbox_stalled) until it publishes
 //     again.
 //
+// # Log mode
+//
+// Options.Mode = ModeLog reads the committed inserts of outbox_events
+// from a logical replication slot (pgoutput; wal_level=logical and a role
+// with REPLICATION) instead of claiming rows, and writes nothing per event
+// but the failure of an event's own fault. The contract above holds with
+// these differences: rows stay pending (the slot's confirmed position and
+// outbox_log_slots record what is published), an environmental error
+// holds the whole stream rather than one topic, one replica reads the slot
+// while the others wait as standbys, and a lost slot is replaced after
+// the rows not known to be published are republished (duplicates, never a
+// loss). Claims, leases, partitions, the gauges of pending rows, the stall
+// check and retention do not run in this mode.
+//
 // # Schema
 //
 // The relay's SQL is unqualified: it works in the schema the pool's

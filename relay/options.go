@@ -16,6 +16,7 @@ import (
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/relay/internal/logread"
 	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
 	"github.com/eventrelay/eventrelay/relay/internal/publish"
 )
@@ -27,6 +28,14 @@ import (
 // its errors are *OptionError and name the field ("relay: Options.Lease
 // must be ...").
 type Options struct {
+	// Mode is how the relay finds committed rows: ModePoll (the default)
+	// claims them from outbox_events; ModeLog reads their inserts from a
+	// logical replication slot and writes nothing per event (see Log and
+	// docs/design.md).
+	Mode Mode
+	// Log configures ModeLog; ignored by ModePoll.
+	Log LogOptions
+
 	// Schema holds outbox_events. Empty: the first schema of the pool's
 	// search_path. The relay's SQL is unqualified: the pool's search_path
 	// must start with Schema (see PoolConfig); New refuses a pool
@@ -145,7 +154,8 @@ type Options struct {
 	// /healthz and its readiness checks "postgres" (ping), "schema"
 	// (Schema holds the outbox table), "pubsub" (ReadyTopic answers),
 	// "publish_blocked" (no topic held), "store_blocked" (no statement
-	// refused for a missing privilege) and "stall" (see StallAfter);
+	// refused for a missing privilege) and "stall" (see StallAfter; ModePoll),
+	// or in ModeLog "log_stream" (the slot's sessions do not fail);
 	// Stop marks it draining. Mount it with health.Handler. Checks and
 	// loops are keyed by name: a second relay on the same Health replaces
 	// the first one's. Default: a Health of the relay's own, served by
@@ -153,6 +163,39 @@ type Options struct {
 	Health *health.Health
 	// TracerProvider makes the producer spans (default: the global one).
 	TracerProvider trace.TracerProvider
+}
+
+// Mode is how the relay finds committed rows.
+type Mode string
+
+// The relay's modes.
+const (
+	// ModePoll claims committed rows from outbox_events under leases and
+	// marks each published (the default; needs no replication privilege).
+	ModePoll Mode = "poll"
+	// ModeLog reads committed inserts from a logical replication slot
+	// (pgoutput, wal_level=logical, a role with REPLICATION) and confirms
+	// the slot only below what Pub/Sub acknowledged: no per-event write.
+	// One relay per slot reads; the others wait as standbys.
+	ModeLog Mode = "log"
+)
+
+// LogOptions configures ModeLog. Zero values take the defaults.
+type LogOptions struct {
+	// Slot is the logical replication slot (default "eventrelay_" +
+	// Schema; lower-case letters, digits and underscores, at most 63).
+	// The relay creates it, and creates it again when it is lost.
+	Slot string
+	// Publication is the publication of outbox_events' inserts the slot
+	// streams (default "eventrelay_" + Schema; same rule). The relay
+	// creates it when it is missing (the role must own the table).
+	Publication string
+	// StandbyRetry is how often a standby tries to become the slot's
+	// reader (default 1s): a reader that dies is replaced within about it.
+	StandbyRetry time.Duration
+	// ConfirmInterval is how often the slot's confirmed position and the
+	// published horizon (outbox_log_slots) are written (default 1s).
+	ConfirmInterval time.Duration
 }
 
 // PublishOptions configures publishing. Zero values take the defaults.
@@ -222,6 +265,9 @@ const (
 	defaultRetentionBatchSize = 5000
 	defaultReindexBloatFactor = 4
 	defaultReindexMinBytes    = 8 << 20
+
+	defaultStandbyRetry    = time.Second
+	defaultConfirmInterval = time.Second
 
 	defaultPublishTimeout      = 20 * time.Second
 	defaultDelayThreshold      = 2 * time.Millisecond
@@ -298,6 +344,9 @@ func (o Options) withDefaults() Options {
 	orDefault(&o.RetentionBatchSize, defaultRetentionBatchSize)
 	orDefault(&o.ReindexBloatFactor, defaultReindexBloatFactor)
 	orDefault(&o.ReindexMinBytes, defaultReindexMinBytes)
+	orDefault(&o.Mode, ModePoll)
+	orDefault(&o.Log.StandbyRetry, defaultStandbyRetry)
+	orDefault(&o.Log.ConfirmInterval, defaultConfirmInterval)
 	p := &o.Publish
 	orDefault(&p.MaxMessageBytes, maxPubSubMessageBytes)
 	orDefault(&p.Timeout, defaultPublishTimeout)
@@ -334,6 +383,14 @@ func orDefault[T comparable](v *T, def T) {
 func (o Options) check() error {
 	if o.Schema != "" && !postgres.ValidSchema(o.Schema) {
 		return optionErrorf("Schema", "%q must be a lower-case SQL identifier", o.Schema)
+	}
+	if o.Mode != ModePoll && o.Mode != ModeLog {
+		return optionErrorf("Mode", "must be %q or %q, got %q", ModePoll, ModeLog, o.Mode)
+	}
+	for _, n := range []struct{ field, v string }{{"Log.Slot", o.Log.Slot}, {"Log.Publication", o.Log.Publication}} {
+		if n.v != "" && !logread.ValidName(n.v) {
+			return optionErrorf(n.field, "%q must be 1 to 63 lower-case letters, digits or underscores", n.v)
+		}
 	}
 	if o.NotifyChannel != "" {
 		if err := outbox.CheckNotifyChannel(o.NotifyChannel); err != nil {
@@ -377,6 +434,8 @@ func (o Options) check() error {
 		{"Publish.Timeout", o.Publish.Timeout},
 		{"Publish.DelayThreshold", o.Publish.DelayThreshold},
 		{"Publish.SubscriptionCheckInterval", o.Publish.SubscriptionCheckInterval},
+		{"Log.StandbyRetry", o.Log.StandbyRetry},
+		{"Log.ConfirmInterval", o.Log.ConfirmInterval},
 	} {
 		if d.v <= 0 {
 			return optionErrorf(d.field, "must be > 0, got %s", d.v)
@@ -410,6 +469,19 @@ func (o Options) check() error {
 		}
 	}
 	return o.Publish.checkSubscriptions()
+}
+
+// logNames sets the slot's and the publication's default names once
+// Schema is known; the schema's name must keep them valid.
+func (o *Options) logNames() error {
+	orDefault(&o.Log.Slot, "eventrelay_"+o.Schema)
+	orDefault(&o.Log.Publication, "eventrelay_"+o.Schema)
+	for _, n := range []struct{ field, v string }{{"Log.Slot", o.Log.Slot}, {"Log.Publication", o.Log.Publication}} {
+		if !logread.ValidName(n.v) {
+			return optionErrorf(n.field, "%q (from Options.Schema) must be 1 to 63 lower-case letters, digits or underscores: set it", n.v)
+		}
+	}
+	return nil
 }
 
 // fetchCooldown is the effective cooldown (0: none).

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/go-kratos/kratos/v2/transport"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relay/internal/backoff"
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
+	"github.com/eventrelay/eventrelay/relay/internal/logread"
 	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
 	"github.com/eventrelay/eventrelay/relay/internal/partitions"
 	"github.com/eventrelay/eventrelay/relay/internal/publish"
@@ -54,6 +58,13 @@ type Relay struct {
 	stored  *holds                // statements Postgres refuses for a missing privilege
 	stall   stallWatch            // no publish while old rows wait
 	subs    *subscriptionWatch    // topics held while a declared subscription is detached
+
+	// ModeLog only.
+	logStore    *logread.Store
+	logm        *logMetrics
+	replConfig  *pgconn.Config // the pool's address and credentials, for replication connections
+	logAttempts logAttempts
+	logFault    atomic.Pointer[string] // why the last session failed (nil: it did not)
 
 	stopPublisher func()
 	publisherOnce sync.Once // the publisher stops once, after the engine ran or was stopped
@@ -99,6 +110,11 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 			return nil, optionErrorf("NotifyChannel", "is invalid: %v", err)
 		}
 	}
+	if o.Mode == ModeLog {
+		if err := o.logNames(); err != nil {
+			return nil, err
+		}
+	}
 	reg := o.Registerer
 	if reg == nil {
 		reg = prometheus.NewRegistry() // collected by nobody
@@ -106,6 +122,12 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	m, err := newMetrics(reg)
 	if err != nil {
 		return nil, fmt.Errorf("relay: Options.Registerer: %w", err)
+	}
+	var logm *logMetrics
+	if o.Mode == ModeLog {
+		if logm, err = newLogMetrics(reg); err != nil {
+			return nil, fmt.Errorf("relay: Options.Registerer: %w", err)
+		}
 	}
 	h := o.Health
 	if h == nil {
@@ -140,7 +162,13 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 		done:          make(chan struct{}),
 	}
 	r.own.Announce = r.announcePartitions
-	if !o.StallAfterOff {
+	if o.Mode == ModeLog {
+		r.logStore, r.logm = logread.NewStore(pool, o.Schema), logm
+		r.replConfig = pool.Config().ConnConfig.Config.Copy()
+		r.logAttempts.n = map[uuid.UUID]int32{}
+		h.AddCheck("log_stream", r.logCheck)
+	}
+	if !o.StallAfterOff && o.Mode == ModePoll { // ModeLog has no gauges of pending rows
 		h.AddCheck("stall", r.stallCheck)
 	}
 	// The loop ticks at least every poll interval, and a claim is bounded

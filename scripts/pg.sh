@@ -76,6 +76,23 @@ print_env() {
   echo "export PGHOST=127.0.0.1 PGPORT=${port} PGUSER=postgres PGDATABASE=${db}"
 }
 
+# Logical decoding (relay.ModeLog reads the outbox from a replication
+# slot): every private cluster has it, also one initialized before it.
+# Slots left behind retain WAL; max_slot_wal_keep_size caps what they keep.
+ensure_logical() {
+  if ! as_pg grep -q '^wal_level = logical' "$dir/data/postgresql.conf"; then
+    as_pg tee -a "$dir/data/postgresql.conf" >/dev/null <<CONF
+wal_level = logical
+max_replication_slots = 64
+max_wal_senders = 64
+max_slot_wal_keep_size = 1GB
+CONF
+    if is_running; then
+      as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w restart -o "-p ${port}" -l "$dir/server.log" >/dev/null
+    fi
+  fi
+}
+
 is_running() {
   [ -f "$dir/data/postmaster.pid" ] && as_pg "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
 }
@@ -96,6 +113,7 @@ synchronous_commit = ${EVENTRELAY_PG_SYNC_COMMIT:-on}
 log_min_messages = warning
 CONF
   fi
+  ensure_logical
   if ! is_running; then
     # -p: the port in effect is this run's, also for a data directory
     # initialized with another one.

@@ -67,6 +67,16 @@ func PoolConfig(d Database) postgres.Config {
 // Outbox configures claiming, retries and retention; Config.Options
 // converts it into relay.Options (see their documentation).
 type Outbox struct {
+	// Mode is how the relay finds committed rows: "poll" (claims them,
+	// the default) or "log" (reads their inserts from a logical
+	// replication slot: wal_level=logical and a role with REPLICATION;
+	// relay.Options.Mode).
+	Mode string `yaml:"mode" env:"OUTBOX_MODE"`
+	// LogSlot and LogPublication name the log mode's slot and publication
+	// (default eventrelay_<schema>; slot names are cluster-wide, unlike
+	// schemas).
+	LogSlot        string `yaml:"log_slot" env:"OUTBOX_LOG_SLOT"`
+	LogPublication string `yaml:"log_publication" env:"OUTBOX_LOG_PUBLICATION"`
 	// WorkerID names this replica in locked_by (default hostname-pid).
 	WorkerID string `yaml:"worker_id" env:"OUTBOX_WORKER_ID"`
 	// Concurrency is the number of claimed batches in flight per replica.
@@ -199,6 +209,7 @@ func Default() Config {
 	return Config{
 		Database: Database{ConnectTimeout: conf.Duration(5 * time.Second)},
 		Outbox: Outbox{
+			Mode:               string(relay.ModePoll),
 			Concurrency:        4,
 			BulkSize:           500,
 			PollInterval:       conf.Duration(time.Second),
@@ -301,6 +312,8 @@ func (c Config) Options() relay.Options {
 		minBytes = 1 // no minimum: an index of any size
 	}
 	return relay.Options{
+		Mode:               relay.Mode(o.Mode),
+		Log:                relay.LogOptions{Slot: o.LogSlot, Publication: o.LogPublication},
 		Schema:             c.Database.Schema,
 		ListenOff:          !o.Listen,
 		FetchCooldown:      o.FetchCooldown.D(),
@@ -347,6 +360,9 @@ func (c Config) Options() relay.Options {
 // keys names the relay.Options fields by the daemon's keys.
 var keys = map[string]string{
 	"Schema":                      "database.schema (DATABASE_SCHEMA)",
+	"Mode":                        "outbox.mode (OUTBOX_MODE)",
+	"Log.Slot":                    "outbox.log_slot (OUTBOX_LOG_SLOT)",
+	"Log.Publication":             "outbox.log_publication (OUTBOX_LOG_PUBLICATION)",
 	"WorkerID":                    "outbox.worker_id (OUTBOX_WORKER_ID)",
 	"Concurrency":                 "outbox.concurrency (OUTBOX_CONCURRENCY)",
 	"BulkSize":                    "outbox.bulk_size (OUTBOX_BULK_SIZE)",

@@ -64,6 +64,9 @@ var settings = []setting{
 	{"pubsub.project_id", "PUBSUB_PROJECT_ID", "other-project", "", func(c Config, _ relay.Options) bool { return c.PubSub.ProjectID == "other-project" }},
 	{"pubsub.emulator_host", "PUBSUB_EMULATOR_HOST", "127.0.0.1:8085", "", func(c Config, _ relay.Options) bool { return c.PubSub.EmulatorHost == "127.0.0.1:8085" }},
 	{"outbox.worker_id", "OUTBOX_WORKER_ID", "replica-a", "", func(_ Config, o relay.Options) bool { return o.WorkerID == "replica-a" }},
+	{"outbox.mode", "OUTBOX_MODE", "log", "", func(_ Config, o relay.Options) bool { return o.Mode == relay.ModeLog }},
+	{"outbox.log_slot", "OUTBOX_LOG_SLOT", "orders_outbox", "", func(_ Config, o relay.Options) bool { return o.Log.Slot == "orders_outbox" }},
+	{"outbox.log_publication", "OUTBOX_LOG_PUBLICATION", "orders_pub", "", func(_ Config, o relay.Options) bool { return o.Log.Publication == "orders_pub" }},
 	{"outbox.concurrency", "OUTBOX_CONCURRENCY", "7", "", func(_ Config, o relay.Options) bool { return o.Concurrency == 7 }},
 	{"outbox.bulk_size", "OUTBOX_BULK_SIZE", "123", "", func(_ Config, o relay.Options) bool { return o.BulkSize == 123 }},
 	{"outbox.poll_interval", "OUTBOX_POLL_INTERVAL_SECONDS", "0.25", "250ms", func(_ Config, o relay.Options) bool { return o.PollInterval == 250*time.Millisecond }},
@@ -183,6 +186,8 @@ func TestKeysNameTheOptionsFields(t *testing.T) {
 			path = "Database.Schema"
 		case strings.HasPrefix(field, "Publish."):
 			path = field
+		case strings.HasPrefix(field, "Log."): // Options.Log.Slot is outbox.log_slot
+			path = "Outbox.Log" + strings.TrimPrefix(field, "Log.")
 		}
 		typ := reflect.TypeOf(Config{})
 		var key, env string
@@ -203,8 +208,14 @@ func TestKeysNameTheOptionsFields(t *testing.T) {
 		if name != want {
 			t.Errorf("keys[%q] = %q, want %q", field, name, want)
 		}
-		if _, ok := reflect.TypeOf(relay.Options{}).FieldByName(strings.TrimPrefix(field, "Publish.")); !ok && !strings.HasPrefix(field, "Publish.") {
-			t.Errorf("keys[%q]: relay.Options has no such field", field)
+		opt := reflect.TypeOf(relay.Options{})
+		for _, part := range strings.Split(field, ".") {
+			f, ok := opt.FieldByName(part)
+			if !ok {
+				t.Errorf("keys[%q]: relay.Options has no such field", field)
+				break
+			}
+			opt = f.Type
 		}
 	}
 }
@@ -245,6 +256,8 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{map[string]string{"OUTBOX_POLL_INTERVAL_SECONDS": "0"}, []string{"outbox.poll_interval", "OUTBOX_POLL_INTERVAL_SECONDS"}},
 		{map[string]string{"OUTBOX_POLL_INTERVAL_SECONDS": "-1"}, []string{"outbox.poll_interval", "OUTBOX_POLL_INTERVAL_SECONDS"}},
 		{map[string]string{"OUTBOX_LEASE_SECONDS": "soon"}, []string{"outbox.lease", "OUTBOX_LEASE_SECONDS"}},
+		{map[string]string{"OUTBOX_MODE": "wal"}, []string{"outbox.mode", "OUTBOX_MODE", `"poll" or "log"`}},
+		{map[string]string{"OUTBOX_LOG_SLOT": "Orders-Slot"}, []string{"outbox.log_slot", "OUTBOX_LOG_SLOT"}},
 		{map[string]string{"OUTBOX_LEASE_SECONDS": "0.1"}, []string{"outbox.lease", "OUTBOX_LEASE_SECONDS"}},
 		{map[string]string{"OUTBOX_PARTITION_HEARTBEAT_SECONDS": "11"}, []string{"outbox.partition_heartbeat", "OUTBOX_PARTITION_HEARTBEAT_SECONDS", "10s", "outbox.lease"}},
 		{map[string]string{"OUTBOX_PARTITION_HEARTBEAT_SECONDS": "-1"}, []string{"outbox.partition_heartbeat", "OUTBOX_PARTITION_HEARTBEAT_SECONDS"}},

@@ -116,3 +116,7 @@ func skipSpace(text string, i int) int {
 	}
 	return i
 }
+
+// DecodeHeaders reads the headers column as text (jsonb's text form), as
+// the claim does: the log mode decodes the same column from the WAL.
+func DecodeHeaders(text string) map[string]string { return decodeHeaders(text) }

@@ -1,0 +1,313 @@
+package logread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/relay/internal/claim"
+)
+
+// Store runs the log mode's statements on the outbox schema's pool
+// (search_path = the schema). None writes to an outbox row except Fail,
+// for an event's own fault.
+type Store struct {
+	pool   *pgxpool.Pool
+	schema string
+}
+
+// NewStore returns a Store on pool for schema.
+func NewStore(pool *pgxpool.Pool, schema string) *Store { return &Store{pool: pool, schema: schema} }
+
+// Leader is the session lock that makes one relay the slot's reader.
+type Leader struct{ conn *pgx.Conn }
+
+// TryLead takes the slot's reader lock (a session advisory lock on a
+// connection of its own) or reports false: another relay reads the slot.
+// The lock ends with Release or with the connection (a crashed process).
+func (s *Store) TryLead(ctx context.Context, slot string) (*Leader, bool, error) {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("taking the slot's reader lock: %w", postgres.Classify(err))
+	}
+	conn := c.Hijack() // the lock lives as long as this connection
+	var ok bool
+	// Keepalives end the session (and the lock) within about 11s of the
+	// reader's host vanishing, not after the system's 2 hours.
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1), set_config('tcp_keepalives_idle', '5', false),
+		set_config('tcp_keepalives_interval', '2', false), set_config('tcp_keepalives_count', '3', false)`,
+		lockKey(slot)).Scan(&ok, nil, nil, nil); err != nil || !ok {
+		_ = conn.Close(context.Background())
+		if err != nil {
+			return nil, false, fmt.Errorf("taking the slot's reader lock: %w", postgres.Classify(err))
+		}
+		return nil, false, nil
+	}
+	return &Leader{conn: conn}, true, nil
+}
+
+// Alive checks that the lock's connection still answers.
+func (l *Leader) Alive(ctx context.Context) error {
+	if err := l.conn.Ping(ctx); err != nil {
+		return fmt.Errorf("the slot's reader lock is lost: %w", postgres.Classify(err))
+	}
+	return nil
+}
+
+// Release ends the lock.
+func (l *Leader) Release() { _ = l.conn.Close(context.Background()) }
+
+func lockKey(slot string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("eventrelay.logread." + slot))
+	return int64(h.Sum64())
+}
+
+// EnsurePublication creates publication (inserts of schema.outbox_events)
+// when it does not exist.
+func (s *Store) EnsurePublication(ctx context.Context, publication string) error {
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_publication WHERE pubname = $1`, publication).Scan(&n); err != nil {
+		return fmt.Errorf("reading publication %s: %w", publication, postgres.Classify(err))
+	}
+	if n > 0 {
+		return nil
+	}
+	sql := fmt.Sprintf(`CREATE PUBLICATION %s FOR TABLE %s WITH (publish = 'insert')`,
+		pgx.Identifier{publication}.Sanitize(), pgx.Identifier{s.schema, "outbox_events"}.Sanitize())
+	if _, err := s.pool.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("creating publication %s: %w", publication, postgres.Classify(err))
+	}
+	return nil
+}
+
+// SlotState is what Postgres says of a slot.
+type SlotState int
+
+// The states of a slot.
+const (
+	SlotMissing     SlotState = iota // never created, or dropped
+	SlotLost                         // invalidated: its WAL is gone
+	SlotUnrecovered                  // created by a relay that died before its recovery ended
+	SlotReady
+)
+
+// Slot reads slot's state and confirmed position. A lost slot, or one
+// whose recovery never finished (its creator died), is dropped: a new one
+// replaces it.
+func (s *Store) Slot(ctx context.Context, slot string) (SlotState, pglogrepl.LSN, error) {
+	var walStatus *string
+	var confirmed *pglogrepl.LSN
+	var recovering bool
+	var database, plugin *string
+	err := s.pool.QueryRow(ctx, `SELECT s.wal_status, s.confirmed_flush_lsn, coalesce(l.recovering, false), s.database::text, s.plugin::text
+		FROM pg_replication_slots s LEFT JOIN outbox_log_slots l ON l.slot_name = s.slot_name
+		WHERE s.slot_name = $1`, slot).Scan(&walStatus, &confirmed, &recovering, &database, &plugin)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return SlotMissing, 0, nil
+	case err != nil:
+		return 0, 0, fmt.Errorf("reading slot %s: %w", slot, postgres.Classify(err))
+	}
+	var here string
+	if err := s.pool.QueryRow(ctx, `SELECT current_database()`).Scan(&here); err != nil {
+		return 0, 0, fmt.Errorf("reading slot %s: %w", slot, postgres.Classify(err))
+	}
+	if database == nil || *database != here || plugin == nil || *plugin != "pgoutput" {
+		// Slot names are cluster-wide: never touch another's.
+		return 0, 0, fmt.Errorf("slot %s belongs to another database or plugin (%v, %v): choose another name (Options.Log.Slot)", slot, deref(database), deref(plugin))
+	}
+	state := SlotLost
+	switch {
+	case recovering:
+		state = SlotUnrecovered
+	case confirmed != nil && (walStatus == nil || *walStatus != "lost"):
+		return SlotReady, *confirmed, nil
+	}
+	if _, err := s.pool.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, slot); err != nil {
+		return 0, 0, fmt.Errorf("dropping slot %s to replace it: %w", slot, postgres.Classify(err))
+	}
+	return state, 0, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "none"
+	}
+	return *s
+}
+
+// Lag is how far the slot's confirmed position is behind the WAL, in
+// bytes (0 when the slot does not exist).
+func (s *Store) Lag(ctx context.Context, slot string) (int64, error) {
+	var n *int64
+	err := s.pool.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint
+		FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && n == nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading slot %s's lag: %w", slot, postgres.Classify(err))
+	}
+	return *n, nil
+}
+
+// Probe is a transaction horizon and a WAL position read together: every
+// transaction older than Xmin had committed (or aborted) before At, so
+// once the slot is confirmed past At, every row those transactions
+// inserted is done.
+type Probe struct {
+	Xmin int64 // 32-bit transaction id
+	At   pglogrepl.LSN
+}
+
+// horizon is the oldest transaction running in the statement's snapshot,
+// as a 32-bit id (what a row's xmin holds).
+const horizon = `(pg_snapshot_xmin(pg_current_snapshot())::text::bigint % 4294967296)`
+
+// Probe reads a horizon and the WAL insert position after it.
+func (s *Store) Probe(ctx context.Context) (Probe, error) {
+	var p Probe
+	if err := s.pool.QueryRow(ctx, `SELECT `+horizon+`, pg_current_wal_insert_lsn()`).Scan(&p.Xmin, &p.At); err != nil {
+		return Probe{}, fmt.Errorf("probing the transaction horizon: %w", postgres.Classify(err))
+	}
+	return p, nil
+}
+
+// BeginRecovery records, before a slot is created, that its recovery has
+// not finished.
+func (s *Store) BeginRecovery(ctx context.Context, slot string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO outbox_log_slots (slot_name, recovering) VALUES ($1, true)
+		ON CONFLICT (slot_name) DO UPDATE SET recovering = true, updated_at = now()`, slot)
+	if err != nil {
+		return fmt.Errorf("recording slot %s's recovery: %w", slot, postgres.Classify(err))
+	}
+	return nil
+}
+
+// SavePublished records that every row inserted by a transaction older
+// than xmin is published (or failed), and that slot was confirmed to at:
+// one row per slot, updated in place. A recovery is over.
+func (s *Store) SavePublished(ctx context.Context, slot string, xmin int64, at pglogrepl.LSN) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO outbox_log_slots (slot_name, published_xmin, confirmed_lsn) VALUES ($1, $2, $3)
+		ON CONFLICT (slot_name) DO UPDATE SET published_xmin = excluded.published_xmin,
+			confirmed_lsn = excluded.confirmed_lsn, recovering = false, updated_at = now()`, slot, xmin, at)
+	if err != nil {
+		return fmt.Errorf("recording slot %s's published horizon: %w", slot, postgres.Classify(err))
+	}
+	return nil
+}
+
+// Fail ends an event that failed for its own fault, as the polling
+// relay's mark does (status failed, error_reason, error_history), so
+// relayctl's tools for failed rows see it. Later rows of its key wait
+// behind it.
+func (s *Store) Fail(ctx context.Context, f claim.Failure, worker string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE outbox_events o
+		SET status = 'failed', failed_at = now(),
+		    attempts = o.attempts + CASE WHEN $5 THEN 1 ELSE 0 END,
+		    last_error = $4, error_reason = $2,
+		    error_history = CASE WHEN jsonb_array_length(o.error_history) >= 20 THEN o.error_history - 0 ELSE o.error_history END
+		        || jsonb_build_array(jsonb_build_object('at', now(), 'reason', $3::text, 'error', $4::text,
+		               'attempt', o.attempts + CASE WHEN $5 THEN 1 ELSE 0 END, 'worker', $6::text))
+		WHERE o.id = $1 AND o.status = 'pending'`,
+		f.ID, string(f.Reason), string(f.Cause), f.Err, f.Attempted, worker)
+	if err != nil {
+		return fmt.Errorf("recording the failure of row %d: %w", f.ID, postgres.Classify(err))
+	}
+	return nil
+}
+
+// Key is a (row topic, ordering key): the unit the head-of-line rule holds.
+type Key struct{ Topic, OrderingKey string }
+
+// HeldKeys are the keys with a failed row: their later rows wait.
+func (s *Store) HeldKeys(ctx context.Context) (map[Key]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT topic, ordering_key FROM outbox_events WHERE status = 'failed'`)
+	if err != nil {
+		return nil, fmt.Errorf("reading the keys held by failed rows: %w", postgres.Classify(err))
+	}
+	held := map[Key]bool{}
+	for rows.Next() {
+		var k Key
+		if err := rows.Scan(&k.Topic, &k.OrderingKey); err != nil {
+			return nil, fmt.Errorf("reading the keys held by failed rows: %w", postgres.Classify(err))
+		}
+		held[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the keys held by failed rows: %w", postgres.Classify(err))
+	}
+	return held, nil
+}
+
+var snapshotName = regexp.MustCompile(`^[0-9A-F-]+$`)
+
+// Unpublished reads, in the snapshot a new slot exported, the rows not
+// known to be published: pending rows inserted at or after the slot's
+// recorded horizon (every pending row when none is recorded: the first
+// start, e.g. after the polling relay), not behind a failed row of their
+// key, in id order, page by page to each. It returns the horizon of the
+// snapshot: once each's rows are done, every row before the new slot is.
+// The scan reads the whole table (a row's xmin has no index): slot loss
+// is rare.
+func (s *Store) Unpublished(ctx context.Context, slot, snapshot string, page int, each func([]claim.Event) error) (int64, error) {
+	if !snapshotName.MatchString(snapshot) {
+		return 0, fmt.Errorf("unexpected snapshot name %q", snapshot)
+	}
+	var xmin int64
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+snapshot+`'`); err != nil {
+			return err
+		}
+		var since *int64
+		err := tx.QueryRow(ctx, `SELECT published_xmin FROM outbox_log_slots WHERE slot_name = $1`, slot).Scan(&since)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT `+horizon).Scan(&xmin); err != nil {
+			return err
+		}
+		after := int64(0)
+		for {
+			rows, err := tx.Query(ctx, `SELECT o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
+				       o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text, o.payload,
+				       o.occurred_at, o.created_at, o.attempts
+				FROM outbox_events o
+				WHERE o.status = 'pending' AND o.id > $1
+				  AND ($2::bigint IS NULL OR age(o.xmin) <= age($2::bigint::text::xid))
+				  AND NOT EXISTS (SELECT 1 FROM outbox_events f
+				                  WHERE f.status = 'failed' AND f.topic = o.topic AND f.ordering_key = o.ordering_key AND f.id < o.id)
+				ORDER BY o.id LIMIT $3`, after, since, page)
+			if err != nil {
+				return err
+			}
+			events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claim.Event, error) {
+				var e claim.Event
+				var headers string
+				err := r.Scan(&e.ID, &e.EventID, &e.AggregateType, &e.AggregateID, &e.AggregateVersion, &e.EventType,
+					&e.SchemaVersion, &e.OrderingKey, &e.Topic, &headers, &e.Payload, &e.OccurredAt, &e.CreatedAt, &e.Attempts)
+				e.Headers = claim.DecodeHeaders(headers)
+				return e, err
+			})
+			if err != nil || len(events) == 0 {
+				return err
+			}
+			if err := each(events); err != nil {
+				return err
+			}
+			after = events[len(events)-1].ID
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading the rows not known to be published: %w", postgres.Classify(err))
+	}
+	return xmin, nil
+}

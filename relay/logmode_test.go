@@ -1,0 +1,455 @@
+package relay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc/codes"
+
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
+	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/relaytest"
+)
+
+// slotFor is a slot name of the test's own: slot names are cluster-wide
+// and the tests' databases share a server.
+func slotFor(t *testing.T) string {
+	t.Helper()
+	h := fnv.New32a()
+	h.Write([]byte(t.Name()))
+	return fmt.Sprintf("eventrelay_test_%08x", h.Sum32())
+}
+
+// logDB is a fresh database whose replication slots are dropped before
+// it is (a database with a slot cannot be dropped). Relays started after
+// it stop before the slots are dropped.
+func logDB(t *testing.T) *relaytest.DB {
+	t.Helper()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for range 50 {
+			_, err := db.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database()`)
+			if err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return db
+}
+
+// logConfig is a ModeLog relay's test configuration.
+func logConfig(t *testing.T, worker string, ps *gpubsubtest.Server) fx.Config {
+	cfg := fx.NewConfig(worker, ps.Config)
+	cfg.Mode = relay.ModeLog
+	cfg.Log = relay.LogOptions{Slot: slotFor(t), StandbyRetry: 200 * time.Millisecond, ConfirmInterval: 100 * time.Millisecond}
+	return cfg
+}
+
+// slotConfirmed is the slot's confirmed position as text-comparable
+// bytes (pg_lsn compared in SQL).
+func slotPast(t *testing.T, db *relaytest.DB, lsn string) bool {
+	t.Helper()
+	var past bool
+	err := db.Pool.QueryRow(context.Background(), `SELECT coalesce(bool_or(confirmed_flush_lsn >= $1::pg_lsn), false)
+		FROM pg_replication_slots WHERE slot_name = $2`, lsn, slotFor(t)).Scan(&past)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return past
+}
+
+func currentLSN(t *testing.T, db *relaytest.DB) string {
+	t.Helper()
+	var lsn string
+	if err := db.Pool.QueryRow(context.Background(), `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
+		t.Fatal(err)
+	}
+	return lsn
+}
+
+func count(t *testing.T, db *relaytest.DB, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestLogModePublishesCommittedInsertsInOrderWithoutWritingRows: the log
+// relay publishes every committed insert once, in per-aggregate order with
+// the aggregate as ordering key; a rolled-back insert never reaches
+// Pub/Sub; no outbox row is written (no claim, lease or mark) and the
+// slot is confirmed past the events once Pub/Sub acknowledged them.
+func TestLogModePublishesCommittedInsertsInOrderWithoutWritingRows(t *testing.T) {
+	t.Parallel()
+	db := logDB(t)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	r := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
+	fx.WaitFor(t, 30*time.Second, "the reader active", func() bool {
+		return opstest.Metric(t, r.Registry, "outbox_log_reader", map[string]string{"state": "active"}) == 1 &&
+			count(t, db, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, slotFor(t)) == 1
+	})
+
+	w := fx.Writer(t, false)
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		if _, err := w.InsertTx(ctx, tx, fx.Item("rolled-back", 1, 0)); err != nil {
+			return err
+		}
+		return errors.New("roll back")
+	})
+	if err == nil {
+		t.Fatal("the rolled-back transaction committed")
+	}
+	fx.InsertRounds(t, db.Pool, w, 1, 20, 5, 7)
+	after := currentLSN(t, db)
+	fx.WaitFor(t, 60*time.Second, "100 events published", func() bool { return len(ps.Messages()) >= 100 })
+	fx.WaitFor(t, 30*time.Second, "the slot confirmed past the writes", func() bool { return slotPast(t, db, after) })
+	time.Sleep(300 * time.Millisecond) // nothing more may arrive
+	fx.Collect(t, ps.Messages()).RequireExactlyOnceInOrder(t, 20, 5)
+	if n := count(t, db, `SELECT count(*) FROM outbox_events WHERE status <> 'pending' OR attempts <> 0 OR lock_token IS NOT NULL`); n != 0 {
+		t.Fatalf("%d outbox rows written by the log relay, want none", n)
+	}
+	if n := count(t, db, `SELECT count(*) FROM outbox_claims`); n != 0 {
+		t.Fatalf("%d claims, want none", n)
+	}
+	fx.WaitFor(t, 30*time.Second, "the published horizon recorded", func() bool {
+		return count(t, db, `SELECT count(*) FROM outbox_log_slots WHERE slot_name = $1 AND published_xmin IS NOT NULL AND NOT recovering`, slotFor(t)) == 1
+	})
+	if rep := r.Health.Ready(ctx); !rep.OK {
+		t.Fatalf("not ready: %+v", rep)
+	}
+}
+
+// insertVersions writes versions from..to of aggregates 1..keys, version
+// by version, perTx events per transaction.
+func insertVersions(t *testing.T, db *relaytest.DB, w *outbox.Writer, keys int, from, to int64, perTx int) {
+	t.Helper()
+	var batch []outbox.Event
+	for v := from; v <= to; v++ {
+		for k := 1; k <= keys; k++ {
+			batch = append(batch, fx.Item(fx.ID(k), v, 0))
+			if len(batch) == perTx {
+				fx.Insert(t, db.Pool, w, batch...)
+				batch = nil
+			}
+		}
+	}
+	if len(batch) > 0 {
+		fx.Insert(t, db.Pool, w, batch...)
+	}
+}
+
+// TestLogModeRepublishesAfterTheConfirmedPositionOnRestart: rows written
+// before the first start (the polling relay's pending rows) and while no
+// reader runs are published by the next reader, read again from the
+// slot's confirmed position: at least once, in order, none lost.
+func TestLogModeRepublishesAfterTheConfirmedPositionOnRestart(t *testing.T) {
+	t.Parallel()
+	db := logDB(t)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	w := fx.Writer(t, false)
+	insertVersions(t, db, w, 10, 1, 2, 5) // before any slot: pending rows
+
+	a := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
+	fx.WaitFor(t, 60*time.Second, "the rows written before the first start", func() bool {
+		return len(fx.Collect(t, ps.Messages()).Copies) == 20
+	})
+	insertVersions(t, db, w, 10, 3, 4, 5)
+	fx.WaitFor(t, 60*time.Second, "the rows written while reading", func() bool {
+		return len(fx.Collect(t, ps.Messages()).Copies) == 40
+	})
+	a.Stop(t)
+	insertVersions(t, db, w, 10, 5, 7, 4) // no reader
+	b := fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
+	insertVersions(t, db, w, 10, 8, 8, 10)
+	fx.WaitFor(t, 60*time.Second, "every row", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 80 })
+	dups := fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 10, 8)
+	t.Logf("%d duplicates across the restart", dups)
+	if n := opstest.Metric(t, b.Registry, "outbox_log_slots_created_total", nil); n != 0 {
+		t.Fatalf("the restarted reader created %v slots, want 0 (the slot survives a restart)", n)
+	}
+}
+
+// TestLogModeOwnFaultFailsTheRowAndHoldsItsKey: a message over the size
+// limit fails its row with message_too_large where the polling relay
+// records it (relayctl's failed rows), the later versions of its key are
+// never published and stay pending behind it, also after a restart; the
+// other keys and the slot move on.
+func TestLogModeOwnFaultFailsTheRowAndHoldsItsKey(t *testing.T) {
+	t.Parallel()
+	db := logDB(t)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	cfg := logConfig(t, "log-a", ps)
+	cfg.Publish.MaxMessageBytes = 4000
+	a := fx.StartRelay(t, db.Pool, cfg)
+	large := fx.ID(99)
+	w := fx.Writer(t, false)
+	fx.Insert(t, db.Pool, w, fx.Item(large, 1, 0))
+	fx.Insert(t, db.Pool, w, fx.Item(large, 2, 5000), fx.Item(fx.ID(50), 1, 0))
+	fx.Insert(t, db.Pool, w, fx.Item(large, 3, 0))
+	insertVersions(t, db, w, 5, 1, 2, 5)
+	after := currentLSN(t, db)
+	fx.WaitFor(t, 60*time.Second, "the other keys published and the slot past them", func() bool {
+		return len(fx.Collect(t, ps.Messages()).Copies) == 1+1+10 && slotPast(t, db, after)
+	})
+	check := func(r *fx.Relay) {
+		t.Helper()
+		rs := rowsOf(t, db, large)
+		if rs[1].Status != "failed" || rs[1].Reason == nil || *rs[1].Reason != "message_too_large" || rs[1].Attempts != 0 {
+			t.Fatalf("the oversize row = %+v, want failed message_too_large after 0 attempts", rs[1])
+		}
+		if rs[2].Status != "pending" {
+			t.Fatalf("the row behind it = %+v, want pending", rs[2])
+		}
+		if got := publishedVersions(t, ps, large); len(got) != 1 || got[0] != 1 {
+			t.Fatalf("the failed key published versions %v, want [1]", got)
+		}
+		if r != nil {
+			if n := opstest.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": "message_too_large"}); n != 1 {
+				t.Fatalf("outbox_terminal_failed_total{reason=message_too_large} = %v, want 1", n)
+			}
+		}
+	}
+	check(a)
+	a.Stop(t)
+	fx.Insert(t, db.Pool, w, fx.Item(large, 4, 0), fx.Item(fx.ID(1), 3, 0))
+	fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
+	fx.WaitFor(t, 60*time.Second, "the other key's next version after the restart", func() bool {
+		return len(publishedVersions(t, ps, fx.ID(1))) >= 3
+	})
+	time.Sleep(300 * time.Millisecond)
+	check(nil)
+	requireGapless(t, ps)
+}
+
+// requireGapless fails unless, per ordering key, the versions in order of
+// first appearance are 1, 2, 3, ... (duplicates allowed).
+func requireGapless(t *testing.T, ps *gpubsubtest.Server) {
+	t.Helper()
+	for key, vs := range fx.Collect(t, ps.Messages()).Versions {
+		next := int64(1)
+		for _, v := range vs {
+			switch {
+			case v == next:
+				next++
+			case v > next:
+				t.Fatalf("key %s: version %d before %d: %v", key, v, next, vs)
+			}
+		}
+	}
+}
+
+// TestLogModeEnvironmentHoldsTheStream: Pub/Sub unavailable for one key,
+// then a topic that does not exist, hold the stream: readiness reports
+// publish_blocked, no row fails or is written, the slot is not confirmed
+// past the held event; when Pub/Sub answers (the topic is created) every
+// event is published in order and the slot moves on.
+func TestLogModeEnvironmentHoldsTheStream(t *testing.T) {
+	t.Parallel()
+	db := logDB(t)
+	down := fx.ID(7)
+	fault := newFault(codes.Unavailable, down)
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
+	ps.Topic(t, fx.Topic)
+	r := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
+	w := fx.Writer(t, false)
+	ctx := context.Background()
+
+	// The client retries UNAVAILABLE within Publish.Timeout: the hold
+	// says timeout or unavailable.
+	held := func(reason string, or ...string) {
+		t.Helper()
+		before := currentLSN(t, db)
+		fx.WaitFor(t, 60*time.Second, "publish_blocked "+reason, func() bool {
+			rep := r.Health.Ready(ctx)
+			for _, want := range append(or, reason) {
+				if !rep.OK && strings.Contains(rep.Failures["publish_blocked"], want) {
+					return true
+				}
+			}
+			return false
+		})
+		time.Sleep(time.Second) // a few confirmations and retries
+		if slotPast(t, db, before) {
+			t.Fatalf("the slot was confirmed past a held event (%s)", reason)
+		}
+		if n := count(t, db, `SELECT count(*) FROM outbox_events WHERE status <> 'pending' OR attempts <> 0`); n != 0 {
+			t.Fatalf("%d rows written while %s held the stream, want none", n, reason)
+		}
+	}
+
+	fx.Insert(t, db.Pool, w, fx.Item(fx.ID(1), 1, 0))
+	// Streaming (not republishing from the table, as a new slot does).
+	fx.WaitFor(t, 60*time.Second, "the first event", func() bool { return len(ps.Messages()) == 1 })
+	fx.Insert(t, db.Pool, w, fx.Item(down, 1, 0), fx.Item(fx.ID(1), 2, 0))
+	fx.Insert(t, db.Pool, w, fx.Item(down, 2, 0), fx.Item(fx.ID(1), 3, 0))
+	held("unavailable", "timeout")
+	fault.on.Store(false)
+	after := currentLSN(t, db)
+	fx.WaitFor(t, 60*time.Second, "published once Pub/Sub answers", func() bool {
+		return len(publishedVersions(t, ps, down)) >= 2 && len(publishedVersions(t, ps, fx.ID(1))) >= 3 && slotPast(t, db, after)
+	})
+	fx.WaitFor(t, 30*time.Second, "ready again", func() bool { return r.Health.Ready(ctx).OK })
+	// The sessions after the hold read again from the slot's confirmed
+	// position: the other key's version sent beside the held event is
+	// published again (at least once).
+	if got := publishedVersions(t, ps, fx.ID(1)); len(got) < 4 {
+		t.Fatalf("key 1 published %v: its version 2, behind the hold's confirmed position, was not read again", got)
+	}
+
+	missing := fx.Item(fx.ID(2), 1, 0)
+	missing.Topic = "not-yet"
+	fx.Insert(t, db.Pool, w, missing)
+	fx.Insert(t, db.Pool, w, fx.Item(fx.ID(1), 4, 0))
+	held("topic_not_found")
+	ps.Topic(t, "not-yet")
+	after = currentLSN(t, db)
+	fx.WaitFor(t, 60*time.Second, "published once the topic exists", func() bool {
+		return len(publishedVersions(t, ps, fx.ID(2))) >= 1 && len(publishedVersions(t, ps, fx.ID(1))) >= 4 && slotPast(t, db, after)
+	})
+	requireGapless(t, ps)
+}
+
+// readerState is the relay's outbox_log_reader state.
+func readerState(t *testing.T, r *fx.Relay) string {
+	t.Helper()
+	for _, s := range []string{"active", "standby"} {
+		if opstest.Metric(t, r.Registry, "outbox_log_reader", map[string]string{"state": s}) == 1 {
+			return s
+		}
+	}
+	return "none"
+}
+
+// TestLogModeStandbyTakesOverTheSlot: of two relays on one slot, one
+// reads and the other waits as standby; when the reader stops, the
+// standby takes the slot over and publishes what follows, in order and
+// with nothing lost. The takeover time is logged.
+func TestLogModeStandbyTakesOverTheSlot(t *testing.T) {
+	t.Parallel()
+	db := logDB(t)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	a := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
+	fx.WaitFor(t, 30*time.Second, "a reads", func() bool { return readerState(t, a) == "active" })
+	b := fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
+	w := fx.Writer(t, false)
+	insertVersions(t, db, w, 5, 1, 2, 5)
+	fx.WaitFor(t, 60*time.Second, "the first events", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 10 })
+	if sa, sb := readerState(t, a), readerState(t, b); sa != "active" || sb != "standby" {
+		t.Fatalf("reader states a=%s b=%s, want active and standby", sa, sb)
+	}
+	a.Stop(t)
+	stopped := time.Now()
+	insertVersions(t, db, w, 5, 3, 3, 5)
+	fx.WaitFor(t, 60*time.Second, "b took over and published", func() bool {
+		return readerState(t, b) == "active" && len(fx.Collect(t, ps.Messages()).Copies) == 15
+	})
+	t.Logf("the standby published the reader's next events %s after the reader stopped", time.Since(stopped).Round(time.Millisecond))
+	fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 5, 3)
+}
+
+// TestLogModeLostSlotLosesNothing: the slot is dropped while no relay
+// reads it (as an invalidation or a failover on Postgres < 17 loses it);
+// the next reader republishes the rows not known to be published (from
+// the horizon recorded in outbox_log_slots) and resumes from a new slot:
+// every event first seen in order, duplicates allowed, none lost.
+func TestLogModeLostSlotLosesNothing(t *testing.T) {
+	t.Parallel()
+	db := logDB(t)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	a := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
+	w := fx.Writer(t, false)
+	insertVersions(t, db, w, 8, 1, 3, 6)
+	fx.WaitFor(t, 60*time.Second, "the first events and their horizon", func() bool {
+		return len(fx.Collect(t, ps.Messages()).Copies) == 24 &&
+			count(t, db, `SELECT count(*) FROM outbox_log_slots WHERE slot_name = $1 AND published_xmin IS NOT NULL AND NOT recovering`, slotFor(t)) == 1
+	})
+	a.Stop(t)
+	insertVersions(t, db, w, 8, 4, 6, 5) // unread: lost with the slot
+	ctx := context.Background()
+	fx.WaitFor(t, 30*time.Second, "the slot dropped", func() bool {
+		_, err := db.Pool.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, slotFor(t))
+		return err == nil
+	})
+	total := count(t, db, `SELECT count(*) FROM outbox_events`)
+	b := fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
+	insertVersions(t, db, w, 8, 7, 7, 8) // after the new slot, or recovered
+	fx.WaitFor(t, 60*time.Second, "every event", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 56 })
+	dups := fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 8, 7)
+	if n := opstest.Metric(t, b.Registry, "outbox_log_slots_created_total", nil); n != 1 {
+		t.Fatalf("outbox_log_slots_created_total = %v, want 1", n)
+	}
+	recovered := opstest.Metric(t, b.Registry, "outbox_log_recovered_rows_total", nil)
+	if recovered < 24 || recovered >= float64(total) {
+		t.Fatalf("%v rows republished from the table, want the 24 unread and not all %d (the horizon bounds them)", recovered, total)
+	}
+	t.Logf("%d duplicates, %v rows republished after the slot was lost", dups, recovered)
+}
+
+// TestLogModeReadinessSaysWhyTheStreamCannotRun: a slot name taken in
+// another database (slot names are cluster-wide) is never touched: the
+// relay reports it in readiness check log_stream and publishes nothing.
+func TestLogModeReadinessSaysWhyTheStreamCannotRun(t *testing.T) {
+	t.Parallel()
+	db, other := logDB(t), logDB(t)
+	ctx := context.Background()
+	if _, err := other.Pool.Exec(ctx, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, slotFor(t)); err != nil {
+		t.Fatal(err)
+	}
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	r := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
+	fx.Insert(t, db.Pool, fx.Writer(t, false), fx.Item(fx.ID(1), 1, 0))
+	fx.WaitFor(t, 30*time.Second, "log_stream failing", func() bool {
+		return strings.Contains(r.Health.Ready(ctx).Failures["log_stream"], "another database")
+	})
+	if n := len(ps.Messages()); n != 0 {
+		t.Fatalf("%d messages published without a slot", n)
+	}
+	if n := count(t, other, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()`, slotFor(t)); n != 1 {
+		t.Fatal("the other database's slot was touched")
+	}
+}
+
+// TestLogModeRecoveryHeldByTheEnvironmentIsRepeated: the rows a new slot
+// republishes from the table, held because their topic's declared
+// subscription is missing, are published once it exists: a recovery that
+// a hold cut short is not recorded as done.
+func TestLogModeRecoveryHeldByTheEnvironmentIsRepeated(t *testing.T) {
+	t.Parallel()
+	db := logDB(t)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	insertVersions(t, db, fx.Writer(t, false), 4, 1, 2, 3) // before the slot: recovered
+	cfg := logConfig(t, "log-a", ps)
+	cfg.Publish.Subscriptions = map[string][]string{fx.Topic: {"consumer"}}
+	cfg.Publish.SubscriptionCheckInterval = 100 * time.Millisecond
+	r := fx.StartRelay(t, db.Pool, cfg)
+	ctx := context.Background()
+	fx.WaitFor(t, 30*time.Second, "held for the missing subscription", func() bool {
+		return r.Health.Ready(ctx).Failures["subscriptions"] != ""
+	})
+	time.Sleep(time.Second) // sessions come and go while it is missing
+	ps.Subscription(t, "consumer", fx.Topic, gpubsubtest.SubscriptionOptions{})
+	fx.WaitFor(t, 60*time.Second, "the recovered rows published", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 8 })
+	fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 4, 2)
+}

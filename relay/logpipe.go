@@ -1,0 +1,230 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/relay/internal/claim"
+	"github.com/eventrelay/eventrelay/relay/internal/logread"
+	"github.com/eventrelay/eventrelay/relay/internal/publish"
+)
+
+// logPipe publishes, for one session of the slot's reader, the events it
+// read, in the order read, through the polling relay's publisher (same
+// ordering keys, same request shape), and collects the results in the
+// same order: a success or a failure recorded for the event's own fault
+// marks the event done in the watermark; an outage, a missing topic or
+// permission, or an error that may be the event's own and has attempts
+// left, ends the session, which the reader resumes from the slot's
+// confirmed position after the hold (every event after it is read and
+// published again).
+type logPipe struct {
+	r     *Relay
+	store *logread.Store
+	wm    *logread.Watermark
+	items chan logItem
+
+	mu     sync.Mutex           // orders a key's hold before its next publish
+	held   map[logread.Key]bool // keys behind a failed row
+	paused map[logread.Key]*claim.Event
+
+	stop     chan struct{} // closed: the session ends
+	stopOnce sync.Once
+	retryIn  time.Duration // how long the next session waits (set before stop closes)
+	why      string        // why the session ended early
+	onHold   bool          // it ended on a hold (logged and in readiness already)
+	done     chan struct{} // the collector returned
+}
+
+type logItem struct {
+	e   *claim.Event
+	txn *logread.Txn
+	res publish.Result
+}
+
+// logAttempts counts, across sessions, the publishes of each event that
+// failed for what may be its own fault (the polling relay's attempts
+// column).
+type logAttempts struct {
+	mu sync.Mutex
+	n  map[uuid.UUID]int32
+}
+
+func (a *logAttempts) get(id uuid.UUID) int32 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n[id]
+}
+
+func (a *logAttempts) set(id uuid.UUID, n int32) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n == 0 {
+		delete(a.n, id)
+		return
+	}
+	a.n[id] = n
+}
+
+func newLogPipe(r *Relay, store *logread.Store, wm *logread.Watermark, held map[logread.Key]bool) *logPipe {
+	p := &logPipe{
+		r: r, store: store, wm: wm, held: held, paused: map[logread.Key]*claim.Event{},
+		items: make(chan logItem, r.opts.BulkSize*r.opts.Concurrency),
+		stop:  make(chan struct{}), done: make(chan struct{}),
+	}
+	go p.collect()
+	return p
+}
+
+// end ends the session; the next one starts after retryIn.
+func (p *logPipe) end(retryIn time.Duration, why string) { p.finish(retryIn, why, false) }
+
+// hold ends the session on a hold of the environment.
+func (p *logPipe) hold(retryIn time.Duration, why string) { p.finish(retryIn, why, true) }
+
+func (p *logPipe) finish(retryIn time.Duration, why string, held bool) {
+	p.stopOnce.Do(func() {
+		p.retryIn, p.why, p.onHold = retryIn, why, held
+		close(p.stop)
+	})
+}
+
+// ended reports whether the session is ending.
+func (p *logPipe) ended() bool {
+	select {
+	case <-p.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// submit publishes e of txn (nil txn: counted nowhere), unless its key is
+// held behind a failed row (then e is done at once: it waits in the
+// table, as the polling relay's rows behind a failed head do).
+func (p *logPipe) submit(ctx context.Context, txn *logread.Txn, e *claim.Event) {
+	r := p.r
+	if p.ended() {
+		return // the session is over: e is read again (its transaction never settles)
+	}
+	topic := r.pub.Topic(e)
+	p.mu.Lock()
+	if p.held[logread.Key{Topic: e.Topic, OrderingKey: e.OrderingKey}] {
+		p.mu.Unlock()
+		return
+	}
+	if left, reason, ok := r.blocks.blocked(topic); ok {
+		p.mu.Unlock()
+		p.hold(left, fmt.Sprintf("publishing to topic %s is held (%s)", topic, reason))
+		return
+	}
+	if err := r.subs.held(topic); err != nil {
+		p.mu.Unlock()
+		p.hold(max(r.opts.BaseBackoff, r.subs.retryIn(errclass.Of(err))), err.Error())
+		return
+	}
+	res, err := r.pub.Publish(ctx, e)
+	p.mu.Unlock()
+	p.wm.Add(txn)
+	if err != nil { // refused before sending: the message itself breaks a limit
+		if p.failed(e, err, false) {
+			p.wm.Done(txn)
+		}
+		return
+	}
+	r.m.Inflight.Inc()
+	p.items <- logItem{e: e, txn: txn, res: res}
+}
+
+// close ends the input and waits for the collector.
+func (p *logPipe) close() {
+	close(p.items)
+	<-p.done
+	for _, e := range p.paused {
+		p.r.pub.Resume(e) // every result of the key is in
+	}
+}
+
+// collect reads the results in the order published.
+func (p *logPipe) collect() {
+	defer close(p.done)
+	r := p.r
+	for it := range p.items {
+		_, err := it.res.Get(r.work)
+		r.m.Inflight.Dec()
+		key := logread.Key{Topic: it.e.Topic, OrderingKey: it.e.OrderingKey}
+		p.mu.Lock()
+		held := p.held[key]
+		p.mu.Unlock()
+		switch {
+		case err == nil:
+			if !p.ended() {
+				// A success behind the failure that ended the session
+				// clears no hold: the stream is held as a whole.
+				r.published(it.e)
+			}
+			r.stall.published(time.Now())
+			r.m.Processed.Inc()
+			r.m.Latency.Observe(time.Since(it.e.CreatedAt).Seconds())
+			r.logAttempts.set(it.e.EventID, 0)
+			p.wm.Done(it.txn)
+		case errors.Is(err, publish.ErrAbandoned):
+			p.end(0, "stopped")
+		case held:
+			p.wm.Done(it.txn) // behind a failed row of its key: waits in the table
+		case p.ended():
+			// The session ends: the event is read again from the slot.
+		default:
+			if p.failed(it.e, err, true) {
+				p.wm.Done(it.txn)
+			}
+		}
+	}
+}
+
+// failed classifies a publish error as the polling relay does
+// (Relay.failure): the event's own fault fails its row and holds its key;
+// anything else ends the session (a hold, or a retry after backoff). A
+// failed publish pauses the key in the client: it is resumed when the
+// session's results are all in. It reports whether e is done (its
+// failure recorded).
+func (p *logPipe) failed(e *claim.Event, err error, attempted bool) bool {
+	r := p.r
+	key := logread.Key{Topic: e.Topic, OrderingKey: e.OrderingKey}
+	if attempted {
+		p.paused[key] = e
+	}
+	e.Attempts = r.logAttempts.get(e.EventID)
+	var out claim.Outcomes
+	r.failure(e, err, attempted, &out)
+	if len(out.Rescheduled) > 0 {
+		rs := out.Rescheduled[0]
+		if rs.Held {
+			p.hold(rs.Delay, fmt.Sprintf("publishing event %s failed (%s): %s", e.EventID, rs.Reason, rs.Err))
+			return false
+		}
+		r.logAttempts.set(e.EventID, e.Attempts+1)
+		p.end(rs.Delay, fmt.Sprintf("publishing event %s failed (%s): %s", e.EventID, rs.Reason, rs.Err))
+		return false
+	}
+	f := out.Failures[0]
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := p.store.Fail(ctx, f, r.opts.WorkerID); err != nil {
+		r.m.StoreErrors.WithLabelValues("complete").Inc()
+		p.end(r.opts.BaseBackoff, err.Error())
+		return false
+	}
+	r.m.TerminalFailed.WithLabelValues(string(f.Reason)).Inc()
+	r.logAttempts.set(e.EventID, 0)
+	p.mu.Lock()
+	p.held[key] = true
+	p.mu.Unlock()
+	return true
+}
