@@ -85,6 +85,14 @@ type OutboxEvent struct {
 	ResolveAuditID   pgtype.Int8
 }
 
+type OutboxLogSlot struct {
+	SlotName      string
+	PublishedXmin pgtype.Int8
+	ConfirmedLsn  interface{}
+	Recovering    bool
+	UpdatedAt     time.Time
+}
+
 type OutboxPartition struct {
 	Partition  int32
 	Owner      pgtype.Text
