@@ -33,16 +33,22 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/telemetry"
-	"github.com/eventrelay/eventrelay/internal/version"
 
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 )
 
+// version is stamped at link time (make build-demo, scripts/images.sh:
+// -ldflags "-X main.version=v1.2.3"); a plain go build says devel.
+var version = "devel"
+
 func main() {
-	showVersion := version.Flag()
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	confPath := flag.String("conf", "configs/catalog.yaml", "config file (YAML); environment variables override it")
 	flag.Parse()
-	version.ExitIfRequested("catalog", *showVersion)
+	if *showVersion {
+		fmt.Println("catalog", version)
+		return
+	}
 	logger := slog.New(ops.JSONHandler(os.Stdout, slog.LevelInfo, ops.LogProject())).With("service", "catalog")
 	slog.SetDefault(logger)
 	if flag.Arg(0) == "settings" {
@@ -96,7 +102,7 @@ func run(confPath string, logger *slog.Logger) error {
 func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *health.Health) *kratos.App {
 	return kratos.New(
 		kratos.Name("catalog"),
-		kratos.Version(version.Get()),
+		kratos.Version(version),
 		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
 		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.Server(hs, gs),
