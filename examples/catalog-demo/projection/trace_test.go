@@ -27,7 +27,6 @@ import (
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	pt "github.com/eventrelay/eventrelay/internal/relayfixture"
-	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -48,7 +47,7 @@ import (
 // by the SDK's in-memory recorder. Not parallel: it sets the global
 // provider.
 func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
-	rec := telemetrytest.Global(t)
+	rec := relaytest.RecordSpans(t)
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
 	h.videos(batchConfig(10))
@@ -100,7 +99,7 @@ func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"process videos", "apply videos", "process search", "apply search"} {
-		if got := telemetrytest.Attr(spans[name], "eventrelay.outcome"); got != "applied" {
+		if got := relaytest.SpanAttr(spans[name], "eventrelay.outcome"); got != "applied" {
 			t.Errorf("%s span: eventrelay.outcome %q, want applied", name, got)
 		}
 	}
@@ -120,9 +119,9 @@ func eventSpans(ended []sdktrace.ReadOnlySpan, eventID string) map[string]sdktra
 		switch {
 		case name == catalogv1.VideoService_CreateVideo_FullMethodName && s.SpanKind() == trace.SpanKindServer:
 			out["http"] = s
-		case strings.HasPrefix(name, "publish ") && telemetrytest.Attr(s, "eventrelay.event_id") == eventID:
+		case strings.HasPrefix(name, "publish ") && relaytest.SpanAttr(s, "eventrelay.event_id") == eventID:
 			out["publish"] = s
-		case strings.HasPrefix(name, "process ") && telemetrytest.Attr(s, "eventrelay.event_id") == eventID,
+		case strings.HasPrefix(name, "process ") && relaytest.SpanAttr(s, "eventrelay.event_id") == eventID,
 			strings.HasPrefix(name, "apply "):
 			out[name] = s
 		}
