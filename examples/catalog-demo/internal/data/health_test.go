@@ -2,8 +2,8 @@ package data_test
 
 import (
 	"context"
-	"net/url"
 	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
