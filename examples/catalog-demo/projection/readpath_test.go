@@ -29,7 +29,6 @@ import (
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	pt "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -218,7 +217,7 @@ func TestReadYourWritesOnBothReadModels(t *testing.T) {
 		t.Fatalf("GET with token, nothing published: %d %s; want 503 READ_MODEL_BEHIND", code, reason)
 	}
 
-	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-readpath", h.ps.Config))
+	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-readpath")
 
 	// Create: seen with the token by every read.
 	if code, v, _ := api.get(id, service.TokenHeader, tok); code != http.StatusOK || v.GetVersion() != 1 || v.GetTitle() != "zebra crossing" {
@@ -283,7 +282,7 @@ func TestSearchSwitchFlipsAtRuntime(t *testing.T) {
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
 	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
-	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-switch", h.ps.Config))
+	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-switch")
 	api := newReadAPI(t, db.URL, srv.URL)
 	created, tok := api.write(http.MethodPost, "/v1/videos", `{"uploader_id":"`+uuid.NewString()+`","title":"capybara"}`, &catalogv1.CreateVideoResponse{})
 	if ids, disabled := api.search("capybara", service.TokenHeader, tok); !contains(ids, created.GetId()) || disabled {
@@ -336,7 +335,7 @@ func TestSearchFiltersSortsAndPages(t *testing.T) {
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
 	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
-	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-search", h.ps.Config))
+	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-search")
 	api := newReadAPI(t, db.URL, srv.URL)
 
 	alice, bob := uuid.NewString(), uuid.NewString()

@@ -26,7 +26,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/service"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/internal/conf"
-	pt "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -52,7 +51,7 @@ func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
 	h := newHarnessOn(t, db.Pool)
 	h.videos(batchConfig(10))
 	h.search(batchConfig(10), elastictest.Options{}, nil)
-	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-trace", h.ps.Config))
+	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-trace")
 	api := newCatalogHTTP(t, db.URL)
 
 	resp, err := http.Post(api.URL+"/v1/videos", "application/json",

@@ -24,10 +24,10 @@ import (
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // stack is the reference pipeline in process: Postgres, pstest with the
@@ -76,7 +76,7 @@ func newStack(t *testing.T, es ...*elastictest.Server) *stack {
 		t.Fatal(err)
 	}
 	s.w = w
-	relayfixture.StartRelay(t, s.db.Pool, relayfixture.NewConfig("relay-1", s.ps.Config))
+	relaytest.StartRelay(t, s.db.Pool, s.ps.Addr, "relay-1")
 	s.startProjection()
 	if len(es) > 0 {
 		s.startSearch(es[0])
