@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 
 	"github.com/go-kratos/kratos/v2"
@@ -31,7 +32,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/ops"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/telemetry"
 
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
@@ -87,7 +87,7 @@ func run(confPath string, logger *slog.Logger) error {
 	defer cleanup()
 	logger.Info("catalog starting",
 		"http_addr", cfg.Server.HTTPAddr, "grpc_addr", cfg.Server.GRPCAddr,
-		"database", postgres.Redact(cfg.Database.URL), "schema", cfg.Database.Schema,
+		"database", redacted(cfg.Database.URL), "schema", cfg.Database.Schema,
 		"topic", cfg.Outbox.Topic, "notify", cfg.Outbox.Notify,
 		"read_path_videos", cfg.ReadPath.Videos, "read_path_search", cfg.ReadPath.Search,
 		"elastic", elastic.RedactURL(cfg.Elastic.URL))
@@ -115,4 +115,14 @@ func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Ser
 			return nil
 		}),
 	)
+}
+
+// redacted is the database URL for the start-up line: its password hidden,
+// and nothing of a connection string that is not a URL (key=value).
+func redacted(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return "(not a URL)"
+	}
+	return u.Redacted()
 }
