@@ -11,7 +11,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/data"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -27,7 +26,7 @@ func TestReadinessNamesRefusedCredentials(t *testing.T) {
 	}
 	u.User = url.UserPassword("catalog_no_such_role", "wrong")
 	dsn := u.String()
-	d, cleanup, err := data.NewData(&conf.Database{URL: dsn, Schema: catalogmigrations.Schema, ConnectTimeout: iconf.Duration(5 * time.Second)}, nil, slog.New(slog.DiscardHandler))
+	d, cleanup, err := data.NewData(&conf.Database{URL: dsn, Schema: catalogmigrations.Schema, ConnectTimeout: conf.Duration(5 * time.Second)}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
