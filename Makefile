@@ -102,9 +102,10 @@ verify: generate ## Fail if generated code drifts from its sources, a generic pa
 	cd e2e && $(GO) vet -tags e2e ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
-# VERSION is stamped into every binary (--version) and image tag.
+# VERSION is stamped into every binary (--version) and image tag (the demo's
+# binaries carry it in main.version).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-LDFLAGS := -X github.com/eventrelay/eventrelay/internal/version.Version=$(VERSION)
+LDFLAGS := -X github.com/eventrelay/eventrelay/internal/version.Version=$(VERSION) -X main.version=$(VERSION)
 
 .PHONY: build build-e2e build-demo
 build: ## Build eventrelay's daemons (publisher, relayctl) into bin/ (version stamped from git describe)

@@ -25,6 +25,10 @@ const (
 	RateLimited Reason = "rate_limited"
 	ServerError Reason = "server_error"
 	Unknown     Reason = "unknown"
+	// PermissionDenied: a role lacks a privilege (a Postgres grant, an IAM
+	// role); transient, held until granted, never dead-lettered. A
+	// service's API answers it as unavailable, not as its caller's fault.
+	PermissionDenied Reason = "permission_denied"
 )
 
 type permanentError struct {

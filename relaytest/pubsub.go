@@ -30,6 +30,10 @@ type PubSubOptions struct {
 	// ExpectRefusals lets the test send requests Cloud Pub/Sub refuses;
 	// otherwise any refusal fails the test when it ends.
 	ExpectRefusals bool
+	// Reactors are given to the pstest server behind the double
+	// (pstest.NewServer): a test's faults, e.g. a Publish reactor that
+	// answers errors while a switch is on.
+	Reactors []pstest.ServerReactorOption
 }
 
 // PubSub is a pstest server behind eventrelay's strict Pub/Sub double: a
@@ -62,7 +66,7 @@ const ProjectID = "eventrelay-test"
 // o.ExpectRefusals, a request the double refused fails t at its end.
 func NewPubSub(t testing.TB, o PubSubOptions) *PubSub {
 	t.Helper()
-	srv := pstest.NewServer()
+	srv := pstest.NewServer(o.Reactors...)
 	double, err := strict.Start(strict.Options{Upstream: srv.Addr, RTT: o.RTT})
 	if err != nil {
 		srv.Close()

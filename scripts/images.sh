@@ -24,7 +24,7 @@ if [ ! -s /etc/ssl/certs/ca-certificates.crt ]; then
 fi
 
 rm -rf "$OUT" && mkdir -p "$OUT/bin" "$OUT/root/etc/ssl/certs" "$OUT/root/tmp"
-ldflags="-s -w -X github.com/eventrelay/eventrelay/internal/version.Version=$VERSION"
+ldflags="-s -w -X github.com/eventrelay/eventrelay/internal/version.Version=$VERSION -X main.version=$VERSION"
 CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$OUT/bin/" ./cmd/publisher
 CGO_ENABLED=0 go -C examples/catalog-demo build -trimpath -ldflags "$ldflags" -o "$PWD/$OUT/bin/" ./cmd/projector ./cmd/catalog ./cmd/relayctl
 cp /etc/ssl/certs/ca-certificates.crt "$OUT/root/etc/ssl/certs/"

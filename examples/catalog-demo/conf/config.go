@@ -60,6 +60,10 @@ type Server struct {
 	ShutdownTimeout conf.Duration `yaml:"shutdown_timeout" env:"CATALOG_SHUTDOWN_TIMEOUT"`
 }
 
+// Duration is a time.Duration written as a Go duration ("90s") in YAML
+// and the environment.
+type Duration = conf.Duration
+
 // Database says where catalog.videos and the outbox live (the shared
 // database block).
 type Database = postgres.Settings

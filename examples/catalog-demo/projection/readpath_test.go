@@ -27,9 +27,7 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/server"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/service"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	pt "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -49,13 +47,13 @@ func newReadAPI(t *testing.T, dbURL, esURL string) *readAPI {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	d, cleanup, err := data.NewData(&cconf.Database{URL: dbURL, Schema: catalogmigrations.Schema, ConnectTimeout: conf.Duration(time.Second)}, w, log)
+	d, cleanup, err := data.NewData(&cconf.Database{URL: dbURL, Schema: catalogmigrations.Schema, ConnectTimeout: cconf.Duration(time.Second)}, w, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
 	reg := prometheus.NewRegistry()
-	rp := &cconf.ReadPath{Videos: true, Search: true, WaitDefault: conf.Duration(5 * time.Second), WaitMax: conf.Duration(10 * time.Second), SearchAlias: "videos"}
+	rp := &cconf.ReadPath{Videos: true, Search: true, WaitDefault: cconf.Duration(5 * time.Second), WaitMax: cconf.Duration(10 * time.Second), SearchAlias: "videos"}
 	reads, cleanupReads, err := data.NewReads(d, rp, &elastic.Config{URL: esURL, RequestTimeout: 2 * time.Second}, reg)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +66,7 @@ func newReadAPI(t *testing.T, dbURL, esURL string) *readAPI {
 	repo := data.NewVideoRepo(d)
 	svc := service.NewVideoService(biz.NewVideoUsecase(repo),
 		biz.NewReadUsecase(repo, reads.Model, reads.Search, reads.Waiter, reads.Switches, m.Observer()))
-	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: conf.Duration(15 * time.Second), MaxBodyBytes: 64 << 10}
+	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: cconf.Duration(15 * time.Second), MaxBodyBytes: 64 << 10}
 	ts := httptest.NewServer(server.NewHTTPServer(srvConf, svc, data.NewHealth(d), reg, log))
 	t.Cleanup(ts.Close)
 	return &readAPI{t: t, base: ts.URL, data: d, reg: reg}
@@ -218,7 +216,7 @@ func TestReadYourWritesOnBothReadModels(t *testing.T) {
 		t.Fatalf("GET with token, nothing published: %d %s; want 503 READ_MODEL_BEHIND", code, reason)
 	}
 
-	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-readpath", h.ps.Config))
+	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-readpath")
 
 	// Create: seen with the token by every read.
 	if code, v, _ := api.get(id, service.TokenHeader, tok); code != http.StatusOK || v.GetVersion() != 1 || v.GetTitle() != "zebra crossing" {
@@ -283,7 +281,7 @@ func TestSearchSwitchFlipsAtRuntime(t *testing.T) {
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
 	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
-	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-switch", h.ps.Config))
+	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-switch")
 	api := newReadAPI(t, db.URL, srv.URL)
 	created, tok := api.write(http.MethodPost, "/v1/videos", `{"uploader_id":"`+uuid.NewString()+`","title":"capybara"}`, &catalogv1.CreateVideoResponse{})
 	if ids, disabled := api.search("capybara", service.TokenHeader, tok); !contains(ids, created.GetId()) || disabled {
@@ -336,7 +334,7 @@ func TestSearchFiltersSortsAndPages(t *testing.T) {
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
 	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
-	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-search", h.ps.Config))
+	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-search")
 	api := newReadAPI(t, db.URL, srv.URL)
 
 	alice, bob := uuid.NewString(), uuid.NewString()

@@ -25,9 +25,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/server"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/service"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/conf"
-	pt "github.com/eventrelay/eventrelay/internal/relayfixture"
-	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -48,12 +45,12 @@ import (
 // by the SDK's in-memory recorder. Not parallel: it sets the global
 // provider.
 func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
-	rec := telemetrytest.Global(t)
+	rec := relaytest.RecordSpans(t)
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	h := newHarnessOn(t, db.Pool)
 	h.videos(batchConfig(10))
 	h.search(batchConfig(10), elastictest.Options{}, nil)
-	pt.StartRelay(t, db.Pool, pt.NewConfig("relay-trace", h.ps.Config))
+	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-trace")
 	api := newCatalogHTTP(t, db.URL)
 
 	resp, err := http.Post(api.URL+"/v1/videos", "application/json",
@@ -100,7 +97,7 @@ func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"process videos", "apply videos", "process search", "apply search"} {
-		if got := telemetrytest.Attr(spans[name], "eventrelay.outcome"); got != "applied" {
+		if got := relaytest.SpanAttr(spans[name], "eventrelay.outcome"); got != "applied" {
 			t.Errorf("%s span: eventrelay.outcome %q, want applied", name, got)
 		}
 	}
@@ -120,9 +117,9 @@ func eventSpans(ended []sdktrace.ReadOnlySpan, eventID string) map[string]sdktra
 		switch {
 		case name == catalogv1.VideoService_CreateVideo_FullMethodName && s.SpanKind() == trace.SpanKindServer:
 			out["http"] = s
-		case strings.HasPrefix(name, "publish ") && telemetrytest.Attr(s, "eventrelay.event_id") == eventID:
+		case strings.HasPrefix(name, "publish ") && relaytest.SpanAttr(s, "eventrelay.event_id") == eventID:
 			out["publish"] = s
-		case strings.HasPrefix(name, "process ") && telemetrytest.Attr(s, "eventrelay.event_id") == eventID,
+		case strings.HasPrefix(name, "process ") && relaytest.SpanAttr(s, "eventrelay.event_id") == eventID,
 			strings.HasPrefix(name, "apply "):
 			out[name] = s
 		}
@@ -139,12 +136,12 @@ func newCatalogHTTP(t *testing.T, url string) *httptest.Server {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	d, cleanup, err := data.NewData(&cconf.Database{URL: url, Schema: catalogmigrations.Schema, ConnectTimeout: conf.Duration(time.Second)}, w, log)
+	d, cleanup, err := data.NewData(&cconf.Database{URL: url, Schema: catalogmigrations.Schema, ConnectTimeout: cconf.Duration(time.Second)}, w, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
-	reads, cleanupReads, err := data.NewReads(d, &cconf.ReadPath{WaitDefault: conf.Duration(2 * time.Second), WaitMax: conf.Duration(10 * time.Second), SearchAlias: "videos"},
+	reads, cleanupReads, err := data.NewReads(d, &cconf.ReadPath{WaitDefault: cconf.Duration(2 * time.Second), WaitMax: cconf.Duration(10 * time.Second), SearchAlias: "videos"},
 		&elastic.Config{}, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +149,7 @@ func newCatalogHTTP(t *testing.T, url string) *httptest.Server {
 	t.Cleanup(cleanupReads)
 	repo := data.NewVideoRepo(d)
 	svc := service.NewVideoService(biz.NewVideoUsecase(repo), biz.NewReadUsecase(repo, reads.Model, reads.Search, reads.Waiter, reads.Switches, nil))
-	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: conf.Duration(10 * time.Second), MaxBodyBytes: 64 << 10}
+	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: cconf.Duration(10 * time.Second), MaxBodyBytes: 64 << 10}
 	ts := httptest.NewServer(server.NewHTTPServer(srvConf, svc, data.NewHealth(d), prometheus.NewRegistry(), log))
 	t.Cleanup(ts.Close)
 	return ts

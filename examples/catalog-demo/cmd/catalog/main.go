@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 
 	"github.com/go-kratos/kratos/v2"
@@ -31,18 +32,23 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/ops"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/telemetry"
-	"github.com/eventrelay/eventrelay/internal/version"
 
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 )
 
+// version is stamped at link time (make build-demo, scripts/images.sh:
+// -ldflags "-X main.version=v1.2.3"); a plain go build says devel.
+var version = "devel"
+
 func main() {
-	showVersion := version.Flag()
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	confPath := flag.String("conf", "configs/catalog.yaml", "config file (YAML); environment variables override it")
 	flag.Parse()
-	version.ExitIfRequested("catalog", *showVersion)
+	if *showVersion {
+		fmt.Println("catalog", version)
+		return
+	}
 	logger := slog.New(ops.JSONHandler(os.Stdout, slog.LevelInfo, ops.LogProject())).With("service", "catalog")
 	slog.SetDefault(logger)
 	if flag.Arg(0) == "settings" {
@@ -81,7 +87,7 @@ func run(confPath string, logger *slog.Logger) error {
 	defer cleanup()
 	logger.Info("catalog starting",
 		"http_addr", cfg.Server.HTTPAddr, "grpc_addr", cfg.Server.GRPCAddr,
-		"database", postgres.Redact(cfg.Database.URL), "schema", cfg.Database.Schema,
+		"database", redacted(cfg.Database.URL), "schema", cfg.Database.Schema,
 		"topic", cfg.Outbox.Topic, "notify", cfg.Outbox.Notify,
 		"read_path_videos", cfg.ReadPath.Videos, "read_path_search", cfg.ReadPath.Search,
 		"elastic", elastic.RedactURL(cfg.Elastic.URL))
@@ -96,7 +102,7 @@ func run(confPath string, logger *slog.Logger) error {
 func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Server, health *health.Health) *kratos.App {
 	return kratos.New(
 		kratos.Name("catalog"),
-		kratos.Version(version.Get()),
+		kratos.Version(version),
 		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
 		kratos.Logger(ops.KratosLogger(logger)),
 		kratos.Server(hs, gs),
@@ -109,4 +115,14 @@ func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Ser
 			return nil
 		}),
 	)
+}
+
+// redacted is the database URL for the start-up line: its password hidden,
+// and nothing of a connection string that is not a URL (key=value).
+func redacted(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return "(not a URL)"
+	}
+	return u.Redacted()
 }

@@ -30,14 +30,20 @@ import (
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/telemetry"
-	"github.com/eventrelay/eventrelay/internal/version"
 )
 
+// version is stamped at link time (make build-demo, scripts/images.sh:
+// -ldflags "-X main.version=v1.2.3"); a plain go build says devel.
+var version = "devel"
+
 func main() {
-	showVersion := version.Flag()
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	confPath := flag.String("conf", "configs/projector.yaml", "config file (YAML); environment variables override it")
 	flag.Parse()
-	version.ExitIfRequested("projector", *showVersion)
+	if *showVersion {
+		fmt.Println("projector", version)
+		return
+	}
 	level := new(slog.LevelVar)
 	logger := slog.New(ops.JSONHandler(os.Stdout, level, ops.LogProject())).With("service", "projector")
 	slog.SetDefault(logger)

@@ -21,7 +21,6 @@ import (
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -112,11 +111,7 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, applyLog); err != nil {
 		t.Fatal(err)
 	}
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, "events")
-	ps.Topic(t, "events-dlq")
-	ps.Subscription(t, "videos", "events", gpubsubtest.SubscriptionOptions{AckDeadline: 10 * time.Second})
-	ps.Subscription(t, "search", "events", gpubsubtest.SubscriptionOptions{AckDeadline: 10 * time.Second})
+	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "testdata/pubsub.yaml"})
 	es := elastictest.New(elastictest.Options{})
 	t.Cleanup(es.Close)
 
@@ -134,7 +129,7 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 
 	env := []string{
 		"DATABASE_URL=" + db.URL,
-		"PUBSUB_PROJECT_ID=" + gpubsubtest.Project,
+		"PUBSUB_PROJECT_ID=" + relaytest.ProjectID,
 		"PUBSUB_EMULATOR_HOST=" + ps.Addr,
 		"ELASTIC_URL=" + es.URL,
 		"PROJECTOR_SEARCH_SUBSCRIPTION=search",
@@ -160,7 +155,7 @@ func TestSIGTERMUnderLoadExitsZeroAndAppliesNothingTwice(t *testing.T) {
 		for !cond() {
 			if time.Now().After(deadline) {
 				d.dumpLog(t)
-				for _, m := range ps.Messages() {
+				for _, m := range ps.Server.Messages() {
 					if m.Acks == 0 {
 						t.Logf("unacked message %s: deliveries=%d attrs=%v", m.ID, m.Deliveries, m.Attributes["event_id"])
 					}
@@ -267,11 +262,7 @@ func TestUnmigratedSchemaIsNotReadyAndLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	const schema = "not_migrated_yet"
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, "events")
-	ps.Topic(t, "events-dlq")
-	ps.Subscription(t, "videos", "events", gpubsubtest.SubscriptionOptions{
-		AckDeadline: 10 * time.Second, DeadLetterTopic: "events-dlq", MaxDeliveryAttempts: 5})
+	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "testdata/pubsub-dead-letter.yaml"})
 	var msgs []projectiontest.Msg
 	for range 10 {
 		msgs = append(msgs, projectiontest.Event(t, uuid.New(), 1, false))
@@ -281,7 +272,7 @@ func TestUnmigratedSchemaIsNotReadyAndLosesNothing(t *testing.T) {
 	d := start(t, []string{
 		"DATABASE_URL=" + db.URL,
 		"DATABASE_SCHEMA=" + schema,
-		"PUBSUB_PROJECT_ID=" + gpubsubtest.Project,
+		"PUBSUB_PROJECT_ID=" + relaytest.ProjectID,
 		"PUBSUB_EMULATOR_HOST=" + ps.Addr,
 		"PROJECTOR_SEARCH_ENABLED=false",
 		"PROJECTOR_VIDEOS_SUBSCRIPTION=videos",
@@ -315,7 +306,7 @@ func TestUnmigratedSchemaIsNotReadyAndLosesNothing(t *testing.T) {
 		}
 		return false
 	})
-	for _, m := range ps.Messages() {
+	for _, m := range ps.Server.Messages() {
 		if m.Deliveries != 0 {
 			t.Fatalf("message %s delivered %d times while the schema is missing", m.ID, m.Deliveries)
 		}
@@ -339,7 +330,7 @@ func TestUnmigratedSchemaIsNotReadyAndLosesNothing(t *testing.T) {
 	if strings.Contains(body, "projector_dead_lettered_total{") {
 		t.Errorf("events were dead-lettered:\n%s", body)
 	}
-	for _, m := range ps.Messages() {
+	for _, m := range ps.Server.Messages() {
 		if m.Attributes["projection"] != "" || m.Deliveries > 1 {
 			t.Errorf("message %s: deliveries %d, attributes %v (dead letter?)", m.ID, m.Deliveries, m.Attributes)
 		}

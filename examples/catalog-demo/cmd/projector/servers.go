@@ -12,7 +12,6 @@ import (
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/version"
 	"github.com/eventrelay/eventrelay/projector"
 )
 
@@ -43,7 +42,7 @@ func newOpsServer(cfg *pconf.Config, h *health.Health, reg prometheus.Gatherer) 
 func newApp(cfg *pconf.Config, p catalogProjector, opsSrv *khttp.Server, health *health.Health, logger *slog.Logger) *kratos.App {
 	return kratos.New(
 		kratos.Name("projector"),
-		kratos.Version(version.Get()),
+		kratos.Version(version),
 		kratos.Server(opsSrv, p.Projector),
 		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
 		kratos.BeforeStart(func(ctx context.Context) error {

@@ -11,7 +11,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	proj "github.com/eventrelay/eventrelay/projection"
 )
 
@@ -31,7 +30,7 @@ func searchDocuments(ctx context.Context, db proj.DBTX, emit func(elastic.Doc) e
 	for {
 		rows, err := q.ListVideoProjection(ctx, catalogdb.ListVideoProjectionParams{AfterID: after, PageSize: reindexPage})
 		if err != nil {
-			return fmt.Errorf("reading video_projection: %w", postgres.Classify(err))
+			return fmt.Errorf("reading video_projection: %w", proj.PostgresError(err))
 		}
 		for _, r := range rows {
 			src, err := searchDocument(r)

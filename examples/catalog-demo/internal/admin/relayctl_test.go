@@ -10,7 +10,6 @@ import (
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/admin"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	irelayctl "github.com/eventrelay/eventrelay/relayctl"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -66,8 +65,8 @@ func newDB(t *testing.T) *testDB {
 }
 
 // psEnv points relayctl at a pstest server.
-func psEnv(ps *gpubsubtest.Server, extra map[string]string) map[string]string {
-	env := map[string]string{"PUBSUB_PROJECT_ID": gpubsubtest.Project, "PUBSUB_EMULATOR_HOST": ps.Addr}
+func psEnv(ps *relaytest.PubSub, extra map[string]string) map[string]string {
+	env := map[string]string{"PUBSUB_PROJECT_ID": relaytest.ProjectID, "PUBSUB_EMULATOR_HOST": ps.Addr}
 	for k, v := range extra {
 		env[k] = v
 	}
@@ -76,7 +75,7 @@ func psEnv(ps *gpubsubtest.Server, extra map[string]string) map[string]string {
 
 // ensure creates a database and the catalog's Pub/Sub resources on ps,
 // with relayctl.
-func ensure(t *testing.T, ps *gpubsubtest.Server) (*testDB, map[string]string) {
+func ensure(t *testing.T, ps *relaytest.PubSub) (*testDB, map[string]string) {
 	t.Helper()
 	db := newDB(t)
 	env := psEnv(ps, map[string]string{"DATABASE_URL": db.URL})

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // videoVersions emits the version of every video of catalog.videos and
@@ -19,7 +19,7 @@ func videoVersions(ctx context.Context, tx pgx.Tx, emit func(id string, version 
 	for {
 		rows, err := q.VideoVersions(ctx, catalogdb.VideoVersionsParams{AfterID: after, PageSize: 5000})
 		if err != nil {
-			return fmt.Errorf("reading video versions: %w", postgres.Classify(err))
+			return fmt.Errorf("reading video versions: %w", projection.PostgresError(err))
 		}
 		for _, r := range rows {
 			if err := emit(r.ID.String(), r.Version, r.Deleted); err != nil {

@@ -23,11 +23,10 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // stack is the reference pipeline in process: Postgres, pstest with the
@@ -38,7 +37,7 @@ import (
 // projection fail those aggregates with mapping_error (a handler bug).
 type stack struct {
 	t   *testing.T
-	ps  *gpubsubtest.Server
+	ps  *relaytest.PubSub
 	db  *testDB
 	env map[string]string
 	w   *outbox.Writer
@@ -69,14 +68,14 @@ func (s *stack) isBroken(agg string) bool { s.mu.Lock(); defer s.mu.Unlock(); re
 func newStack(t *testing.T, es ...*elastictest.Server) *stack {
 	t.Helper()
 	s := &stack{t: t, broken: map[string]bool{}}
-	s.ps = gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: s})
+	s.ps = relaytest.NewPubSub(t, relaytest.PubSubOptions{Reactors: []pstest.ServerReactorOption{{FuncName: "Publish", Reactor: s}}})
 	s.db, s.env = ensure(t, s.ps)
 	w, err := outbox.NewWriter(outbox.Config{Encoder: events.Codec.Encode, DefaultTopic: events.Topic, Notify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.w = w
-	relayfixture.StartRelay(t, s.db.Pool, relayfixture.NewConfig("relay-1", s.ps.Config))
+	relaytest.StartRelay(t, s.db.Pool, s.ps.Addr, "relay-1")
 	s.startProjection()
 	if len(es) > 0 {
 		s.startSearch(es[0])

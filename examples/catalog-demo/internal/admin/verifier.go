@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
 
@@ -24,7 +24,7 @@ func (Verifier) Verify(ctx context.Context, tx pgx.Tx, env hook.Env, samples int
 	q := catalogdb.New(tx)
 	n, err := q.CountVideos(ctx, []uuid.UUID{})
 	if err != nil {
-		return hook.Report{}, fmt.Errorf("counting videos: %w", postgres.Classify(err))
+		return hook.Report{}, fmt.Errorf("counting videos: %w", projection.PostgresError(err))
 	}
 	rep := hook.Report{Noun: "video", Rows: n.Total, Deleted: n.Deleted}
 	pg, err := verifyProjection(ctx, q, samples)
@@ -45,13 +45,13 @@ func verifyProjection(ctx context.Context, q *catalogdb.Queries, samples int) (h
 	rep := hook.Store{Name: "postgres video_projection", Checked: true}
 	n, err := q.CountVideoProjection(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("counting video_projection: %w", postgres.Classify(err))
+		return rep, fmt.Errorf("counting video_projection: %w", projection.PostgresError(err))
 	}
 	rep.Rows, rep.Tombstones = n.Total, n.Deleted
 	// With --samples 0 the query returns no rows: count kinds with 1 sample.
 	rows, err := q.VerifyVideoProjection(ctx, int64(max(samples, 1)))
 	if err != nil {
-		return rep, fmt.Errorf("comparing videos with video_projection: %w", postgres.Classify(err))
+		return rep, fmt.Errorf("comparing videos with video_projection: %w", projection.PostgresError(err))
 	}
 	tally := hook.NewTally(samples)
 	counted := map[string]bool{}

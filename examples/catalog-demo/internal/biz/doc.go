@@ -14,5 +14,6 @@
 //
 // The layer never sees driver errors: a VideoRepo returns ErrVideoNotFound
 // (or an error Is it) for unknown and deleted videos, passes through the
-// errors of a Mutation, and classifies everything else (errclass).
+// errors of a Mutation, and classifies everything else (projection.Classify
+// reads the reason).
 package biz

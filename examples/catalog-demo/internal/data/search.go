@@ -17,7 +17,7 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
-	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // videoSearch searches the projector's search index (the documents of
@@ -152,7 +152,7 @@ type document struct {
 func videoOfDocument(src []byte) (*catalogv1.Video, error) {
 	var d document
 	if err := json.Unmarshal(src, &d); err != nil {
-		return nil, errclass.New(errclass.MappingError, err)
+		return nil, projection.Permanent(projection.MappingError, err)
 	}
 	return fromRow(catalogdb.Video{
 		ID: d.VideoID, UploaderID: d.UploaderID, Title: d.Title, Description: d.Description,

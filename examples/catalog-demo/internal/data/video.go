@@ -14,9 +14,9 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
-	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 type videoRepo struct {
@@ -31,7 +31,7 @@ func NewVideoRepo(d *Data) biz.VideoRepo {
 func (r *videoRepo) Create(ctx context.Context, v *catalogv1.Video) (*biz.Change, error) {
 	row, err := events.VideoToRow(v)
 	if err != nil {
-		return nil, fmt.Errorf("creating video: %w", errclass.New(errclass.PayloadInvalid, err))
+		return nil, fmt.Errorf("creating video: %w", projection.Permanent(projection.PayloadInvalid, err))
 	}
 	return r.write(ctx, func(tx pgx.Tx) (*biz.Change, error) {
 		stored, err := catalogdb.New(tx).InsertVideo(ctx, catalogdb.InsertVideoParams{
@@ -66,7 +66,7 @@ func (r *videoRepo) Update(ctx context.Context, id uuid.UUID, mutate biz.Mutatio
 		}
 		next, err := events.VideoToRow(cur)
 		if err != nil {
-			return nil, fmt.Errorf("updating video %s: %w", id, errclass.New(errclass.PayloadInvalid, err))
+			return nil, fmt.Errorf("updating video %s: %w", id, projection.Permanent(projection.PayloadInvalid, err))
 		}
 		stored, err := q.UpdateVideo(ctx, catalogdb.UpdateVideoParams{
 			ID:             id,
@@ -151,7 +151,7 @@ func lockLive(ctx context.Context, q *catalogdb.Queries, id uuid.UUID) (*catalog
 func fromRow(row catalogdb.Video) (*catalogv1.Video, error) {
 	v, err := events.VideoFromRow(row)
 	if err != nil {
-		return nil, fmt.Errorf("reading stored video: %w", errclass.New(errclass.MappingError, err))
+		return nil, fmt.Errorf("reading stored video: %w", projection.Permanent(projection.MappingError, err))
 	}
 	return v, nil
 }
@@ -178,7 +178,7 @@ func (r *videoRepo) record(ctx context.Context, tx pgx.Tx, stored catalogdb.Vide
 		OccurredAt:       stored.UpdatedAt,
 	})
 	if errors.Is(err, outbox.ErrInvalidEvent) {
-		return nil, fmt.Errorf("appending %s: %w", eventType, errclass.New(errclass.PayloadInvalid, err))
+		return nil, fmt.Errorf("appending %s: %w", eventType, projection.Permanent(projection.PayloadInvalid, err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("appending %s: %w", eventType, postgres.Classify(err))

@@ -18,7 +18,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/data"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -178,8 +177,8 @@ func TestFailedWritesLeaveNoOutboxRow(t *testing.T) {
 		cur.Title = ""
 		return []string{"title"}, nil
 	})
-	if errclass.Of(err) != errclass.PayloadInvalid {
-		t.Errorf("check violation: %v (reason %q), want payload_invalid", err, errclass.Of(err))
+	if reason(err) != projection.PayloadInvalid {
+		t.Errorf("check violation: %v (reason %q), want payload_invalid", err, reason(err))
 	}
 
 	// The mutation refuses the change.
@@ -205,8 +204,8 @@ func TestFailedWritesLeaveNoOutboxRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.uc.Update(ctx, id, biz.Patch{Title: ptr("collides")}); errclass.Of(err) != errclass.PayloadInvalid {
-		t.Errorf("outbox unique violation: %v (reason %q), want payload_invalid", err, errclass.Of(err))
+	if _, err := s.uc.Update(ctx, id, biz.Patch{Title: ptr("collides")}); reason(err) != projection.PayloadInvalid {
+		t.Errorf("outbox unique violation: %v (reason %q), want payload_invalid", err, reason(err))
 	}
 
 	if v := storedVersion(t, s.db, id); v != 1 {
@@ -336,4 +335,10 @@ func TestListPagesThroughLiveVideos(t *testing.T) {
 	if _, _, err := s.uc.List(ctx, 0, "not a token!"); !errors.Is(err, biz.ErrInvalidArgument) {
 		t.Errorf("bad token: %v, want invalid argument", err)
 	}
+}
+
+// reason is err's classification (projection.Classify).
+func reason(err error) projection.Reason {
+	r, _ := projection.Classify(err)
+	return r
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/server"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/service"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/telemetry/telemetrytest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -88,7 +87,7 @@ func newGRPCClient(t *testing.T, svc *service.VideoService) catalogv1.VideoServi
 // span as its traceparent (the publisher continues the trace from it).
 // Not parallel: it sets the global tracer provider, as the daemon does.
 func TestGRPCWriteRunsInAServerSpan(t *testing.T) {
-	rec := telemetrytest.Global(t)
+	rec := relaytest.RecordSpans(t)
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	svc, _ := newService(t, db.URL)
 	created, err := newGRPCClient(t, svc).CreateVideo(context.Background(),

@@ -11,13 +11,14 @@ import (
 	"github.com/go-kratos/kratos/v2/transport"
 
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
-	"github.com/eventrelay/eventrelay/internal/errclass"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // observe logs every request (operation, code, reason, latency_ms) and
 // turns errors that are not Kratos errors — storage failures, classified
-// with errclass by the data layer — into API errors that carry no internal
-// detail: 503 for transient reasons (retry), 500 otherwise. The full error
+// by the data layer (projection.Classify reads it) — into API errors that
+// carry no internal detail: 503 for transient reasons (retry), 500
+// otherwise. The full error
 // is logged.
 func observe(log *slog.Logger) middleware.Middleware {
 	return func(next middleware.Handler) middleware.Handler {
@@ -31,9 +32,9 @@ func observe(log *slog.Logger) middleware.Middleware {
 			}
 			var ke *kerrors.Error
 			if err != nil && !errors.As(err, &ke) {
-				reason := errclass.Of(err)
+				reason, permanent := projection.Classify(err)
 				log.ErrorContext(ctx, "request failed", "operation", op, "error_reason", string(reason), "error", err.Error())
-				err = internal(reason, err)
+				err = internal(reason, permanent, err)
 			}
 			se := kerrors.FromError(err)
 			code, apiReason := int32(200), ""
@@ -47,12 +48,12 @@ func observe(log *slog.Logger) middleware.Middleware {
 	}
 }
 
-func internal(reason errclass.Reason, err error) error {
-	if reason == errclass.PermissionDenied {
+func internal(reason projection.Reason, permanent bool, err error) error {
+	if reason == projection.PermissionDenied {
 		return kerrors.ServiceUnavailable(catalogv1.ErrorReason_ERROR_REASON_UNAVAILABLE.String(),
 			"temporarily unavailable (permission_denied: the service's database role lacks a privilege this request needs; /readyz names it), retry").WithCause(err)
 	}
-	if reason.Transient() && reason != errclass.Unknown {
+	if !permanent && reason != projection.Unknown {
 		return kerrors.ServiceUnavailable(catalogv1.ErrorReason_ERROR_REASON_UNAVAILABLE.String(), "temporarily unavailable ("+string(reason)+"), retry").WithCause(err)
 	}
 	return kerrors.InternalServer(catalogv1.ErrorReason_ERROR_REASON_INTERNAL.String(), "internal error").WithCause(err)

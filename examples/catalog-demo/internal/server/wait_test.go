@@ -17,7 +17,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/server"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/service"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -31,10 +30,10 @@ func TestHTTPWaitAsLongAsTheRequestTimeout(t *testing.T) {
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	d := newData(t, db.URL, catalogmigrations.Schema)
 	const limit = time.Second
-	reads := newReads(t, d, conf.ReadPath{Videos: true, WaitDefault: iconf.Duration(limit / 2), WaitMax: iconf.Duration(limit)})
+	reads := newReads(t, d, conf.ReadPath{Videos: true, WaitDefault: conf.Duration(limit / 2), WaitMax: conf.Duration(limit)})
 	svc := service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d)), reads)
 	sc := *serverConf
-	sc.Timeout = iconf.Duration(limit)
+	sc.Timeout = conf.Duration(limit)
 	ts := httptest.NewServer(server.NewHTTPServer(&sc, svc, data.NewHealth(d), prometheus.NewRegistry(), slog.New(slog.DiscardHandler)))
 	t.Cleanup(ts.Close)
 	c := client{t: t, base: ts.URL}
