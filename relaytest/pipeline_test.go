@@ -93,6 +93,8 @@ func TestPipeline(t *testing.T) {
 	if d := dead[0]; d.Reason != projection.PayloadInvalid || d.Projection != "note-views" || string(d.Data) != "not an envelope" || d.Error == "" {
 		t.Errorf("dead letter %+v, want the bad body from note-views as payload_invalid with its error", d)
 	}
+	// The dead letter is on its topic before the projector counts it.
+	p.WaitStats(t, "note-views", "1 dead-lettered", 30*time.Second, func(s projector.Stats) bool { return s.DeadLettered == 1 })
 	if st := p.Stats(t, "note-views"); st.Applied != 2 || st.DeadLettered != 1 {
 		t.Errorf("stats %+v, want 2 applied and 1 dead-lettered", st)
 	}
