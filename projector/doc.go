@@ -4,8 +4,7 @@
 // topic — and runs them in its own process, as a Kratos transport.Server
 // (Start/Stop) or with Run(ctx). eventrelay ships no projector daemon: a
 // service runs its projections embedded (package embedded) or builds its
-// own projector binary, as the catalog demo does
-// (examples/catalog-demo/cmd/projector).
+// own projector binary from embedded.Main in a few lines (docs/adopting.md).
 //
 //	p, err := projector.New(pool, client, projector.Options{Registerer: reg, Health: h})
 //	err = p.Register(projector.Projection{Name: "orders", Subscription: "orders.projection",
