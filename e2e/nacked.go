@@ -2,11 +2,11 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -32,7 +32,7 @@ func lastNacks(path, projection string) (map[string]time.Time, error) {
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
 		b := sc.Bytes()
-		if !strings.Contains(string(b), "will be redelivered") {
+		if !bytes.Contains(b, []byte("will be redelivered")) {
 			continue
 		}
 		var l nackLine
