@@ -24,13 +24,50 @@ import (
 // built from a tree with the version guard or the fencing broken, to see
 // the suite fail).
 func TestFaultSuite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
+	defer cancel()
+	s := &Suite{Cfg: faultSuiteConfig(t, ctx, "", WorkloadConfig{
+		Events:     envInt("E2E_EVENTS", 21000),
+		Rate:       float64(envInt("E2E_RATE", 220)),
+		Aggregates: envInt("E2E_AGGREGATES", 1000),
+		Workers:    16,
+	})}
+	finishSuite(t, s, s.Run(ctx))
+}
+
+// TestFaultSuiteLogMode is the fault suite with the publishers in the log
+// mode (Suite.RunLogMode): publisher and reader SIGKILLs (the standby's
+// takeover timed), the slot dropped mid-run, Postgres restarted, Pub/Sub
+// down under running publishers, the topic deleted, the slot invalidated
+// while the relay is down, and the consumers' poison, on a smaller
+// workload (the emulator's ordered subscriptions leak threads over
+// thousands of keys). `make e2e` runs it after TestFaultSuite.
+//
+// Knobs: E2E_LOG_EVENTS (default 8000), E2E_LOG_RATE (default 160/s),
+// E2E_LOG_AGGREGATES (default 300), and TestFaultSuite's.
+func TestFaultSuiteLogMode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cfg := faultSuiteConfig(t, ctx, "-log", WorkloadConfig{
+		Events:     envInt("E2E_LOG_EVENTS", 8000),
+		Rate:       float64(envInt("E2E_LOG_RATE", 160)),
+		Aggregates: envInt("E2E_LOG_AGGREGATES", 300),
+		Workers:    16,
+	})
+	cfg.Stack.LogMode = true
+	s := &Suite{Cfg: cfg}
+	finishSuite(t, s, s.RunLogMode(ctx))
+}
+
+// faultSuiteConfig builds the binaries (or takes E2E_BIN_DIR's) and
+// returns the suite's configuration: its own Postgres (the suite restarts
+// it), the real emulator when installed, short leases and timeouts.
+func faultSuiteConfig(t *testing.T, ctx context.Context, runSuffix string, work WorkloadConfig) SuiteConfig {
+	t.Helper()
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
-	defer cancel()
-
 	emu, why := EmulatorAvailable(ctx, repo)
 	kind := "the real Pub/Sub emulator"
 	if !emu {
@@ -38,7 +75,7 @@ func TestFaultSuite(t *testing.T) {
 	}
 	t.Logf("fault suite: Pub/Sub is %s", kind)
 
-	runDir := filepath.Join(repo, ".run", "e2e", time.Now().Format("20060102-150405"))
+	runDir := filepath.Join(repo, ".run", "e2e", time.Now().Format("20060102-150405")+runSuffix)
 	binDir := os.Getenv("E2E_BIN_DIR")
 	if binDir == "" {
 		binDir = filepath.Join(runDir, "bin")
@@ -51,8 +88,7 @@ func TestFaultSuite(t *testing.T) {
 		t.Logf("E2E_BIN_DIR: using the binaries in %s as they are", binDir)
 	}
 	t.Logf("logs in %s", runDir)
-
-	s := &Suite{Cfg: SuiteConfig{
+	return SuiteConfig{
 		Stack: StackConfig{
 			Repo: repo, BinDir: binDir, RunDir: runDir,
 			// Its own Postgres: the suite restarts it.
@@ -82,15 +118,15 @@ func TestFaultSuite(t *testing.T) {
 			},
 			Out: os.Stdout,
 		},
-		Workload: WorkloadConfig{
-			Events:     envInt("E2E_EVENTS", 21000),
-			Rate:       float64(envInt("E2E_RATE", 220)),
-			Aggregates: envInt("E2E_AGGREGATES", 1000),
-			Workers:    16,
-		},
-		Out: os.Stdout,
-	}}
-	runErr := s.Run(ctx)
+		Workload: work,
+		Out:      os.Stdout,
+	}
+}
+
+// finishSuite stops the suite and reports its table, failing t on a run
+// error, a failed assertion or a process left running.
+func finishSuite(t *testing.T, s *Suite, runErr error) {
+	t.Helper()
 	failed := runErr != nil || s.Table.Failed() > 0
 	if failed && s.Stack != nil {
 		t.Logf("process logs (tails):\n%s", s.Stack.Sup.TailAll(40))
@@ -102,12 +138,12 @@ func TestFaultSuite(t *testing.T) {
 		t.Errorf("suite could not complete: %v", runErr)
 	}
 	if n := s.Table.Failed(); n > 0 {
-		t.Errorf("%d assertion(s) failed (table above); logs in %s", n, runDir)
+		t.Errorf("%d assertion(s) failed (table above); logs in %s", n, s.Cfg.Stack.RunDir)
 	}
 	if len(alive) > 0 {
 		t.Errorf("processes left running after stop: %v", alive)
 	}
-	t.Logf("fault suite done on %s: %s", kind, map[bool]string{true: "FAILED", false: "passed"}[t.Failed()])
+	t.Logf("fault suite done: %s", map[bool]string{true: "FAILED", false: "passed"}[t.Failed()])
 }
 
 func envInt(k string, def int) int {

@@ -79,6 +79,11 @@ func (p *Postgres) FreshDatabase(ctx context.Context, name string) (string, erro
 	}
 	defer conn.Close(ctx)
 	ident := pgx.Identifier{name}.Sanitize()
+	// A database a replication slot reads cannot be dropped: a log-mode
+	// run's slot outlives its processes.
+	if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active`, name); err != nil {
+		return "", fmt.Errorf("dropping the replication slots of database %s: %w", name, err)
+	}
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
 		return "", fmt.Errorf("dropping database %s: %w", name, err)
 	}

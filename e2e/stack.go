@@ -46,6 +46,11 @@ type StackConfig struct {
 	Publishers int
 	// PublisherEnv and ProjectorEnv are extra environment entries.
 	PublisherEnv, ProjectorEnv []string
+	// LogMode runs the publishers in the log mode (outbox.mode: log,
+	// reading LogSlot): their role gets REPLICATION and the publication
+	// is created by the operator (see grantRoles), and Stats judges
+	// "settled" by the consumers alone, since rows stay pending.
+	LogMode bool
 	// Consumers are the projector's inbox consumers the harness waits for
 	// (default: ConsumerPG and ConsumerES). The fault suite always checks
 	// both, so leaving one out only helps when debugging the harness.
@@ -87,6 +92,10 @@ const (
 	// (configs/projector.yaml).
 	ConsumerPG = "video-projection"
 	ConsumerES = "video-search"
+	// LogSlot and LogPublication are the log mode's replication slot and
+	// publication (StackConfig.LogMode).
+	LogSlot        = "eventrelay_e2e"
+	LogPublication = "eventrelay_e2e"
 )
 
 // Stack is the running system.
@@ -215,6 +224,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.Stats, err = OpenStats(ctx, s.DatabaseURL, cfg.Schema); err != nil {
 		return nil, err
 	}
+	s.Stats.LogMode = cfg.LogMode
 	return s, nil
 }
 
@@ -391,7 +401,7 @@ func (s *Stack) startPublisher(ctx context.Context, i int) error {
 			"OUTBOX_WORKER_ID="+name,
 			"OUTBOX_HTTP_HOST=127.0.0.1",
 			"OUTBOX_HTTP_PORT="+strconv.Itoa(port)),
-			s.Cfg.PublisherEnv...),
+			append(s.modeEnv(), s.Cfg.PublisherEnv...)...),
 		ReadyURL:  base + "/readyz",
 		StopGrace: 40 * time.Second, // outbox.grace_period (20s) plus exit
 	})
@@ -401,6 +411,14 @@ func (s *Stack) startPublisher(ctx context.Context, i int) error {
 	s.Publishers = append(s.Publishers, p)
 	s.Scraper.Add(p, base+"/metrics")
 	return p.WaitReady(ctx, 60*time.Second)
+}
+
+// modeEnv selects the publishers' mode.
+func (s *Stack) modeEnv() []string {
+	if !s.Cfg.LogMode {
+		return []string{"OUTBOX_MODE=poll"}
+	}
+	return []string{"OUTBOX_MODE=log", "OUTBOX_LOG_SLOT=" + LogSlot, "OUTBOX_LOG_PUBLICATION=" + LogPublication}
 }
 
 func (s *Stack) startProjector(ctx context.Context) error {

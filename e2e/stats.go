@@ -17,6 +17,10 @@ import (
 type Stats struct {
 	Pool *pgxpool.Pool
 	q    *e2edb.Queries
+	// LogMode: the publishers read a replication slot and leave every row
+	// pending, so the table does not say what is published; settled then
+	// means every committed event applied by every consumer.
+	LogMode bool
 }
 
 // OpenStats opens a small pool on the run's database.
@@ -113,6 +117,9 @@ func (s *Stats) WaitSettled(ctx context.Context, consumers []string, timeout tim
 			return false, err.Error()
 		}
 		last = snap
+		if s.LogMode {
+			return s.allApplied(ctx, consumers)
+		}
 		done := snap.Outbox.Lag == 0
 		for _, c := range consumers {
 			if snap.Applied[c] < snap.Outbox.Published {
@@ -125,6 +132,36 @@ func (s *Stats) WaitSettled(ctx context.Context, consumers []string, timeout tim
 		return last, fmt.Errorf("not settled: %w", err)
 	}
 	return last, nil
+}
+
+// allApplied reports whether every consumer applied every committed event.
+func (s *Stats) allApplied(ctx context.Context, consumers []string) (bool, string) {
+	unapplied := map[string]int64{}
+	done := true
+	for _, c := range consumers {
+		n, err := s.q.CountUnapplied(ctx, c)
+		if err != nil {
+			return false, err.Error()
+		}
+		unapplied[c] = n
+		done = done && n == 0
+	}
+	return done, fmt.Sprintf("committed events not applied %v", unapplied)
+}
+
+// Outstanding counts the events consumer has not applied that the
+// publishers are done with: published ones in the poll mode; in the log
+// mode, where the table does not say, every committed one (with the
+// publishers running and caught up: the dead letters).
+func (s *Stats) Outstanding(ctx context.Context, consumer string) (int64, error) {
+	if !s.LogMode {
+		return s.PublishedUnapplied(ctx, consumer)
+	}
+	n, err := s.q.CountUnapplied(ctx, consumer)
+	if err != nil {
+		return 0, fmt.Errorf("counting unapplied events of %s: %w", consumer, err)
+	}
+	return n, nil
 }
 
 // PublishedUnapplied counts published events consumer has not applied.

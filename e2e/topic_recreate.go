@@ -77,9 +77,10 @@ func (s *Stack) RecreateTopic(ctx context.Context, chk *OrderChecker, write func
 
 	err = poll(ctx, 250*time.Millisecond, time.Minute, func() (bool, string) {
 		s.Scraper.ScrapeAll(ctx)
-		all := true
+		pubs := s.publishing()
+		all := len(pubs) > 0
 		var state []string
-		for _, p := range s.Publishers {
+		for _, p := range pubs {
 			// Held either way: by the publish that answered topic_not_found,
 			// or, with publish.subscriptions declared, by the check that saw
 			// the topic's subscriptions detached before any publish.
