@@ -47,7 +47,7 @@ type Config struct {
 	// scenario (default 500, 1,000 and 2,000).
 	CostRates []int
 	// CostModes restricts the cost scenario to these modes (off, notify,
-	// poll, coalesced, sql, burst; default all). Targets comparing two
+	// poll, coalesced, sql, log, burst; default all). Targets comparing two
 	// modes need both.
 	CostModes []string
 	// CostCPUs, when set, pins the Postgres server and the rest of the cost

@@ -26,6 +26,7 @@ const costWriterConns = 16
 type costMode struct {
 	name, label string
 	relay       bool          // a publisher daemon runs
+	log         bool          // it runs in the log mode (reads a replication slot; times from Pub/Sub's publish times)
 	sqlRelay    bool          // the publisher's claim and mark statements run alone (sqlRelay)
 	burst       bool          // no relay: a process that only burns CPU in bursts runs next to the writers (CPUBurstEnv)
 	writer      outbox.Config // the writers' wake-up settings
@@ -41,7 +42,9 @@ type costMode struct {
 // once per fetch cooldown); last, the relay's statements alone at the
 // default fetch cooldown, no publisher process and no Pub/Sub (what the
 // relay costs the writers' database itself; the writers do not notify);
-// and no relay but a CPU burner with the publisher's duty cycle (costBurst,
+// then the relay in the log mode (it reads the outbox's inserts from a
+// replication slot: no claim, no mark, no NOTIFY; its slot is created
+// before the step); and no relay but a CPU burner with the publisher's duty cycle (costBurst,
 // at idle priority, touching neither Postgres nor the network): how much of
 // a co-located publisher's figure is the machine's reaction to a
 // neighbour's bursts.
@@ -52,6 +55,7 @@ var costModes = []costMode{
 	{name: "poll", label: "polling", relay: true, env: []string{"OUTBOX_LISTEN=false"}},
 	{name: "coalesced", label: "coalesced (defaults)", relay: true, writer: outbox.Config{Notify: true}},
 	{name: "sql", label: "relay SQL only", sqlRelay: true},
+	{name: "log", label: "log mode", relay: true, log: true},
 	{name: "burst", label: "CPU bursts, no relay", burst: true},
 }
 
@@ -110,7 +114,8 @@ type costResult struct {
 // commit one event per transaction at each offered rate, open loop, with
 // no publisher running, then with a publisher in each costMode. It runs at
 // every round trip of the strict double in front of pstest; the baseline
-// (no Pub/Sub) and the higher rates at the first only.
+// (no Pub/Sub) and the higher rates at the first only, except the log
+// mode's live rate (logLiveRate), run at every round trip.
 func runCost(ctx context.Context, r *Runner) error {
 	pub, why, err := r.bins.path(ctx, "publisher")
 	if err != nil {
@@ -148,17 +153,17 @@ func runCost(ctx context.Context, r *Runner) error {
 		"one publisher (bulk %d) on pstest behind the strict double, which run in a process of their own (relaybench as its Pub/Sub "+
 		"server), not in the writers'. Postgres CPU is the utime+stime of the server's "+
 		"processes from the step's start until every event is published. In mode notify the writers do not set Notify: "+
-		"each transaction runs one statement more, the bench's own pg_notify on the publisher's channel.",
+		"each transaction runs one statement more, the bench's own pg_notify on the publisher's channel. In mode log the publisher "+
+		"reads a replication slot it created before the step and marks nothing: commit->published runs to the message's Pub/Sub "+
+		"publish time, received on a subscription of the bench's.",
 		costWriterConns, r.cfg.LatencyEach, r.cfg.Aggregates, r.cfg.Bulk)
 	for run := 1; run <= r.cfg.Runs; run++ {
 		for i, rtt := range r.cfg.RTTs {
-			rates := r.cfg.CostRates
-			if i > 0 {
-				rates = rates[:1]
-			}
-			for _, rate := range rates {
+			for _, rate := range r.cfg.CostRates {
 				for _, m := range r.cfg.modes() {
-					if i > 0 && !m.relay {
+					// With a round trip: the relay modes at the first rate,
+					// and the log mode at its live target's rate too.
+					if i > 0 && (!m.relay || (rate != r.cfg.CostRates[0] && !(m.log && rate == logLiveRate))) {
 						continue
 					}
 					backend := backendName("pstest", rtt)
@@ -200,6 +205,13 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	var psS *pubsubServer
 	var metricsURL string
 	var before map[string]float64
+	var recv *publishTimes
+	if m.log {
+		if err := r.db.resetLog(ctx); err != nil {
+			return res, err
+		}
+		defer r.db.resetLog(context.WithoutCancel(ctx)) //nolint:errcheck // the next log step resets it again, and fails if it cannot
+	}
 	if m.relay {
 		b, s, err := r.startPubsubServer(ctx, rtt)
 		if err != nil {
@@ -213,13 +225,23 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		if err := b.EnsureTopic(ctx, events.Topic); err != nil {
 			return res, err
 		}
+		if m.log {
+			if recv, err = receivePublishTimes(ctx, b, events.Topic); err != nil {
+				return res, err
+			}
+			defer recv.stop()
+		}
 		port, err := freePort()
 		if err != nil {
 			return res, err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		name := "publisher-cost-" + m.name
-		pubD, err = startDaemon(pubBin, name, r.cfg.RepoDir, r.workDir("logs"), append(r.publisherEnv(b, name, port), m.env...))
+		env := append(r.publisherEnv(b, name, port), m.env...)
+		if m.log {
+			env = append(env, r.db.logEnv()...)
+		}
+		pubD, err = startDaemon(pubBin, name, r.cfg.RepoDir, r.workDir("logs"), env)
 		if err != nil {
 			return res, err
 		}
@@ -229,6 +251,11 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		}
 		if err := waitReady(ctx, pubD, addr); err != nil {
 			return res, err
+		}
+		if m.log {
+			if err := r.db.waitStreamed(ctx, pubD); err != nil {
+				return res, err
+			}
 		}
 		if err := r.cfg.CostCPUs.pinDaemon(pubD.Pid()); err != nil {
 			return res, err
@@ -289,7 +316,12 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	if waitErr != nil {
 		return res, waitErr
 	}
-	if pubD != nil {
+	switch {
+	case recv != nil:
+		if err := recv.wait(ctx, pubD, n-countGivenUp(commits)); err != nil {
+			return res, err
+		}
+	case pubD != nil:
 		if err := r.waitDrained(ctx, []*Daemon{pubD}, n); err != nil {
 			return res, err
 		}
@@ -338,10 +370,27 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		if err := pubD.Stop(30 * time.Second); err != nil {
 			return res, fmt.Errorf("%s: exit: %w (log %s)", pubD.Name, err, pubD.LogPath)
 		}
+		if recv != nil {
+			recv.stop() // before its server
+		}
 		if err := psS.stop(); err != nil {
 			return res, err
 		}
 	default:
+		return res, nil
+	}
+	if recv != nil {
+		at := recv.stop()
+		for _, c := range commits {
+			if c.gaveUp {
+				continue
+			}
+			t, ok := at[c.id]
+			if !ok {
+				return res, fmt.Errorf("event %s was not received after the drain", c.id)
+			}
+			res.published = append(res.published, nonNegative(t.Sub(c.done)))
+		}
 		return res, nil
 	}
 	times, err := r.eventTimes(ctx)

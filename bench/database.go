@@ -60,6 +60,11 @@ func openDB(ctx context.Context, admin, name string) (*DB, error) {
 		}
 	}()
 	ident := pgx.Identifier{name}.Sanitize()
+	// A database a replication slot reads cannot be dropped: the log
+	// mode's slot of a run that died stays.
+	if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active`, name); err != nil {
+		return nil, fmt.Errorf("dropping the replication slots of %s: %w", name, postgres.Classify(err))
+	}
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
 		return nil, fmt.Errorf("dropping %s: %w", name, postgres.Classify(err))
 	}

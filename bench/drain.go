@@ -11,7 +11,8 @@ import (
 )
 
 // runDrain measures the built publisher: Events pending rows, 1 and 2
-// instances, until the outbox is empty, against pstest and the emulator.
+// instances, until the outbox is empty, against pstest and the emulator;
+// and, on pstest, 1 instance in the log mode (drainLogOnce).
 func runDrain(ctx context.Context, r *Runner) error {
 	bin, why, err := r.bins.path(ctx, "publisher")
 	if err != nil {
@@ -32,6 +33,13 @@ func runDrain(ctx context.Context, r *Runner) error {
 				if err := r.drainOnce(ctx, bin, b, n, run); err != nil {
 					closeAll(bs)
 					return fmt.Errorf("%s, %d instance(s): %w", b.Name, n, err)
+				}
+			}
+			// The log mode beside, on pstest: both modes in one run.
+			if b.Server == "pstest" {
+				if err := r.drainLogOnce(ctx, bin, b, run); err != nil {
+					closeAll(bs)
+					return fmt.Errorf("%s, log mode: %w", b.Name, err)
 				}
 			}
 		}
@@ -122,6 +130,9 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 		Name:    fmt.Sprintf("publisher drain of %d rows over %d aggregates, %d instance(s), bulk %d", cfg.Events, cfg.Aggregates, instances, cfg.Bulk),
 		Backend: b.Name, Unit: "events/s", Note: cost.String() + "; " + use.String(), Profile: profile}, ev)
 	cost.record(r, fmt.Sprintf("drain.%s.i%d", b.Name, instances), fmt.Sprintf("publisher drain, %d instance(s)", instances), b.Name)
+	if instances == 1 {
+		r.recordDrainPostgres(fmt.Sprintf("drain.%s.i1", b.Name), "poll mode", b.Name, use, cfg.Events)
+	}
 	r.addRun(Measurement{ID: fmt.Sprintf("drain.%s.i%d.cpu", b.Name, instances), Scenario: "drain",
 		Name:    fmt.Sprintf("publisher drain, %d instance(s): CPU per 1,000 events (every instance, from process start)", instances),
 		Backend: b.Name, Unit: "CPU s / 1k events"}, cost.cpuSeconds/float64(cfg.Events)*1000)

@@ -134,7 +134,8 @@ func targets(r *Report, cfg Config) []Target {
 				Detail: "max over runs of VmHWM", from: m.ID}))
 		}
 	}
-	return append(ts, costTargets(r, cfg)...)
+	ts = append(ts, costTargets(r, cfg)...)
+	return append(ts, modeTargets(r, cfg)...)
 }
 
 // median is the median of the runs of measurement id.

@@ -68,7 +68,7 @@ func run() error {
 	scale := flag.String("scale", "", "pending-row counts of the claim-latency scenario, comma separated (default 10000,100000,1000000)")
 	rates := flag.String("rates", "", "offered loads of the latency scenario, events/s, comma separated (default 200,1000 + the highest sustainable)")
 	costRates := flag.String("cost-rates", "", "offered commit rates of the cost scenario, commits/s, comma separated (default 500,1000,2000; smoke 500)")
-	costModes := flag.String("cost-modes", "", "modes of the cost scenario, comma separated (off,notify,poll,coalesced,sql,burst; default all)")
+	costModes := flag.String("cost-modes", "", "modes of the cost scenario, comma separated (off,notify,poll,coalesced,sql,log,burst; default all)")
 	costCPUs := flag.String("cost-cpus", "", "pin the cost scenario: Postgres on one set of CPUs, the bench on another, its daemons (publisher, burner) on the bench's or a third, e.g. db=0-1,app=2,relay=3 (default no pinning)")
 	latencyEach := flag.Duration("latency-each", 0, "duration of each offered-load step of latency and cost (default 10s; smoke 1s)")
 	only := flag.String("only", "", "run only these scenarios, comma separated (ceilings,drain,replicas,apply,receive,latency,scale,cost,readwait)")
