@@ -155,11 +155,11 @@ bench-smoke: ## The same bench with tiny sizes in seconds (CI: keeps the benchma
 # --- End to end (e2e/: its own module) ---------------------------------------
 # DEMOFLAGS passes options to the demo, e.g. DEMOFLAGS='-rate 500 -duration 1m -aggregates 500'.
 DEMOFLAGS ?=
-E2EFLAGS  ?= -count=1 -timeout 30m -v
+E2EFLAGS  ?= -count=1 -timeout 40m -v
 
 .PHONY: e2e
 # PUBSUB_DOUBLE_RTT=15ms runs it with a 15 ms round trip through the strict double.
-e2e: ## Fault-injection suite: processes + real emulator behind the strict double, >=20k events, kills/restarts/outages, then the hardening cases on their own stack; asserts convergence (~8-12 min)
+e2e: ## Fault-injection suite: processes + real emulator behind the strict double, >=20k events, kills/restarts/outages, the publishers in the log mode (reader killed, slot dropped and invalidated), then the hardening cases, each on its own stack; asserts convergence (~12-18 min)
 	@$(GO) -C e2e test -tags e2e $(E2EFLAGS) -run 'TestFaultSuite|TestHardeningFaults' .
 
 .PHONY: emulator-start emulator-stop
