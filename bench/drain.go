@@ -12,7 +12,8 @@ import (
 
 // runDrain measures the built publisher: Events pending rows, 1 and 2
 // instances, until the outbox is empty, against pstest and the emulator;
-// and, on pstest, 1 instance in the log mode (drainLogOnce).
+// and, on pstest, 1 instance in the log mode (drainLogOnce) and the log
+// reader's takeover after kill -9 (logTakeover).
 func runDrain(ctx context.Context, r *Runner) error {
 	bin, why, err := r.bins.path(ctx, "publisher")
 	if err != nil {
@@ -40,6 +41,12 @@ func runDrain(ctx context.Context, r *Runner) error {
 				if err := r.drainLogOnce(ctx, bin, b, run); err != nil {
 					closeAll(bs)
 					return fmt.Errorf("%s, log mode: %w", b.Name, err)
+				}
+				if b.RTT == 0 {
+					if err := r.logTakeover(ctx, bin, b, run); err != nil {
+						closeAll(bs)
+						return fmt.Errorf("%s, log reader takeover: %w", b.Name, err)
+					}
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -269,4 +270,77 @@ func waitPublished(ctx context.Context, b *Backend, before strict.Stats, d *Daem
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// logTakeover measures the log reader's takeover after kill -9: two
+// log-mode publishers, the first started alone until it streams the slot
+// (the reader), the second its standby; the reader is SIGKILLed and the
+// time until the slot is streamed by another walsender is recorded
+// (takeover.log.kill9). Postgres ends a killed process's sessions at once
+// (its kernel closes the sockets); the standby retries every second.
+func (r *Runner) logTakeover(ctx context.Context, bin string, b *Backend, run int) error {
+	if err := r.db.resetLog(ctx); err != nil {
+		return err
+	}
+	defer r.db.resetLog(context.WithoutCancel(ctx)) //nolint:errcheck // the next log step resets it again, and fails if it cannot
+	var ds []*Daemon
+	defer func() {
+		for _, d := range ds {
+			_ = d.Stop(30 * time.Second)
+		}
+	}()
+	for i := range 2 {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("publisher-%s-log-takeover-%d-r%d", b.Name, i, run)
+		d, err := startDaemon(bin, name, r.cfg.RepoDir, r.workDir("logs"), append(r.publisherEnv(b, name, port), r.db.logEnv()...))
+		if err != nil {
+			return err
+		}
+		ds = append(ds, d)
+		if err := waitReady(ctx, d, "127.0.0.1:"+strconv.Itoa(port)); err != nil {
+			return err
+		}
+		if i == 0 {
+			if err := r.db.waitStreamed(ctx, d); err != nil {
+				return err
+			}
+		}
+	}
+	var walsender int
+	if err := r.db.Pool.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, r.db.logSlot()).Scan(&walsender); err != nil {
+		return fmt.Errorf("reading the slot's walsender: %w", postgres.Classify(err))
+	}
+	if err := ds[0].cmd.Process.Kill(); err != nil {
+		return err
+	}
+	killed := time.Now()
+	for {
+		n, err := r.db.count(ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active AND active_pid <> $2`, r.db.logSlot(), walsender)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			break
+		}
+		if err := ds[1].Exited(); err != nil {
+			return err
+		}
+		if time.Since(killed) > 2*time.Minute {
+			return fmt.Errorf("no standby streamed slot %s 2 minutes after its reader was killed (log %s)", r.db.logSlot(), ds[1].LogPath)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	took := time.Since(killed)
+	r.addRun(Measurement{ID: "takeover.log.kill9", Scenario: "drain",
+		Name:    "log mode: kill -9 of the slot's reader until its standby streams the slot (2 publishers, " + b.Name + ")",
+		Backend: b.Name, Unit: "s"}, took.Seconds())
+	r.logf("  run %d: log reader kill -9 on %s: the standby streamed the slot %s later", run, b.Name, took.Round(time.Millisecond))
+	return nil
 }
