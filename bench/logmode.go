@@ -309,16 +309,24 @@ func (r *Runner) logTakeover(ctx context.Context, bin string, b *Backend, run in
 			}
 		}
 	}
-	var walsender int
-	if err := r.db.Pool.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, r.db.logSlot()).Scan(&walsender); err != nil {
-		return fmt.Errorf("reading the slot's walsender: %w", postgres.Classify(err))
+	// The first holds the reader's lock; its walsender is the slot's
+	// whenever a session runs (between two, the slot is briefly idle).
+	var walsender *int32
+	for walsender == nil {
+		if err := r.db.Pool.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, r.db.logSlot()).Scan(&walsender); err != nil {
+			return fmt.Errorf("reading the slot's walsender: %w", postgres.Classify(err))
+		}
+		if err := ds[0].Exited(); err != nil {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if err := ds[0].cmd.Process.Kill(); err != nil {
 		return err
 	}
 	killed := time.Now()
 	for {
-		n, err := r.db.count(ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active AND active_pid <> $2`, r.db.logSlot(), walsender)
+		n, err := r.db.count(ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active AND active_pid <> $2`, r.db.logSlot(), *walsender)
 		if err != nil {
 			return err
 		}
