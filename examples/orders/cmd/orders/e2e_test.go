@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"io"
 	"maps"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +75,16 @@ func TestOrdersEndToEnd(t *testing.T) {
 		t.Errorf("dead letter %q with reason %q, want the bad body as payload_invalid", dead.Data, dead.Reason)
 	}
 	st := p.WaitStats(t, orderproj.Summaries.Name, "the redelivery absorbed", time.Minute, func(s projector.Stats) bool { return s.Duplicate == 1 })
+	for path, want := range map[string]string{"/readyz": `"ok":true`, "/metrics": "projector_"} { // mounted by embedded
+		resp, err := http.Get(p.Endpoint(t, "http").String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d %.200s, want 200 with %s", path, resp.StatusCode, body, want)
+		}
+	}
 	t.Logf("projection %+v; strict Pub/Sub double: %d requests refused", st, ps.Refused())
 }
