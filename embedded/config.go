@@ -55,7 +55,7 @@ var variables = []struct{ name, doc string }{
 	{"GRPC_ADDR", "gRPC listen address (default %s)"},
 	{"REQUEST_TIMEOUT", "request timeout (default %s)"},
 	{"SHUTDOWN_TIMEOUT", "stop timeout of the app (default: the relay's or projector's drain)"},
-	{"EMBED_RELAY", "run eventrelay's relay in the app (default false)"},
+	{"EMBED_RELAY", "run eventrelay's relay in the app (default %v)"},
 	{"INSTANCE", "producer.instance of the events written (default the host name)"},
 }
 
@@ -77,11 +77,15 @@ func LoadConfig(name string, args []string, getenv func(string) string, usage io
 	fs.SetOutput(usage)
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage: %s\n       %s relayctl <command> [flags]   eventrelay's admin commands (Main; %s relayctl help)\n\n%s takes no flags; it reads the environment:\n", name, name, name, name)
-		defs := map[string]any{"DATABASE_SCHEMA": c.Schema, "HTTP_ADDR": c.HTTPAddr, "GRPC_ADDR": c.GRPCAddr, "REQUEST_TIMEOUT": c.RequestTimeout}
+		defs := map[string]any{"DATABASE_SCHEMA": c.Schema, "HTTP_ADDR": c.HTTPAddr, "GRPC_ADDR": c.GRPCAddr, "REQUEST_TIMEOUT": c.RequestTimeout,
+			"EMBED_RELAY": c.EmbedRelay}
 		for _, v := range variables {
 			doc := v.doc
 			if d, ok := defs[v.name]; ok {
 				doc = fmt.Sprintf(doc, d)
+			}
+			if v.name == "SHUTDOWN_TIMEOUT" && c.ShutdownTimeout > 0 { // the service's own
+				doc = fmt.Sprintf("stop timeout of the app (default %s)", c.ShutdownTimeout)
 			}
 			fmt.Fprintf(usage, "  %-18s %s\n", v.name, doc)
 		}

@@ -48,6 +48,13 @@ func TestLoadConfigHelpAndUnknownFlags(t *testing.T) {
 			t.Errorf("%v: %v, usage %q", args, err, out.String())
 		}
 	}
+	var out strings.Builder // the service's own defaults, not the library's
+	_, err := embedded.LoadConfig("billing", []string{"--help"}, getenv, &out, embedded.Config{EmbedRelay: true, ShutdownTimeout: 70 * time.Second, HTTPAddr: ":8200"})
+	for _, want := range []string{"EMBED_RELAY        run eventrelay's relay in the app (default true)", "(default 1m10s)", "(default :8200)"} {
+		if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), want) {
+			t.Errorf("help of a service with its own defaults: %v, usage %q, want %q", err, out.String(), want)
+		}
+	}
 	for _, args := range [][]string{{"--port=1"}, {"serve"}} {
 		var out strings.Builder
 		if _, err := embedded.LoadConfig("orders", args, getenv, &out, embedded.Config{}); !errors.Is(err, embedded.ErrUsage) || !strings.Contains(out.String(), "Usage: orders") {

@@ -71,6 +71,11 @@ type Options struct {
 	// Servers builds the service's own servers (HTTP, gRPC) from the
 	// engines: its pool, writer, waiter, health and metrics. The app
 	// starts them with the engines (Kratos starts its servers at once).
+	// The health surface (/healthz, /readyz, /metrics: health.Handler of
+	// Engines.Health and Engines.Metrics) is mounted on the first Kratos
+	// HTTP server among them (a path the service routes itself stays
+	// its own); without one, the app serves it on Config.HTTPAddr
+	// (health.NewServer).
 	Servers func(*Engines) ([]transport.Server, error)
 	// Migrations, when set, are applied to Config.Schema by Main before
 	// the app starts (migrations.Up; e.g. migrations.Eventrelay and the
@@ -94,9 +99,8 @@ type Engines struct {
 	Logger *slog.Logger
 	Pool   *pgxpool.Pool
 	Client *pubsub.Client
-	// Health is shared by the engines and the service's servers: mount it
-	// with health.Handler (on the service's HTTP server) or
-	// health.NewServer. Its readiness is the service's: Postgres
+	// Health is shared by the engines and the service's servers, served
+	// with Metrics on the service's HTTP server (Options.Servers). Its readiness is the service's: Postgres
 	// ("postgres") and draining; the engines' checks (Pub/Sub, blocked
 	// topics, stalls) are advisory (health.Health.Advisory): /readyz lists
 	// them under "degraded" without taking the service's API out of
@@ -209,6 +213,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 		}
 		e.Servers = own
 	}
+	e.Servers = mountHealth(e.Servers, c.HTTPAddr, e.Health, e.Metrics)
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = drain // an explicit shorter one stands: the relay warns at Stop
 	}

@@ -105,7 +105,8 @@ func serve(ctx context.Context, o Options) error {
 
 // Relayctl runs one relayctl command (args without "relayctl") with the
 // service's hooks: Admin, an empty Schema being Config.Schema's default
-// (Name), empty Migrations being Migrations and a nil Decoder Codec's. It is
+// (Name), empty Migrations being Migrations, a nil Decoder Codec's and
+// empty Projections those of Projections (names, consumers, tables). It is
 // what `<service> relayctl ...` runs under Main, for tests and for a
 // service with a main of its own.
 func (o Options) Relayctl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -118,6 +119,11 @@ func (o Options) Relayctl(ctx context.Context, args []string, stdout, stderr io.
 	}
 	if h.Decoder == nil && o.Codec != nil {
 		h.Decoder = hook.DecoderFunc(o.Codec.DecodeEnvelope)
+	}
+	if len(h.Projections) == 0 {
+		for _, p := range o.Projections {
+			h.Projections = append(h.Projections, hook.Projection{Name: p.Name, Consumer: or(p.Consumer, p.Name), Tables: p.Tables})
+		}
 	}
 	return relayctl.Main(ctx, args, stdout, stderr, h)
 }

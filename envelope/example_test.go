@@ -59,3 +59,17 @@ func Example() {
 	// n-1 v1: hello
 	// applied <nil>
 }
+
+// A write builds the outbox event of its change from the codec: the event
+// type and the schema version come from the payload's declaration.
+func ExampleCodec_Event() {
+	codec := envelope.Must(envelope.Type[*wrapperspb.StringValue]("notes.note.written", 1, 2))
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ev, err := codec.Event("notes.note", "n-1", 3, wrapperspb.String("hello"), at)
+	fmt.Println(ev.EventType, ev.SchemaVersion, ev.AggregateID, ev.AggregateVersion, ev.OccurredAt.Format(time.RFC3339), err)
+	_, err = codec.Event("notes.note", "n-1", 4, &emptypb.Empty{}, at)
+	fmt.Println(err)
+	// Output:
+	// notes.note.written 2 n-1 3 2026-01-02T03:04:05Z <nil>
+	// envelope: *emptypb.Empty is not a declared event payload
+}

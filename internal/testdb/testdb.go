@@ -59,8 +59,9 @@ func AdminURL(t testing.TB) string {
 			return v
 		}
 	}
-	t.Fatal("relaytest: TEST_DATABASE_URL is not set. These tests need a real Postgres: " +
-		"run `make test` (it starts one), or `eval \"$(scripts/pg.sh start)\"` first.")
+	t.Fatal("relaytest: TEST_DATABASE_URL is not set. These tests need a real Postgres where the user may create databases, e.g. " +
+		"`docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:15` and " +
+		"TEST_DATABASE_URL=postgres://postgres@localhost:5432/postgres?sslmode=disable (in eventrelay's repository: make test, or eval \"$(scripts/pg.sh start)\").")
 	return ""
 }
 

@@ -36,6 +36,20 @@ type Hooks struct {
 	// {migrations.Eventrelay, ordersSet}. Empty: migrations.Eventrelay
 	// alone.
 	Migrations []migrations.Set
+	// Projections serve `relayctl rebuild --projection NAME`: each
+	// projection's name, its inbox consumer and the tables it alone
+	// writes, emptied before its events are replayed. A service on
+	// package embedded gets its Options.Projections here.
+	Projections []Projection
+}
+
+// Projection is one of the service's projections as relayctl sees it.
+type Projection struct {
+	// Name is the projection's name; Consumer its inbox consumer
+	// (default Name).
+	Name, Consumer string
+	// Tables are the read-model tables it alone writes.
+	Tables []string
 }
 
 // Env is what one invocation hands a hook.

@@ -135,7 +135,12 @@ func writeAudit(ctx context.Context, db outboxdb.DBTX, command, by, why string, 
 		Command: command, RequestedBy: by, Reason: why, Details: b,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("writing admin_audit row: %w", postgres.Classify(err))
+		err = postgres.Classify(err)
+		if errclass.Of(err) == errclass.SchemaMissing { // nothing done yet: the schema is not migrated
+			return 0, usageErr("%s: eventrelay's tables are missing in this schema (admin_audit: %v): run `relayctl migrate up` "+
+				"(a service's binary: `<service> relayctl migrate up`) against it first, then %s again", command, err, command)
+		}
+		return 0, fmt.Errorf("writing admin_audit row: %w", err)
 	}
 	return row.ID, nil
 }

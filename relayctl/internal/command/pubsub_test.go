@@ -140,3 +140,17 @@ func TestPubSubEnsureTwice(t *testing.T) {
 		t.Fatalf("bad file: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestPubSubEnsureBeforeMigrate: ensure on a schema without eventrelay's
+// tables says to migrate first (exit 2), instead of a failed audit insert.
+func TestPubSubEnsureBeforeMigrate(t *testing.T) {
+	t.Parallel()
+	ps := gpubsubtest.New(t)
+	db := newDB(t)
+	exec(t, db, "CREATE SCHEMA unmigrated")
+	env := psEnv(ps, map[string]string{"DATABASE_URL": db.URL, "DATABASE_SCHEMA": "unmigrated"})
+	r := relayctl(t, env, "pubsub", "ensure", "-f", pubsubConfig, "--by", "test", "--why", "setup")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "run `relayctl migrate up`") {
+		t.Fatalf("ensure before migrate: exit %d, stderr %q; want %d saying to migrate first", r.code, r.stderr, ExitUsage)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 const rebuildUsage = `
 rebuild (--dry-run | --by WHO --why WHY) [--ids ID,...] [--batch N] [--reindex]
+rebuild --projection NAME [--tables T,...] (--dry-run | --by WHO --why WHY)
 
 Re-emits the full current state of every aggregate of the service's source
 of truth (deleted ones included, as tombstones) through the outbox, so
@@ -36,7 +37,16 @@ admin_audit.
 --reindex additionally rebuilds an external read model (e.g. a search
 index) through the service's Reindexer hook, which says in the plan what it
 will do; run it once the read model it is built from has converged
-(relayctl verify).`
+(relayctl verify).
+
+--projection rebuilds one projection from the outbox: in one transaction
+it empties the projection's tables (declared by the binary, e.g. a
+service's embedded.Options.Projections, or --tables) and deletes its inbox
+rows, then moves every published outbox row back to pending (as replay
+--include-published --all, in outbox_replays): the projection applies them
+again from scratch, other projections absorb them as duplicates. The dry
+run prints the counts; events the outbox has pruned are not replayed
+(rebuild without --projection restates the current state).`
 
 func runRebuild(ctx context.Context, c *cli, args []string) error {
 	rb, rx := c.hooks.Rebuilder, c.hooks.Reindexer
@@ -54,8 +64,16 @@ func runRebuild(ctx context.Context, c *cli, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "count what would be restated; change nothing")
 	reindex := fs.Bool("reindex", false, "also rebuild the external read model through the service's Reindexer hook (the plan says what it does)")
 	restate := fs.Bool("restate", true, "emit restatement events (--restate=false with --reindex: only reindex)")
+	projection := fs.String("projection", "", "rebuild this projection alone: empty its tables and inbox rows, replay the published outbox rows")
+	tables := fs.String("tables", "", "with --projection: its read-model tables (comma-separated), when the binary does not declare them")
 	if err := parse(fs, args, false); err != nil {
 		return err
+	}
+	if *projection != "" {
+		if *ids != "" || *reindex {
+			return usageErr("rebuild --projection replays every published event into one projection: it takes neither --ids nor --reindex")
+		}
+		return rebuildProjection(ctx, c, db, audit, *projection, *tables, *dryRun, *batch)
 	}
 	switch {
 	case *restate && rb == nil:

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"io"
 	"maps"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/eventrelay/eventrelay/wire"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
+	"github.com/eventrelay/eventrelay/examples/orders/internal/admin"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordertest"
 	orderproj "github.com/eventrelay/eventrelay/examples/orders/internal/projection"
@@ -73,5 +76,57 @@ func TestOrdersEndToEnd(t *testing.T) {
 		t.Errorf("dead letter %q with reason %q, want the bad body as payload_invalid", dead.Data, dead.Reason)
 	}
 	st := p.WaitStats(t, orderproj.Summaries.Name, "the redelivery absorbed", time.Minute, func(s projector.Stats) bool { return s.Duplicate == 1 })
+	for path, want := range map[string]string{"/readyz": `"ok":true`, "/metrics": "projector_"} { // mounted by embedded
+		resp, err := http.Get(p.Endpoint(t, "http").String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d %.200s, want 200 with %s", path, resp.StatusCode, body, want)
+		}
+	}
 	t.Logf("projection %+v; strict Pub/Sub double: %d requests refused", st, ps.Refused())
+	rebuildCorrupted(t, db, p, st)
+}
+
+// rebuildCorrupted: a read model corrupted at the right versions (a paid
+// amount changed, as a wrong totals query would) passes a version-only
+// TableVerifier but not the service's totals check;
+// `orders relayctl rebuild --projection order-summaries` restores it.
+func rebuildCorrupted(t *testing.T, db *relaytest.DB, p *relaytest.Pipeline, before projector.Stats) {
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `UPDATE order_summaries SET amount_cents = amount_cents + 1 WHERE status = 'paid'`); err != nil {
+		t.Fatal(err)
+	}
+	run := func(h relayctl.Hooks, args ...string) (int, string) {
+		var out strings.Builder
+		code := relayctl.Main(ctx, append(args, "--schema", ordertest.Schema, "--database-url", db.URL), &out, &out, h)
+		return code, out.String()
+	}
+	versions := admin.Verifier
+	versions.Columns = nil
+	if code, out := run(relayctl.Hooks{Verifier: versions}, "verify"); code != relayctl.ExitOK {
+		t.Fatalf("a version-only TableVerifier: exit %d, want it blind to the corruption\n%s", code, out)
+	}
+	if code, out := run(relayctl.Hooks{Verifier: admin.PaidTotals}, "verify"); code != relayctl.ExitProblem || !strings.Contains(out, "c: source ") {
+		t.Fatalf("the paid totals check: exit %d, want 1 naming the customer's totals\n%s", code, out)
+	}
+	var out strings.Builder
+	if code := orders.Relayctl(ctx, []string{"rebuild", "--projection", orderproj.Summaries.Name, "--dry-run", "--database-url", db.URL}, &out, &out); code != relayctl.ExitOK ||
+		!strings.Contains(out.String(), "order_summaries (6 rows)") || !strings.Contains(out.String(), "replay 11 published") {
+		t.Fatalf("rebuild --projection --dry-run: exit %d, want the counts\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := orders.Relayctl(ctx, []string{"rebuild", "--projection", orderproj.Summaries.Name, "--by", "test", "--why", "corrupted totals", "--database-url", db.URL}, &out, &out); code != relayctl.ExitOK {
+		t.Fatalf("rebuild --projection: exit %d\n%s", code, out.String())
+	}
+	t.Logf("orders relayctl rebuild --projection:\n%s", out.String())
+	p.WaitStats(t, orderproj.Summaries.Name, "the 11 events applied again", time.Minute,
+		func(s projector.Stats) bool { return s.Applied+s.Stale >= before.Applied+before.Stale+11 })
+	out.Reset()
+	if code := orders.Relayctl(ctx, []string{"verify", "--database-url", db.URL}, &out, &out); code != relayctl.ExitOK {
+		t.Fatalf("orders relayctl verify after the rebuild: exit %d\n%s", code, out.String())
+	}
 }

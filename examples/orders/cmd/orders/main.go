@@ -47,7 +47,7 @@ var orders = embedded.Options{
 			return nil, err
 		}
 		svc := service.NewOrderService(uc, e.Waiter, e.Logger)
-		return []transport.Server{server.NewHTTPServer(e.Config.HTTPAddr, e.Config.RequestTimeout, svc, e.Health, e.Metrics),
+		return []transport.Server{server.NewHTTPServer(e.Config.HTTPAddr, e.Config.RequestTimeout, svc),
 			server.NewGRPCServer(e.Config.GRPCAddr, e.Config.RequestTimeout, svc)}, nil
 	},
 }

@@ -9,7 +9,16 @@ import (
 // Hooks are the orders service's relayctl hooks (`orders relayctl`): its
 // rebuild, the search index's reindex, its verify (order_summaries, and
 // the search index given an Elasticsearch URL) and its migration sets.
-var Hooks = hook.Hooks{Rebuilder: Rebuilder{}, Reindexer: Search, Verifier: Search.Verifier(Verifier, "order"), Migrations: migrations.Sets}
+var Hooks = hook.Hooks{Rebuilder: Rebuilder{}, Reindexer: Search, Verifier: Search.Verifier(hook.Verifiers{Verifier, PaidTotals}, "order"), Migrations: migrations.Sets}
+
+// PaidTotals compares each customer's paid total, as GetCustomerSummary
+// sums it from order_summaries, with the orders table's.
+var PaidTotals = hook.QueryCheck{Store: "postgres order_summaries (paid totals per customer)", Query: `
+	SELECT coalesce(o.customer_id, s.customer_id), coalesce(o.paid, 0)::text, coalesce(s.paid, 0)::text
+	FROM (SELECT customer_id, sum(amount_cents) AS paid FROM orders WHERE status = 'paid' GROUP BY 1) o
+	FULL JOIN (SELECT customer_id, sum(amount_cents) AS paid FROM order_summaries WHERE status = 'paid' GROUP BY 1) s
+	USING (customer_id)
+	WHERE o.paid IS DISTINCT FROM s.paid`}
 
 // Verifier compares the orders table with the order_summaries read model.
 var Verifier = hook.TableVerifier{

@@ -9,8 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/eventrelay/eventrelay/outbox"
-
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/events"
@@ -124,22 +122,13 @@ func (r *orderRepo) record(ctx context.Context, tx pgx.Tx, stored ordersdb.Order
 	if err != nil {
 		return nil, err
 	}
-	msg := payload(o)
-	eventType, err := events.Codec.TypeOf(msg)
+	ev, err := events.Codec.Event(events.AggregateType, o.GetId(), stored.Version, payload(o), stored.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
-	written, err := r.data.writer.InsertTx(ctx, tx, outbox.Event{
-		AggregateType:    events.AggregateType,
-		AggregateID:      o.GetId(),
-		AggregateVersion: stored.Version,
-		EventType:        eventType,
-		SchemaVersion:    events.SchemaVersion,
-		Payload:          msg,
-		OccurredAt:       stored.UpdatedAt,
-	})
+	written, err := r.data.writer.InsertTx(ctx, tx, ev)
 	if err != nil {
-		return nil, fmt.Errorf("appending %s: %w", eventType, err)
+		return nil, fmt.Errorf("appending %s: %w", ev.EventType, err)
 	}
 	return &biz.Change{Order: o, EventID: written[0].EventID}, nil
 }

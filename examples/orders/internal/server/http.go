@@ -8,19 +8,14 @@ import (
 	"github.com/go-kratos/kratos/v2/middleware/recovery"
 	"github.com/go-kratos/kratos/v2/middleware/tracing"
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/eventrelay/eventrelay/health"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/service"
 )
 
 // NewHTTPServer serves the JSON routes of orders.v1.OrderService on addr
-// and eventrelay's health surface (/healthz, /readyz, /metrics from
-// metrics) from h: the embedded projector and relay register their loops
-// and checks in h, so the service's probes cover them.
-func NewHTTPServer(addr string, timeout time.Duration, svc *service.OrderService, h *health.Health, metrics prometheus.Gatherer) *khttp.Server {
+// (embedded mounts eventrelay's /healthz, /readyz and /metrics on it).
+func NewHTTPServer(addr string, timeout time.Duration, svc *service.OrderService) *khttp.Server {
 	srv := khttp.NewServer(
 		khttp.Address(addr),
 		khttp.Timeout(timeout),
@@ -34,10 +29,6 @@ func NewHTTPServer(addr string, timeout time.Duration, svc *service.OrderService
 	r.GET("/v1/customers/{customer_id}/summary", route(ordersv1.OrderService_GetCustomerSummary_FullMethodName, bindVars, svc.GetCustomerSummary))
 	r.GET("/v1/customers/{customer_id}/orders", route(ordersv1.OrderService_SearchOrders_FullMethodName, bindQueryAndVars, svc.SearchOrders))
 
-	ops := health.Handler(h, metrics)
-	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
-		srv.Handle(p, ops)
-	}
 	return srv
 }
 

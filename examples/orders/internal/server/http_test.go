@@ -11,23 +11,18 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/health"
-
 	"github.com/eventrelay/eventrelay/examples/orders/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/ordertest"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/server"
 )
 
-// TestHTTPRoutesAndHealth: the JSON routes answer like the gRPC methods
-// (Kratos error bodies with the reason and the field), and eventrelay's
-// health surface is mounted on the same server.
-func TestHTTPRoutesAndHealth(t *testing.T) {
+// TestHTTPRoutes: the JSON routes answer like the gRPC methods (Kratos
+// error bodies with the reason and the field).
+func TestHTTPRoutes(t *testing.T) {
 	t.Parallel()
 	db := ordertest.NewDB(t)
 	svc := ordertest.NewService(t, db.Pool)
-	h := health.NewHealth(time.Second)
-	h.AddCheck("postgres", db.Pool.Ping)
-	srv := server.NewHTTPServer("127.0.0.1:0", 10*time.Second, svc, h, health.NewRegistry())
+	srv := server.NewHTTPServer("127.0.0.1:0", 10*time.Second, svc)
 	u, err := srv.Endpoint()
 	if err != nil {
 		t.Fatal(err)
@@ -72,9 +67,6 @@ func TestHTTPRoutesAndHealth(t *testing.T) {
 		{"POST", "/v1/orders/" + placed.Order.ID + "/pay", `{"payment_ref":"again"}`, 409, biz.ReasonStateConflict},
 		{"GET", "/v1/customers/c-1/summary", "", 200, `"customerId":"c-1"`},
 		{"GET", "/v1/customers/c-1/orders?status=ORDER_STATUS_PAID", "", 503, biz.ReasonSearchDisabled}, // no search read path here
-		{"GET", "/healthz", "", 200, `"ok":true`},
-		{"GET", "/readyz", "", 200, `"ok":true`},
-		{"GET", "/metrics", "", 200, "eventrelay_ready"},
 	} {
 		code, body := call(t, c.method, base+c.path, c.body)
 		if code != c.code || !strings.Contains(body, c.want) {

@@ -73,8 +73,8 @@ func (s *OrderService) GetOrder(ctx context.Context, req *ordersv1.GetOrderReque
 
 // GetCustomerSummary implements ordersv1.OrderServiceServer.
 func (s *OrderService) GetCustomerSummary(ctx context.Context, req *ordersv1.GetCustomerSummaryRequest) (*ordersv1.GetCustomerSummaryResponse, error) {
-	if _, err := s.await(ctx, orderproj.Summaries.Name, "order_summaries", "GetCustomerSummary"); err != nil {
-		return nil, err
+	if _, err := consistency.Await(ctx, s.waiter, orderproj.Summaries.Name); err != nil {
+		return nil, s.apiError(ctx, "GetCustomerSummary", err)
 	}
 	sum, err := s.uc.CustomerSummary(ctx, req)
 	if err != nil {
@@ -89,37 +89,15 @@ func (s *OrderService) SearchOrders(ctx context.Context, req *ordersv1.SearchOrd
 	if !s.uc.Searchable() {
 		return nil, biz.SearchDisabled()
 	}
-	waited, err := s.await(ctx, orderproj.Search.Name, "the search index", "SearchOrders")
+	waited, err := consistency.Await(ctx, s.waiter, orderproj.Search.Name)
 	if err != nil {
-		return nil, err
+		return nil, s.apiError(ctx, "SearchOrders", err)
 	}
 	orders, err := s.uc.Search(ctx, req, waited)
 	if err != nil {
 		return nil, s.apiError(ctx, "SearchOrders", err)
 	}
 	return &ordersv1.SearchOrdersResponse{Orders: orders}, nil
-}
-
-// await waits with the waiter until readModel (a projection's name) holds
-// the request's consistency tokens, and reports whether there were any.
-func (s *OrderService) await(ctx context.Context, readModel, label, method string) (bool, error) {
-	tokens, err := consistency.Requested(ctx)
-	if err != nil {
-		return false, biz.InvalidArgument(consistency.TokenHeader, "%v", err)
-	}
-	if s.waiter == nil || len(tokens) == 0 {
-		return false, nil
-	}
-	err = s.waiter.Wait(ctx, readModel, tokens, 0)
-	switch {
-	case errors.Is(err, consistency.ErrTimeout):
-		return false, biz.ReadModelBehind(label)
-	case errors.Is(err, consistency.ErrMalformed):
-		return false, biz.InvalidArgument(consistency.TokenHeader, "%v", err)
-	case err != nil:
-		return false, s.apiError(ctx, method, err)
-	}
-	return true, nil
 }
 
 // apiError passes API errors (Kratos errors with a reason) through and
