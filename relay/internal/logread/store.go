@@ -26,6 +26,16 @@ type Store struct {
 // NewStore returns a Store on pool for schema.
 func NewStore(pool *pgxpool.Pool, schema string) *Store { return &Store{pool: pool, schema: schema} }
 
+// CheckSchema checks what the log mode needs of the schema and the role:
+// the tables and privileges of postgres.LogPublisherNeeds and the
+// REPLICATION attribute.
+func CheckSchema(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := postgres.CheckSchema(ctx, pool, postgres.LogPublisherNeeds); err != nil {
+		return err
+	}
+	return postgres.CheckReplication(ctx, pool)
+}
+
 // Leader is the session lock that makes one relay the slot's reader.
 type Leader struct{ conn *pgx.Conn }
 
@@ -70,20 +80,30 @@ func lockKey(slot string) int64 {
 	return int64(h.Sum64())
 }
 
-// EnsurePublication creates publication (inserts of schema.outbox_events)
-// when it does not exist.
+// EnsurePublication creates publication (the inserts and updates of
+// schema.outbox_events: an update back to pending is a replay) when it
+// does not exist, and adds updates to one that publishes inserts only.
+// Both need the table's owner: for another role, relayctl grants
+// --publisher-mode log prints the SQL for the owner to run.
 func (s *Store) EnsurePublication(ctx context.Context, publication string) error {
-	var n int
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_publication WHERE pubname = $1`, publication).Scan(&n); err != nil {
+	var updates *bool
+	err := s.pool.QueryRow(ctx, `SELECT pubupdate FROM pg_publication WHERE pubname = $1`, publication).Scan(&updates)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("reading publication %s: %w", publication, postgres.Classify(err))
 	}
-	if n > 0 {
+	name := pgx.Identifier{publication}.Sanitize()
+	var sql string
+	switch {
+	case updates == nil:
+		sql = fmt.Sprintf(`CREATE PUBLICATION %s FOR TABLE %s WITH (publish = 'insert, update')`,
+			name, pgx.Identifier{s.schema, "outbox_events"}.Sanitize())
+	case !*updates:
+		sql = fmt.Sprintf(`ALTER PUBLICATION %s SET (publish = 'insert, update')`, name)
+	default:
 		return nil
 	}
-	sql := fmt.Sprintf(`CREATE PUBLICATION %s FOR TABLE %s WITH (publish = 'insert')`,
-		pgx.Identifier{publication}.Sanitize(), pgx.Identifier{s.schema, "outbox_events"}.Sanitize())
 	if _, err := s.pool.Exec(ctx, sql); err != nil {
-		return fmt.Errorf("creating publication %s: %w", publication, postgres.Classify(err))
+		return fmt.Errorf("%s (as the outbox table's owner: relayctl grants --publisher-mode log): %w", sql, postgres.Classify(err))
 	}
 	return nil
 }
