@@ -284,6 +284,14 @@ func (r *Relay) logRead(ctx context.Context, stream *logread.Stream, pipe *logPi
 			}
 			e := it.Event
 			pipe.submit(r.work, txn, &e)
+		case logread.Update:
+			if txn == nil {
+				return fmt.Errorf("slot %s: an update outside a transaction", stream.Slot)
+			}
+			if err := pipe.changed(r.work, txn, it); err != nil {
+				pipe.end(r.opts.BaseBackoff, err.Error())
+				return err
+			}
 		case logread.Commit:
 			if txn != nil {
 				pipe.wm.Commit(txn, it.LSN)

@@ -273,7 +273,8 @@ var snapshotName = regexp.MustCompile(`^[0-9A-F-]+$`)
 // Unpublished reads, in the snapshot a new slot exported, the rows not
 // known to be published: pending rows inserted at or after the slot's
 // recorded horizon (every pending row when none is recorded: the first
-// start, e.g. after the polling relay), not behind a failed row of their
+// start, e.g. after the polling relay) or behind a row of their key
+// replayed or resolved at or after it (which released them), not behind a failed row of their
 // key, in id order, page by page to each. It returns the horizon of the
 // snapshot: once each's rows are done, every row before the new slot is.
 // The scan reads the whole table (a row's xmin has no index): slot loss
@@ -297,26 +298,21 @@ func (s *Store) Unpublished(ctx context.Context, slot, snapshot string, page int
 		}
 		after := int64(0)
 		for {
-			rows, err := tx.Query(ctx, `SELECT o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
-				       o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text, o.payload,
-				       o.occurred_at, o.created_at, o.attempts
+			rows, err := tx.Query(ctx, `SELECT `+eventColumns+`
 				FROM outbox_events o
 				WHERE o.status = 'pending' AND o.id > $1
-				  AND ($2::bigint IS NULL OR age(o.xmin) <= age($2::bigint::text::xid))
+				  AND ($2::bigint IS NULL OR age(o.xmin) <= age($2::bigint::text::xid)
+				       OR EXISTS (SELECT 1 FROM outbox_events b
+				                  WHERE b.topic = o.topic AND b.ordering_key = o.ordering_key AND b.id < o.id
+				                    AND (b.status = 'resolved' OR b.replay_count > 0)
+				                    AND age(b.xmin) <= age($2::bigint::text::xid)))
 				  AND NOT EXISTS (SELECT 1 FROM outbox_events f
 				                  WHERE f.status = 'failed' AND f.topic = o.topic AND f.ordering_key = o.ordering_key AND f.id < o.id)
 				ORDER BY o.id LIMIT $3`, after, since, page)
 			if err != nil {
 				return err
 			}
-			events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claim.Event, error) {
-				var e claim.Event
-				var headers string
-				err := r.Scan(&e.ID, &e.EventID, &e.AggregateType, &e.AggregateID, &e.AggregateVersion, &e.EventType,
-					&e.SchemaVersion, &e.OrderingKey, &e.Topic, &headers, &e.Payload, &e.OccurredAt, &e.CreatedAt, &e.Attempts)
-				e.Headers = claim.DecodeHeaders(headers)
-				return e, err
-			})
+			events, err := pgx.CollectRows(rows, scanEvent)
 			if err != nil || len(events) == 0 {
 				return err
 			}
@@ -330,4 +326,61 @@ func (s *Store) Unpublished(ctx context.Context, slot, snapshot string, page int
 		return 0, fmt.Errorf("reading the rows not known to be published: %w", postgres.Classify(err))
 	}
 	return xmin, nil
+}
+
+// eventColumns are the columns of an outbox row o that scanEvent reads.
+const eventColumns = `o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
+	o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text, o.payload,
+	o.occurred_at, o.created_at, o.attempts`
+
+func scanEvent(r pgx.CollectableRow) (claim.Event, error) {
+	var e claim.Event
+	var headers string
+	err := r.Scan(&e.ID, &e.EventID, &e.AggregateType, &e.AggregateID, &e.AggregateVersion, &e.EventType,
+		&e.SchemaVersion, &e.OrderingKey, &e.Topic, &headers, &e.Payload, &e.OccurredAt, &e.CreatedAt, &e.Attempts)
+	e.Headers = claim.DecodeHeaders(headers)
+	return e, err
+}
+
+// Pending reads row id if it is pending (ok false otherwise): a replayed
+// row whose update the stream carried without all its columns.
+func (s *Store) Pending(ctx context.Context, id int64) (e claim.Event, ok bool, err error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM outbox_events o WHERE o.id = $1 AND o.status = 'pending'`, id)
+	if err == nil {
+		e, err = pgx.CollectExactlyOneRow(rows, scanEvent)
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return e, false, nil
+	case err != nil:
+		return e, false, fmt.Errorf("reading replayed row %d: %w", id, postgres.Classify(err))
+	}
+	return e, true, nil
+}
+
+// Released reads what a replay or resolution of key's row from released:
+// the pending rows of key from that id on that no failed row of the key
+// precedes, in id order (at most limit), and whether a failed row of the
+// key remains (the key stays held).
+func (s *Store) Released(ctx context.Context, key Key, from int64, limit int) (events []claim.Event, held bool, err error) {
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT `+eventColumns+`
+			FROM outbox_events o
+			WHERE o.topic = $1 AND o.ordering_key = $2 AND o.status = 'pending' AND o.id >= $3
+			  AND NOT EXISTS (SELECT 1 FROM outbox_events f
+			                  WHERE f.status = 'failed' AND f.topic = o.topic AND f.ordering_key = o.ordering_key AND f.id < o.id)
+			ORDER BY o.id LIMIT $4`, key.Topic, key.OrderingKey, from, limit)
+		if err != nil {
+			return err
+		}
+		if events, err = pgx.CollectRows(rows, scanEvent); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outbox_events WHERE status = 'failed' AND topic = $1 AND ordering_key = $2)`,
+			key.Topic, key.OrderingKey).Scan(&held)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the rows a replay released: %w", postgres.Classify(err))
+	}
+	return events, held, nil
 }
