@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
@@ -21,19 +22,30 @@ var errRecoveryCut = errors.New("the session ended during the slot's recovery")
 // recoveryPage is how many rows a slot's recovery reads at a time.
 const recoveryPage = 1000
 
-// runLog is run in ModeLog: the slot's reader and the subscription
-// watch; no claim, lease, partition, reclaim, gauge of pending rows or
-// retention (rows are never marked published in this mode).
+// runLog is run in ModeLog: the slot's reader, the subscription watch
+// and retention (of the rows below every slot's published horizon, and
+// of rows the polling relay marked published); no claim, lease,
+// partition, reclaim or gauge of pending rows.
 func (r *Relay) runLog(ctx context.Context) {
 	bg, stopBG := context.WithCancel(ctx)
-	subsDone := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(subsDone)
+		defer wg.Done()
 		r.subs.run(bg)
+	}()
+	go func() {
+		defer wg.Done()
+		every(bg, r.opts.RetentionInterval, func(ctx context.Context) {
+			if !r.opts.RetentionOff {
+				r.deletePublished(ctx)
+				r.deleteRounds(ctx, r.logStore.DeletePublished)
+			}
+		})
 	}()
 	r.logLoop(ctx)
 	stopBG()
-	<-subsDone
+	wg.Wait()
 	r.log.Info("outbox relay stopped")
 }
 

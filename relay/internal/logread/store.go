@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -383,4 +384,36 @@ func (s *Store) Released(ctx context.Context, key Key, from int64, limit int) (e
 		return nil, false, fmt.Errorf("reading the rows a replay released: %w", postgres.Classify(err))
 	}
 	return events, held, nil
+}
+
+// DeletePublished deletes up to limit rows the log mode published more
+// than age ago: pending rows (the log mode never marks a row) inserted by
+// a transaction older than the published horizon of every slot in
+// outbox_log_slots (none recovering, at least one recorded), with no
+// earlier row of their key failed, or replayed or resolved at or after a
+// horizon (the rows such a row holds or released may not be published
+// yet). A slot with no horizon yet, or abandoned, stops it: rows are kept
+// rather than guessed published.
+func (s *Store) DeletePublished(ctx context.Context, age time.Duration, limit int) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM outbox_events WHERE id IN (
+		SELECT o.id FROM outbox_events o
+		WHERE o.status = 'pending'
+		  AND o.created_at < now() - make_interval(secs => $1::float8)
+		  AND EXISTS (SELECT 1 FROM outbox_log_slots)
+		  AND NOT EXISTS (SELECT 1 FROM outbox_log_slots l
+		                  WHERE l.published_xmin IS NULL OR l.recovering
+		                     OR age(o.xmin) <= age(l.published_xmin::text::xid))
+		  AND NOT EXISTS (SELECT 1 FROM outbox_events b
+		                  WHERE b.topic = o.topic AND b.ordering_key = o.ordering_key AND b.id < o.id
+		                    AND (b.status = 'failed'
+		                         OR ((b.status = 'resolved' OR b.replay_count > 0)
+		                             AND EXISTS (SELECT 1 FROM outbox_log_slots l
+		                                         WHERE age(b.xmin) <= age(l.published_xmin::text::xid)))))
+		ORDER BY o.id
+		LIMIT $2
+		FOR UPDATE OF o SKIP LOCKED)`, age.Seconds(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("deleting the rows the log mode published: %w", postgres.Classify(err))
+	}
+	return tag.RowsAffected(), nil
 }
