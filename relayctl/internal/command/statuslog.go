@@ -73,26 +73,39 @@ func printLogSlots(w io.Writer, slots []logSlot) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  SLOT\tSTATE\tWAL RETAINED\tHORIZON AGE\tREADER")
 	for _, s := range slots {
-		state := "inactive"
-		switch {
-		case !s.Exists:
-			state = "missing"
-		case s.WALStatus == "lost":
-			state = "lost"
-		case s.Recovering:
-			state = "recovering"
-		case s.Active:
-			state = "active"
-		}
-		reader := "none"
-		if s.Active {
-			reader = s.Reader
-			if s.ReaderSince != nil {
-				reader += " since " + s.ReaderSince.UTC().Format(time.RFC3339)
-			}
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d bytes\t%s\t%s\n", s.Slot, state, s.LagBytes,
-			(time.Duration(s.HorizonAgeSeconds * float64(time.Second))).Round(time.Second), reader)
+		fmt.Fprintf(tw, "  %s\t%s\t%d bytes\t%s\t%s\n", s.Slot, s.State(), s.LagBytes, s.HorizonAge(), s.ReaderText())
 	}
 	tw.Flush()
+}
+
+// State is the slot's state: missing, lost, recovering, active or
+// inactive (no reader).
+func (s logSlot) State() string {
+	switch {
+	case !s.Exists:
+		return "missing"
+	case s.WALStatus == "lost":
+		return "lost"
+	case s.Recovering:
+		return "recovering"
+	case s.Active:
+		return "active"
+	}
+	return "inactive"
+}
+
+// HorizonAge is how long ago the published horizon moved.
+func (s logSlot) HorizonAge() time.Duration {
+	return (time.Duration(s.HorizonAgeSeconds * float64(time.Second))).Round(time.Second)
+}
+
+// ReaderText is the reader's walsender and since when ("none").
+func (s logSlot) ReaderText() string {
+	if !s.Active {
+		return "none"
+	}
+	if s.ReaderSince == nil {
+		return s.Reader
+	}
+	return s.Reader + " since " + s.ReaderSince.UTC().Format(time.RFC3339)
 }

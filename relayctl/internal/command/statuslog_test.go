@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,11 @@ func TestStatusLogSlots(t *testing.T) {
 	r = relayctl(t, env, "status")
 	if !strings.Contains(r.stdout, slot+"  active") || !strings.Contains(r.stdout, "eventrelay-log-"+slot+" since ") {
 		t.Fatalf("status lacks the active slot and its reader:\n%s", r.stdout)
+	}
+	ui := newConsole(t, env, false, "")
+	if code, body := ui.do(http.MethodGet, "/", nil); code != http.StatusOK || !strings.Contains(body, "<td>"+slot+`</td><td class="slot-state">active</td>`) ||
+		!strings.Contains(body, "eventrelay-log-"+slot+" since ") {
+		t.Fatalf("the console's overview (%d) lacks the active slot and its reader:\n%s", code, body)
 	}
 	conn.Close(ctx)
 
