@@ -98,6 +98,7 @@ func (r *Relay) logLoop(ctx context.Context) {
 			r.logFault.Store(&msg)
 			r.log.Error("log relay: session ended", "slot", r.opts.Log.Slot, "error", err, "error_reason", errclass.Of(err),
 				"failures", failures, "retry_in_ms", wait.Milliseconds())
+			r.logLag(ctx) // the slot retains more while sessions fail
 		}
 		if r.stopping() {
 			return
@@ -277,9 +278,7 @@ func (r *Relay) logRead(ctx context.Context, stream *logread.Stream, pipe *logPi
 			}
 			if time.Since(lastLag) >= r.opts.StatsInterval {
 				lastLag = time.Now()
-				if n, err := r.logStore.Lag(ctx, r.opts.Log.Slot); err == nil {
-					r.logm.LagBytes.Set(float64(n))
-				}
+				r.logLag(ctx)
 			}
 		}
 		it, err := stream.Next(ctx, logReadWait)
@@ -349,4 +348,12 @@ func (r *Relay) logConfirm(ctx context.Context, stream *logread.Stream, wm *logr
 		*pending = &p
 	}
 	return nil
+}
+
+// logLag reads the slot's lag and the WAL cap into the gauges.
+func (r *Relay) logLag(ctx context.Context) {
+	if lag, keep, err := r.logStore.Lag(ctx, r.opts.Log.Slot); err == nil {
+		r.logm.LagBytes.Set(float64(lag))
+		r.logm.KeepBytes.Set(float64(keep))
+	}
 }

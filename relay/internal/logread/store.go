@@ -166,18 +166,17 @@ func deref(s *string) string {
 }
 
 // Lag is how far the slot's confirmed position is behind the WAL, in
-// bytes (0 when the slot does not exist).
-func (s *Store) Lag(ctx context.Context, slot string) (int64, error) {
-	var n *int64
-	err := s.pool.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint
-		FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && n == nil) {
-		return 0, nil
-	}
+// bytes (0 when the slot does not exist), and max_slot_wal_keep_size in
+// bytes (-1: unlimited).
+func (s *Store) Lag(ctx context.Context, slot string) (lag, keep int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint
+		FROM pg_replication_slots WHERE slot_name = $1), 0),
+		(SELECT CASE WHEN setting::bigint < 0 THEN -1 ELSE setting::bigint * 1024 * 1024 END
+		 FROM pg_settings WHERE name = 'max_slot_wal_keep_size')`, slot).Scan(&lag, &keep)
 	if err != nil {
-		return 0, fmt.Errorf("reading slot %s's lag: %w", slot, postgres.Classify(err))
+		return 0, 0, fmt.Errorf("reading slot %s's lag: %w", slot, postgres.Classify(err))
 	}
-	return *n, nil
+	return lag, keep, nil
 }
 
 // Probe is a transaction horizon and a WAL position read together: every
