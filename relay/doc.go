@@ -66,8 +66,11 @@
 // holds the whole stream rather than one topic, one replica reads the slot
 // while the others wait as standbys, and a lost slot is replaced after
 // the rows not known to be published are republished (duplicates, never a
-// loss). Claims, leases, partitions, the gauges of pending rows, the stall
-// check and retention do not run in this mode.
+// loss). A replayed row is published again and a retried or resolved
+// failed row releases the rows of its key (the publication carries the
+// outbox's updates); retention deletes the rows below every slot's
+// published horizon. Claims, leases, partitions, the gauges of pending
+// rows and the stall check do not run in this mode.
 //
 // # Schema
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/eventrelay/eventrelay/internal/errclass"
@@ -21,19 +22,30 @@ var errRecoveryCut = errors.New("the session ended during the slot's recovery")
 // recoveryPage is how many rows a slot's recovery reads at a time.
 const recoveryPage = 1000
 
-// runLog is run in ModeLog: the slot's reader and the subscription
-// watch; no claim, lease, partition, reclaim, gauge of pending rows or
-// retention (rows are never marked published in this mode).
+// runLog is run in ModeLog: the slot's reader, the subscription watch
+// and retention (of the rows below every slot's published horizon, and
+// of rows the polling relay marked published); no claim, lease,
+// partition, reclaim or gauge of pending rows.
 func (r *Relay) runLog(ctx context.Context) {
 	bg, stopBG := context.WithCancel(ctx)
-	subsDone := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(subsDone)
+		defer wg.Done()
 		r.subs.run(bg)
+	}()
+	go func() {
+		defer wg.Done()
+		every(bg, r.opts.RetentionInterval, func(ctx context.Context) {
+			if !r.opts.RetentionOff {
+				r.deletePublished(ctx)
+				r.deleteRounds(ctx, r.logStore.DeletePublished)
+			}
+		})
 	}()
 	r.logLoop(ctx)
 	stopBG()
-	<-subsDone
+	wg.Wait()
 	r.log.Info("outbox relay stopped")
 }
 
@@ -86,6 +98,7 @@ func (r *Relay) logLoop(ctx context.Context) {
 			r.logFault.Store(&msg)
 			r.log.Error("log relay: session ended", "slot", r.opts.Log.Slot, "error", err, "error_reason", errclass.Of(err),
 				"failures", failures, "retry_in_ms", wait.Milliseconds())
+			r.logLag(ctx) // the slot retains more while sessions fail
 		}
 		if r.stopping() {
 			return
@@ -265,9 +278,7 @@ func (r *Relay) logRead(ctx context.Context, stream *logread.Stream, pipe *logPi
 			}
 			if time.Since(lastLag) >= r.opts.StatsInterval {
 				lastLag = time.Now()
-				if n, err := r.logStore.Lag(ctx, r.opts.Log.Slot); err == nil {
-					r.logm.LagBytes.Set(float64(n))
-				}
+				r.logLag(ctx)
 			}
 		}
 		it, err := stream.Next(ctx, logReadWait)
@@ -284,6 +295,14 @@ func (r *Relay) logRead(ctx context.Context, stream *logread.Stream, pipe *logPi
 			}
 			e := it.Event
 			pipe.submit(r.work, txn, &e)
+		case logread.Update:
+			if txn == nil {
+				return fmt.Errorf("slot %s: an update outside a transaction", stream.Slot)
+			}
+			if err := pipe.changed(r.work, txn, it); err != nil {
+				pipe.end(r.opts.BaseBackoff, err.Error())
+				return err
+			}
 		case logread.Commit:
 			if txn != nil {
 				pipe.wm.Commit(txn, it.LSN)
@@ -329,4 +348,12 @@ func (r *Relay) logConfirm(ctx context.Context, stream *logread.Stream, wm *logr
 		*pending = &p
 	}
 	return nil
+}
+
+// logLag reads the slot's lag and the WAL cap into the gauges.
+func (r *Relay) logLag(ctx context.Context) {
+	if lag, keep, err := r.logStore.Lag(ctx, r.opts.Log.Slot); err == nil {
+		r.logm.LagBytes.Set(float64(lag))
+		r.logm.KeepBytes.Set(float64(keep))
+	}
 }

@@ -393,7 +393,10 @@ func TestLogModeLostSlotLosesNothing(t *testing.T) {
 	total := count(t, db, `SELECT count(*) FROM outbox_events`)
 	b := fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
 	insertVersions(t, db, w, 8, 7, 7, 8) // after the new slot, or recovered
-	fx.WaitFor(t, 60*time.Second, "every event", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 56 })
+	// The counter follows the recovery's last page, after its publishes.
+	fx.WaitFor(t, 60*time.Second, "every event and the recovery counted", func() bool {
+		return len(fx.Collect(t, ps.Messages()).Copies) == 56 && opstest.Metric(t, b.Registry, "outbox_log_recovered_rows_total", nil) > 0
+	})
 	dups := fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 8, 7)
 	if n := opstest.Metric(t, b.Registry, "outbox_log_slots_created_total", nil); n != 1 {
 		t.Fatalf("outbox_log_slots_created_total = %v, want 1", n)

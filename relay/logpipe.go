@@ -142,6 +142,47 @@ func (p *logPipe) submit(ctx context.Context, txn *logread.Txn, e *claim.Event) 
 	p.items <- logItem{e: e, txn: txn, res: res}
 }
 
+// changed acts on an update of an outbox row the stream read, in txn: a
+// replayed row is published again; a failed row retried or resolved
+// releases the rows of its key from it on (read from the table in id
+// order: the stream passed them while the key was held, and the table
+// says whether it was, also for a session that started after the
+// update); the key stays held while a failed row of it remains.
+func (p *logPipe) changed(ctx context.Context, txn *logread.Txn, it logread.Item) error {
+	e := it.Event
+	if it.Change == logread.Replayed {
+		if it.Stale {
+			var ok bool
+			var err error
+			if e, ok, err = p.store.Pending(ctx, e.ID); err != nil || !ok {
+				return err
+			}
+		}
+		p.submit(ctx, txn, &e)
+		return nil
+	}
+	key := logread.Key{Topic: e.Topic, OrderingKey: e.OrderingKey}
+	for from := e.ID; ; {
+		events, still, err := p.store.Released(ctx, key, from, recoveryPage)
+		if err != nil {
+			return err
+		}
+		p.mu.Lock()
+		p.held[key] = false
+		p.mu.Unlock()
+		for i := range events {
+			p.submit(ctx, txn, &events[i])
+		}
+		p.mu.Lock()
+		p.held[key] = still
+		p.mu.Unlock()
+		if len(events) < recoveryPage {
+			return nil
+		}
+		from = events[len(events)-1].ID + 1
+	}
+}
+
 // close ends the input and waits for the collector.
 func (p *logPipe) close() {
 	close(p.items)

@@ -183,9 +183,15 @@ func (r *Relay) retentionLoop(ctx context.Context) {
 
 // deletePublished is one retention round.
 func (r *Relay) deletePublished(ctx context.Context) {
+	r.deleteRounds(ctx, r.upkeep.DeletePublished)
+}
+
+// deleteRounds runs delete (one bounded batch of rows older than the
+// retention) until a batch comes back short.
+func (r *Relay) deleteRounds(ctx context.Context, delete func(context.Context, time.Duration, int) (int64, error)) {
 	for ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, time.Minute)
-		n, err := r.upkeep.DeletePublished(cctx, r.opts.Retention, r.opts.RetentionBatchSize)
+		n, err := delete(cctx, r.opts.Retention, r.opts.RetentionBatchSize)
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {

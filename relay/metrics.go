@@ -59,7 +59,7 @@ const globalGauge = "Global: every replica reports the same value; aggregate wit
 // reports alike ends with "aggregate with max(), never sum()".
 func DescribeMetrics(ch chan<- *prometheus.Desc) {
 	m := newCollectors()
-	for _, c := range m.collectors() {
+	for _, c := range append(m.collectors(), newLogCollectors().collectors()...) {
 		c.Describe(ch)
 	}
 }

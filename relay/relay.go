@@ -136,7 +136,11 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	cs := claim.NewStore(pool)
 	pub, stopPublisher := publish.New(client, o.Publish.publishSettings(), o.TracerProvider)
 	h.AddCheck("postgres", cs.Ping)
-	h.AddCheck("schema", cs.CheckSchema)
+	if o.Mode == ModeLog {
+		h.AddCheck("schema", func(ctx context.Context) error { return logread.CheckSchema(ctx, pool) })
+	} else {
+		h.AddCheck("schema", cs.CheckSchema)
+	}
 	h.AddCheck("pubsub", pub.Ping)
 	bo := backoff.Policy{Base: o.BaseBackoff, Max: o.MaxBackoff, Full: o.Jitter == "full"}
 	blocks := newHolds("topic", holdPolicy(bo), m.PublishBlocked)

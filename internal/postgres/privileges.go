@@ -47,6 +47,15 @@ var (
 		{Table: "outbox_publishers", Privileges: readWrite},
 		{Table: "outbox_wakeups", Privileges: readWrite},
 	}
+	// LogPublisherNeeds: the publisher in the log mode (outbox.mode: log):
+	// the polling publisher's tables (a service switches between modes;
+	// the log mode fails rows, re-drives keys and runs retention on
+	// outbox_events) and each slot's published horizon. The role also
+	// needs the REPLICATION attribute (ReplicationSQL), which readiness
+	// checks (CheckReplication).
+	LogPublisherNeeds = Merge(PublisherNeeds, []Need{
+		{Table: "outbox_log_slots", Privileges: []string{"SELECT", "INSERT", "UPDATE"}},
+	})
 	// ProjectorNeeds: the inbox (dedup; retention's DELETE picks its rows
 	// FOR UPDATE SKIP LOCKED, which needs UPDATE); a projection adds its
 	// read-model tables.
@@ -115,3 +124,20 @@ func GrantSQL(schema, role string, needs []Need) string {
 	}
 	return b.String()
 }
+
+// ReplicationSQL is the SQL, beside GrantSQL's, that lets role read the
+// outbox from a logical replication slot: the REPLICATION attribute (on
+// Cloud SQL, run by a cloudsqlsuperuser) and publication, the inserts and
+// updates of schema.outbox_events, created when missing (only the table's
+// owner can create it; the relay creates it itself when it runs as the
+// owner).
+func ReplicationSQL(schema, role, publication string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ALTER ROLE %s WITH REPLICATION;\n", pgx.Identifier{role}.Sanitize())
+	fmt.Fprintf(&b, "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_publication WHERE pubname = %s) THEN CREATE PUBLICATION %s FOR TABLE %s WITH (publish = 'insert, update'); END IF; END $$;\n",
+		quoteLiteral(publication), pgx.Identifier{publication}.Sanitize(), pgx.Identifier{schema, "outbox_events"}.Sanitize())
+	return b.String()
+}
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

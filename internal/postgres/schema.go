@@ -71,6 +71,23 @@ func CheckSchema(ctx context.Context, pool *pgxpool.Pool, needs []Need) error {
 	return nil
 }
 
+// CheckReplication reports whether the pool's role may read a logical
+// replication slot: the REPLICATION attribute (or superuser). A role
+// without it is permission_denied naming the attribute and the grant.
+func CheckReplication(ctx context.Context, pool *pgxpool.Pool) error {
+	var role string
+	var ok bool
+	if err := pool.QueryRow(ctx, `SELECT current_user::text, rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&role, &ok); err != nil {
+		return fmt.Errorf("reading the role's REPLICATION attribute: %w", Classify(err))
+	}
+	if !ok {
+		return errclass.Newf(errclass.PermissionDenied,
+			"role %q lacks the REPLICATION attribute the log mode reads its slot with: ALTER ROLE %s WITH REPLICATION (relayctl grants --publisher-mode log; on Cloud SQL run it as a cloudsqlsuperuser, with the flag cloudsql.logical_decoding=on; docs/deploy-gke.md)",
+			role, pgx.Identifier{role}.Sanitize())
+	}
+	return nil
+}
+
 // checkVersion compares the newest eventrelay migration applied to schema
 // with the newest this binary embeds.
 func checkVersion(ctx context.Context, pool *pgxpool.Pool, schema string) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -25,6 +26,16 @@ type Store struct {
 
 // NewStore returns a Store on pool for schema.
 func NewStore(pool *pgxpool.Pool, schema string) *Store { return &Store{pool: pool, schema: schema} }
+
+// CheckSchema checks what the log mode needs of the schema and the role:
+// the tables and privileges of postgres.LogPublisherNeeds and the
+// REPLICATION attribute.
+func CheckSchema(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := postgres.CheckSchema(ctx, pool, postgres.LogPublisherNeeds); err != nil {
+		return err
+	}
+	return postgres.CheckReplication(ctx, pool)
+}
 
 // Leader is the session lock that makes one relay the slot's reader.
 type Leader struct{ conn *pgx.Conn }
@@ -70,20 +81,30 @@ func lockKey(slot string) int64 {
 	return int64(h.Sum64())
 }
 
-// EnsurePublication creates publication (inserts of schema.outbox_events)
-// when it does not exist.
+// EnsurePublication creates publication (the inserts and updates of
+// schema.outbox_events: an update back to pending is a replay) when it
+// does not exist, and adds updates to one that publishes inserts only.
+// Both need the table's owner: for another role, relayctl grants
+// --publisher-mode log prints the SQL for the owner to run.
 func (s *Store) EnsurePublication(ctx context.Context, publication string) error {
-	var n int
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_publication WHERE pubname = $1`, publication).Scan(&n); err != nil {
+	var updates *bool
+	err := s.pool.QueryRow(ctx, `SELECT pubupdate FROM pg_publication WHERE pubname = $1`, publication).Scan(&updates)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("reading publication %s: %w", publication, postgres.Classify(err))
 	}
-	if n > 0 {
+	name := pgx.Identifier{publication}.Sanitize()
+	var sql string
+	switch {
+	case updates == nil:
+		sql = fmt.Sprintf(`CREATE PUBLICATION %s FOR TABLE %s WITH (publish = 'insert, update')`,
+			name, pgx.Identifier{s.schema, "outbox_events"}.Sanitize())
+	case !*updates:
+		sql = fmt.Sprintf(`ALTER PUBLICATION %s SET (publish = 'insert, update')`, name)
+	default:
 		return nil
 	}
-	sql := fmt.Sprintf(`CREATE PUBLICATION %s FOR TABLE %s WITH (publish = 'insert')`,
-		pgx.Identifier{publication}.Sanitize(), pgx.Identifier{s.schema, "outbox_events"}.Sanitize())
 	if _, err := s.pool.Exec(ctx, sql); err != nil {
-		return fmt.Errorf("creating publication %s: %w", publication, postgres.Classify(err))
+		return fmt.Errorf("%s (as the outbox table's owner: relayctl grants --publisher-mode log): %w", sql, postgres.Classify(err))
 	}
 	return nil
 }
@@ -145,18 +166,17 @@ func deref(s *string) string {
 }
 
 // Lag is how far the slot's confirmed position is behind the WAL, in
-// bytes (0 when the slot does not exist).
-func (s *Store) Lag(ctx context.Context, slot string) (int64, error) {
-	var n *int64
-	err := s.pool.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint
-		FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && n == nil) {
-		return 0, nil
-	}
+// bytes (0 when the slot does not exist), and max_slot_wal_keep_size in
+// bytes (-1: unlimited).
+func (s *Store) Lag(ctx context.Context, slot string) (lag, keep int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint
+		FROM pg_replication_slots WHERE slot_name = $1), 0),
+		(SELECT CASE WHEN setting::bigint < 0 THEN -1 ELSE setting::bigint * 1024 * 1024 END
+		 FROM pg_settings WHERE name = 'max_slot_wal_keep_size')`, slot).Scan(&lag, &keep)
 	if err != nil {
-		return 0, fmt.Errorf("reading slot %s's lag: %w", slot, postgres.Classify(err))
+		return 0, 0, fmt.Errorf("reading slot %s's lag: %w", slot, postgres.Classify(err))
 	}
-	return *n, nil
+	return lag, keep, nil
 }
 
 // Probe is a transaction horizon and a WAL position read together: every
@@ -253,7 +273,8 @@ var snapshotName = regexp.MustCompile(`^[0-9A-F-]+$`)
 // Unpublished reads, in the snapshot a new slot exported, the rows not
 // known to be published: pending rows inserted at or after the slot's
 // recorded horizon (every pending row when none is recorded: the first
-// start, e.g. after the polling relay), not behind a failed row of their
+// start, e.g. after the polling relay) or behind a row of their key
+// replayed or resolved at or after it (which released them), not behind a failed row of their
 // key, in id order, page by page to each. It returns the horizon of the
 // snapshot: once each's rows are done, every row before the new slot is.
 // The scan reads the whole table (a row's xmin has no index): slot loss
@@ -277,26 +298,21 @@ func (s *Store) Unpublished(ctx context.Context, slot, snapshot string, page int
 		}
 		after := int64(0)
 		for {
-			rows, err := tx.Query(ctx, `SELECT o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
-				       o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text, o.payload,
-				       o.occurred_at, o.created_at, o.attempts
+			rows, err := tx.Query(ctx, `SELECT `+eventColumns+`
 				FROM outbox_events o
 				WHERE o.status = 'pending' AND o.id > $1
-				  AND ($2::bigint IS NULL OR age(o.xmin) <= age($2::bigint::text::xid))
+				  AND ($2::bigint IS NULL OR age(o.xmin) <= age($2::bigint::text::xid)
+				       OR EXISTS (SELECT 1 FROM outbox_events b
+				                  WHERE b.topic = o.topic AND b.ordering_key = o.ordering_key AND b.id < o.id
+				                    AND (b.status = 'resolved' OR b.replay_count > 0)
+				                    AND age(b.xmin) <= age($2::bigint::text::xid)))
 				  AND NOT EXISTS (SELECT 1 FROM outbox_events f
 				                  WHERE f.status = 'failed' AND f.topic = o.topic AND f.ordering_key = o.ordering_key AND f.id < o.id)
 				ORDER BY o.id LIMIT $3`, after, since, page)
 			if err != nil {
 				return err
 			}
-			events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claim.Event, error) {
-				var e claim.Event
-				var headers string
-				err := r.Scan(&e.ID, &e.EventID, &e.AggregateType, &e.AggregateID, &e.AggregateVersion, &e.EventType,
-					&e.SchemaVersion, &e.OrderingKey, &e.Topic, &headers, &e.Payload, &e.OccurredAt, &e.CreatedAt, &e.Attempts)
-				e.Headers = claim.DecodeHeaders(headers)
-				return e, err
-			})
+			events, err := pgx.CollectRows(rows, scanEvent)
 			if err != nil || len(events) == 0 {
 				return err
 			}
@@ -310,4 +326,93 @@ func (s *Store) Unpublished(ctx context.Context, slot, snapshot string, page int
 		return 0, fmt.Errorf("reading the rows not known to be published: %w", postgres.Classify(err))
 	}
 	return xmin, nil
+}
+
+// eventColumns are the columns of an outbox row o that scanEvent reads.
+const eventColumns = `o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version,
+	o.event_type, o.schema_version, o.ordering_key, o.topic, o.headers::text, o.payload,
+	o.occurred_at, o.created_at, o.attempts`
+
+func scanEvent(r pgx.CollectableRow) (claim.Event, error) {
+	var e claim.Event
+	var headers string
+	err := r.Scan(&e.ID, &e.EventID, &e.AggregateType, &e.AggregateID, &e.AggregateVersion, &e.EventType,
+		&e.SchemaVersion, &e.OrderingKey, &e.Topic, &headers, &e.Payload, &e.OccurredAt, &e.CreatedAt, &e.Attempts)
+	e.Headers = claim.DecodeHeaders(headers)
+	return e, err
+}
+
+// Pending reads row id if it is pending (ok false otherwise): a replayed
+// row whose update the stream carried without all its columns.
+func (s *Store) Pending(ctx context.Context, id int64) (e claim.Event, ok bool, err error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM outbox_events o WHERE o.id = $1 AND o.status = 'pending'`, id)
+	if err == nil {
+		e, err = pgx.CollectExactlyOneRow(rows, scanEvent)
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return e, false, nil
+	case err != nil:
+		return e, false, fmt.Errorf("reading replayed row %d: %w", id, postgres.Classify(err))
+	}
+	return e, true, nil
+}
+
+// Released reads what a replay or resolution of key's row from released:
+// the pending rows of key from that id on that no failed row of the key
+// precedes, in id order (at most limit), and whether a failed row of the
+// key remains (the key stays held).
+func (s *Store) Released(ctx context.Context, key Key, from int64, limit int) (events []claim.Event, held bool, err error) {
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT `+eventColumns+`
+			FROM outbox_events o
+			WHERE o.topic = $1 AND o.ordering_key = $2 AND o.status = 'pending' AND o.id >= $3
+			  AND NOT EXISTS (SELECT 1 FROM outbox_events f
+			                  WHERE f.status = 'failed' AND f.topic = o.topic AND f.ordering_key = o.ordering_key AND f.id < o.id)
+			ORDER BY o.id LIMIT $4`, key.Topic, key.OrderingKey, from, limit)
+		if err != nil {
+			return err
+		}
+		if events, err = pgx.CollectRows(rows, scanEvent); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outbox_events WHERE status = 'failed' AND topic = $1 AND ordering_key = $2)`,
+			key.Topic, key.OrderingKey).Scan(&held)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the rows a replay released: %w", postgres.Classify(err))
+	}
+	return events, held, nil
+}
+
+// DeletePublished deletes up to limit rows the log mode published more
+// than age ago: pending rows (the log mode never marks a row) inserted by
+// a transaction older than the published horizon of every slot in
+// outbox_log_slots (none recovering, at least one recorded), with no
+// earlier row of their key failed, or replayed or resolved at or after a
+// horizon (the rows such a row holds or released may not be published
+// yet). A slot with no horizon yet, or abandoned, stops it: rows are kept
+// rather than guessed published.
+func (s *Store) DeletePublished(ctx context.Context, age time.Duration, limit int) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM outbox_events WHERE id IN (
+		SELECT o.id FROM outbox_events o
+		WHERE o.status = 'pending'
+		  AND o.created_at < now() - make_interval(secs => $1::float8)
+		  AND EXISTS (SELECT 1 FROM outbox_log_slots)
+		  AND NOT EXISTS (SELECT 1 FROM outbox_log_slots l
+		                  WHERE l.published_xmin IS NULL OR l.recovering
+		                     OR age(o.xmin) <= age(l.published_xmin::text::xid))
+		  AND NOT EXISTS (SELECT 1 FROM outbox_events b
+		                  WHERE b.topic = o.topic AND b.ordering_key = o.ordering_key AND b.id < o.id
+		                    AND (b.status = 'failed'
+		                         OR ((b.status = 'resolved' OR b.replay_count > 0)
+		                             AND EXISTS (SELECT 1 FROM outbox_log_slots l
+		                                         WHERE age(b.xmin) <= age(l.published_xmin::text::xid)))))
+		ORDER BY o.id
+		LIMIT $2
+		FOR UPDATE OF o SKIP LOCKED)`, age.Seconds(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("deleting the rows the log mode published: %w", postgres.Classify(err))
+	}
+	return tag.RowsAffected(), nil
 }

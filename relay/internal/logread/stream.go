@@ -15,13 +15,18 @@ import (
 )
 
 // Item is one thing the stream read: a transaction's begin, an outbox
-// event of the open transaction, its commit, or a keepalive.
+// event of the open transaction (inserted, or updated to mean Change),
+// its commit, or a keepalive.
 type Item struct {
 	Kind Kind
 	// Begin: the commit time of the transaction.
 	Commit time.Time
-	// Insert: the event.
+	// Insert, Update: the event.
 	Event claim.Event
+	// Update: what it means, and whether the event must be read from the
+	// table (a column was not in the message).
+	Change Change
+	Stale  bool
 	// Commit: the end of the transaction. Keepalive: a position the server
 	// sent everything before.
 	LSN pglogrepl.LSN
@@ -37,6 +42,7 @@ const (
 	None Kind = iota
 	Begin
 	Insert
+	Update
 	Commit
 	Keepalive
 )
@@ -182,6 +188,14 @@ func (s *Stream) item(data []byte) (Item, bool, error) {
 		}
 		if ok {
 			return Item{Kind: Insert, Event: e}, false, nil
+		}
+	case *pglogrepl.UpdateMessage:
+		e, c, stale, err := s.dec.update(m)
+		if err != nil {
+			return Item{}, false, fmt.Errorf("decoding slot %s at %s: %w", s.Slot, x.WALStart, err)
+		}
+		if c != Unchanged {
+			return Item{Kind: Update, Event: e, Change: c, Stale: stale}, false, nil
 		}
 	}
 	return Item{}, true, nil

@@ -11,7 +11,8 @@ import (
 )
 
 const grantsUsage = `
-grants [--publisher ROLE] [--projector ROLE] [--writer ROLE]
+grants [--publisher ROLE [--publisher-mode poll|log [--publication P]]]
+       [--projector ROLE] [--writer ROLE]
        [--projector-tables T,...] [--writer-tables T,...]
        [--schema S] (prints the SQL) | --apply --by WHO --why WHY
 
@@ -21,7 +22,11 @@ privileges its readiness checks (the publisher: the outbox, its claims,
 partitions, publishers and wake-ups; the projector: the inbox and
 --projector-tables, its read models; a service's outbox writer: its outbox
 inserts and --writer-tables, the service's own tables and the read models
-it answers from), and USAGE on the schema. A table is granted SELECT,
+it answers from), and USAGE on the schema. --publisher-mode log (the
+publisher's outbox.mode) adds the slots' published horizon
+(outbox_log_slots), the REPLICATION attribute and the publication the
+log mode streams (--publication, default eventrelay_SCHEMA; on Cloud
+SQL apply as a cloudsqlsuperuser with cloudsql.logical_decoding=on). A table is granted SELECT,
 INSERT, UPDATE and DELETE, or only the privileges after a colon
 (video_projection:SELECT, audit:SELECT+INSERT). A role named by several flags (a service that embeds the relay and
 the projector) gets the union. Without --apply nothing is read or changed:
@@ -37,6 +42,8 @@ func runGrants(ctx context.Context, c *cli, args []string) error {
 	publisher := fs.String("publisher", "", "the publisher's database role (the relay: claims, marks, leases, retention)")
 	projector := fs.String("projector", "", "the projector's database role (the inbox and --projector-tables)")
 	writer := fs.String("writer", "", "the service's database role (its outbox writes and --writer-tables)")
+	publisherMode := fs.String("publisher-mode", "poll", "the publisher's outbox.mode: poll, or log (adds REPLICATION, the publication and outbox_log_slots)")
+	publication := fs.String("publication", "", "with --publisher-mode log: the publication (outbox.log.publication; default eventrelay_SCHEMA)")
 	projectorTables := fs.String("projector-tables", "", "comma-separated read-model tables the projector writes, each TABLE or TABLE:PRIV+PRIV")
 	writerTables := fs.String("writer-tables", "", "comma-separated tables the service's role uses (its own, the read models it reads), each TABLE or TABLE:PRIV+PRIV")
 	apply := fs.Bool("apply", false, "run the GRANTs (as the tables' owner) instead of printing them; needs --by and --why")
@@ -50,8 +57,25 @@ func runGrants(ctx context.Context, c *cli, args []string) error {
 	if schema == "" {
 		return usageErr("grants: no schema: set --schema or DATABASE_SCHEMA (the schema of the service's tables)")
 	}
+	publisherNeeds := postgres.PublisherNeeds
+	switch *publisherMode {
+	case "poll":
+		if *publication != "" {
+			return usageErr("grants: --publication needs --publisher-mode log")
+		}
+	case "log":
+		if strings.TrimSpace(*publisher) == "" {
+			return usageErr("grants: --publisher-mode log needs --publisher ROLE")
+		}
+		publisherNeeds = postgres.LogPublisherNeeds
+		if *publication == "" {
+			*publication = "eventrelay_" + schema
+		}
+	default:
+		return usageErr("grants: --publisher-mode %q: want poll or log", *publisherMode)
+	}
 	roles, order, err := grantRoles(map[string]roleNeeds{
-		"publisher": {*publisher, postgres.PublisherNeeds, ""},
+		"publisher": {*publisher, publisherNeeds, ""},
 		"projector": {*projector, postgres.ProjectorNeeds, *projectorTables},
 		"writer":    {*writer, postgres.WriterNeeds, *writerTables},
 	})
@@ -61,6 +85,9 @@ func runGrants(ctx context.Context, c *cli, args []string) error {
 	var sql strings.Builder
 	for _, r := range order {
 		sql.WriteString(postgres.GrantSQL(schema, r, roles[r]))
+	}
+	if *publisherMode == "log" {
+		sql.WriteString(postgres.ReplicationSQL(schema, strings.TrimSpace(*publisher), *publication))
 	}
 	if !*apply {
 		fmt.Fprint(c.stdout, sql.String())

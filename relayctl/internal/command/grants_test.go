@@ -75,3 +75,53 @@ func TestGrants(t *testing.T) {
 		t.Fatalf("%d audit rows for the grants, want 1", n)
 	}
 }
+
+// TestGrantsLogMode: --publisher-mode log adds what the log mode's
+// readiness checks: outbox_log_slots, the REPLICATION attribute and the
+// publication of the outbox's inserts and updates, which --apply creates
+// once (a second --apply leaves it as it is).
+func TestGrantsLogMode(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	pub := db.Name + "_logpub"
+	exec(t, db, "CREATE ROLE "+pub+" NOLOGIN")
+	t.Cleanup(func() { exec(t, db, "DROP OWNED BY "+pub+"; DROP ROLE "+pub) })
+	publication := db.Name + "_pub"
+	t.Cleanup(func() { exec(t, db, "DROP PUBLICATION IF EXISTS "+publication) })
+
+	if r := relayctl(t, env, "grants", "--writer", pub, "--publisher-mode", "log"); r.code != ExitUsage || !strings.Contains(r.stderr, "--publisher ROLE") {
+		t.Fatalf("log mode without a publisher: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := relayctl(t, env, "grants", "--publisher", pub, "--publisher-mode", "wal"); r.code != ExitUsage || !strings.Contains(r.stderr, "poll or log") {
+		t.Fatalf("an unknown mode: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r := relayctl(t, env, "grants", "--publisher", pub, "--publisher-mode", "log")
+	for _, want := range []string{
+		"GRANT SELECT, INSERT, UPDATE ON " + pgx.Identifier{testSchema, "outbox_log_slots"}.Sanitize(),
+		"ALTER ROLE " + pgx.Identifier{pub}.Sanitize() + " WITH REPLICATION;",
+		"CREATE PUBLICATION " + pgx.Identifier{"eventrelay_" + testSchema}.Sanitize(),
+	} {
+		if r.code != ExitOK || !strings.Contains(r.stdout, want) {
+			t.Errorf("printed SQL (exit %d) lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+		}
+	}
+	for range 2 {
+		r = relayctl(t, env, "grants", "--publisher", pub, "--publisher-mode", "log", "--publication", publication,
+			"--apply", "--by", "alice", "--why", "log mode")
+		if r.code != ExitOK {
+			t.Fatalf("apply: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	}
+	if count(t, db, `SELECT count(*) FROM pg_roles WHERE rolname = $1 AND rolreplication`, pub) != 1 {
+		t.Error("the publisher role lacks REPLICATION after --apply")
+	}
+	if count(t, db, `SELECT count(*) FROM pg_publication_tables p JOIN pg_publication USING (pubname)
+		WHERE pubname = $1 AND schemaname = $2 AND tablename = 'outbox_events' AND pubinsert AND pubupdate AND NOT pubdelete`,
+		publication, testSchema) != 1 {
+		t.Error("the publication of the outbox's inserts and updates is missing after --apply")
+	}
+	if count(t, db, `SELECT count(*) FROM (SELECT 1 WHERE has_table_privilege($1, $2, 'UPDATE')) g`, pub, testSchema+".outbox_log_slots") != 1 {
+		t.Error("the publisher role lacks UPDATE on outbox_log_slots after --apply")
+	}
+}

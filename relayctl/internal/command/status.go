@@ -38,7 +38,9 @@ subscription/num_undelivered_messages); for dead-letter subscriptions,
 whether messages are waiting (peeked with Pull, not acked).
 
 Exit 1 when something needs attention: failed rows, stuck claims, an
-oldest unpublished row past --oldest-slo, an inbox consumer that received
+oldest unpublished row past --oldest-slo, a log-mode slot (LOG SLOTS: the WAL it retains, how
+long ago its published horizon moved, its reader) missing, lost or with
+no reader, an inbox consumer that received
 nothing while events published (more than 10s after its last one) wait
 past --oldest-slo (its projector is down or stalled), an inbox consumer
 that never received published events of its aggregate types older than
@@ -61,7 +63,8 @@ type statusReport struct {
 		FailedByReason   map[string]int64 `json:"failed_by_reason"`
 		StuckSamples     []stuckClaim     `json:"stuck_samples,omitempty"`
 	} `json:"outbox"`
-	Inbox []inboxConsumer `json:"inbox"`
+	LogSlots []logSlot       `json:"log_slots,omitempty"`
+	Inbox    []inboxConsumer `json:"inbox"`
 	// Behind are the inbox consumers that received nothing while published
 	// events of their aggregate types waited past --oldest-slo.
 	Behind []consumerBehind `json:"consumers_behind,omitempty"`
@@ -238,6 +241,9 @@ func outboxStatus(ctx context.Context, pool *pgxpool.Pool, maxProc, slo time.Dur
 	if n := o.ByStatus["failed"]; n > 0 {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%d failed outbox row(s)", n))
 	}
+	if err := logSlots(ctx, pool, rep); err != nil {
+		return err
+	}
 	if rep.Redrive, err = lastRedrives(ctx, pool); err != nil {
 		return err
 	}
@@ -353,6 +359,7 @@ func printStatus(w io.Writer, rep *statusReport, withPubSub bool) {
 		fmt.Fprintf(w, "  stuck row %d event %s aggregate %s locked by %s since %s (lease until %s)\n", s.ID, s.EventID, s.AggregateID, s.LockedBy,
 			s.ClaimedAt.UTC().Format(time.RFC3339), s.LeaseUntil.UTC().Format(time.RFC3339))
 	}
+	printLogSlots(w, rep.LogSlots)
 	if d := rep.Redrive; d.Replays > 0 {
 		fmt.Fprintf(w, "AUTO RE-DRIVE (last 24h): %d re-drive(s), %d row(s) of %s, last at %s\n", d.Replays, d.Rows, strings.Join(d.Reasons, ","), d.Last.UTC().Format(time.RFC3339))
 	} else {
