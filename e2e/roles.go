@@ -36,34 +36,16 @@ func (s *Stack) grantRoles(ctx context.Context) error {
 	// The reindex of bloated outbox indexes needs ownership, so the
 	// publisher's role does not reindex (OUTBOX_REINDEX_BLOAT_FACTOR=0, as
 	// the gke overlay sets it).
-	_, err = s.Relayctl(ctx, "grants", "--publisher", publisherRole,
+	args := []string{"grants", "--publisher", publisherRole,
 		"--projector", projectorRole, "--projector-tables", "video_projection",
-		"--writer", catalogRole, "--writer-tables", "videos,catalog_settings:SELECT,video_projection:SELECT",
-		"--apply", "-by", "e2e-harness", "-why", "the daemons' roles")
-	if err != nil || !s.Cfg.LogMode {
-		return err
+		"--writer", catalogRole, "--writer-tables", "videos,catalog_settings:SELECT,video_projection:SELECT"}
+	if s.Cfg.LogMode {
+		// REPLICATION, outbox_log_slots and the publication, created by
+		// the owner as an operator would (CREATE PUBLICATION needs it).
+		args = append(args, "--publisher-mode", "log", "--publication", LogPublication)
 	}
-	return s.grantLogMode(ctx, conn)
-}
-
-// grantLogMode gives the publisher's role what the log mode needs beyond
-// `relayctl grants` (its lists do not name these yet): REPLICATION to
-// stream and create the slot, and its row in outbox_log_slots. The
-// publication is created here, by the owner, as an operator would: CREATE
-// PUBLICATION needs the table's owner, which the publisher is not.
-func (s *Stack) grantLogMode(ctx context.Context, conn *pgx.Conn) error {
-	role := pgx.Identifier{publisherRole}.Sanitize()
-	for _, sql := range []string{
-		"ALTER ROLE " + role + " REPLICATION",
-		"GRANT SELECT, INSERT, UPDATE ON " + pgx.Identifier{s.Cfg.Schema, "outbox_log_slots"}.Sanitize() + " TO " + role,
-		"CREATE PUBLICATION " + pgx.Identifier{LogPublication}.Sanitize() + " FOR TABLE " +
-			pgx.Identifier{s.Cfg.Schema, "outbox_events"}.Sanitize() + " WITH (publish = 'insert')",
-	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("log mode: %s: %w", sql, err)
-		}
-	}
-	return nil
+	_, err = s.Relayctl(ctx, append(args, "--apply", "-by", "e2e-harness", "-why", "the daemons' roles")...)
+	return err
 }
 
 // roleURL is the run's database URL with role as its user.
