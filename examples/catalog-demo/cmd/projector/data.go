@@ -9,11 +9,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/embedded"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
 	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	catmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/projection"
 )
@@ -36,7 +36,7 @@ func newPool(cfg *pconf.Config) (*pgxpool.Pool, func(), error) {
 }
 
 func newPubSub(cfg *pconf.Config) (*pubsub.Client, func(), error) {
-	c, err := gpubsub.NewClient(context.Background(), cfg.PubSub)
+	c, err := embedded.NewPubSubClient(context.Background(), embedded.PubSub{ProjectID: cfg.PubSub.ProjectID, EmulatorHost: cfg.PubSub.EmulatorHost})
 	if err != nil {
 		return nil, nil, err
 	}
