@@ -24,6 +24,8 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 )
 
 const deployGKEDoc = "docs/deploy-gke.md"
@@ -233,7 +235,7 @@ func newStack(ctx context.Context, t *testing.T) *stack {
 		"pubsub", "ensure", "-f", filepath.Join(repoRoot(t), "configs", "pubsub.yaml"), "-by", "test", "-why", "grants")
 
 	return &stack{ctx: ctx, t: t, bin: bin, role: role, urlOf: urlOf, opURL: opURL, psEnv: psEnv,
-		catHTTP: freePort(t), catGRPC: freePort(t), pubPort: freePort(t), projPort: freePort(t)}
+		catHTTP: opstest.FreePort(t), catGRPC: opstest.FreePort(t), pubPort: opstest.FreePort(t), projPort: opstest.FreePort(t)}
 }
 
 // startCatalog, startPublisher and startProjector start a daemon as its
@@ -499,16 +501,6 @@ func start(ctx context.Context, t *testing.T, bin, name string, env []string) fu
 		}
 	})
 	return stop
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func waitFor(ctx context.Context, t *testing.T, what string, ok func() bool) {

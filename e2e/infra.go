@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
 // Postgres is a private Postgres instance run by scripts/pg.sh with its own
@@ -75,7 +75,7 @@ func (p *Postgres) PID() int {
 func (p *Postgres) FreshDatabase(ctx context.Context, name string) (string, error) {
 	conn, err := pgx.Connect(ctx, p.AdminURL)
 	if err != nil {
-		return "", fmt.Errorf("connecting to %s: %w", postgres.Redact(p.AdminURL), err)
+		return "", fmt.Errorf("connecting to %s: %w", embedded.RedactDatabaseURL(p.AdminURL), err)
 	}
 	defer conn.Close(ctx)
 	ident := pgx.Identifier{name}.Sanitize()

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/projector"
 )
 
@@ -25,7 +25,7 @@ import (
 // lost it (emulator restart) and keeps receiving until stopped.
 type OrderChecker struct {
 	client *pubsub.Client
-	cfg    gpubsub.Config
+	cfg    embedded.PubSub
 	topic  string
 	subID  string
 	// Skip, when set, excludes messages from the order check (e.g. poison
@@ -64,8 +64,8 @@ type OrderStats struct {
 }
 
 // NewOrderChecker prepares a checker of topic through subscription subID.
-func NewOrderChecker(ctx context.Context, cfg gpubsub.Config, topic, subID string) (*OrderChecker, error) {
-	cl, err := gpubsub.NewClient(ctx, cfg)
+func NewOrderChecker(ctx context.Context, cfg embedded.PubSub, topic, subID string) (*OrderChecker, error) {
+	cl, err := embedded.NewPubSubClient(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +84,8 @@ func (c *OrderChecker) Ensure(ctx context.Context) error {
 // belongs to the tests, not to configs/pubsub.yaml.
 func ensureOrderedSubscription(ctx context.Context, client *pubsub.Client, project, topic, subID string) error {
 	_, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pb.Subscription{
-		Name:                  gpubsub.SubscriptionName(project, subID),
-		Topic:                 gpubsub.TopicName(project, topic),
+		Name:                  subscriptionName(project, subID),
+		Topic:                 topicName(project, topic),
 		EnableMessageOrdering: true,
 		AckDeadlineSeconds:    60,
 	})
@@ -93,7 +93,7 @@ func ensureOrderedSubscription(ctx context.Context, client *pubsub.Client, proje
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("creating order-check subscription %s on %s: %w", subID, topic, gpubsub.Classify(err))
+		return fmt.Errorf("creating order-check subscription %s on %s: %w", subID, topic, err)
 	}
 	return nil
 }
@@ -244,3 +244,10 @@ func (c *OrderChecker) LastReceive() time.Time {
 
 // Close releases the client.
 func (c *OrderChecker) Close() error { return c.client.Close() }
+
+// topicName and subscriptionName are the resource names of ids in project.
+func topicName(project, id string) string { return "projects/" + project + "/topics/" + id }
+
+func subscriptionName(project, id string) string {
+	return "projects/" + project + "/subscriptions/" + id
+}

@@ -10,7 +10,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -23,18 +23,18 @@ func TestOrderCheckerCountsViolationsAndDuplicates(t *testing.T) {
 	defer cancel()
 
 	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{})
-	cfg := gpubsub.Config{ProjectID: ps.ProjectID, EmulatorHost: ps.Addr}
+	cfg := embedded.PubSub{ProjectID: ps.ProjectID, EmulatorHost: ps.Addr}
 	pubClient := ps.Client
 	if host := os.Getenv("E2E_PUBSUB_EMULATOR_HOST"); host != "" {
-		cfg = gpubsub.Config{ProjectID: "eventrelay-checker", EmulatorHost: host}
+		cfg = embedded.PubSub{ProjectID: "eventrelay-checker", EmulatorHost: host}
 		var err error
-		if pubClient, err = gpubsub.NewClient(ctx, cfg); err != nil {
+		if pubClient, err = embedded.NewPubSubClient(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
 		defer pubClient.Close()
 	}
 	topic := "checker-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if _, err := pubClient.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: gpubsub.TopicName(cfg.ProjectID, topic)}); err != nil {
+	if _, err := pubClient.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: topicName(cfg.ProjectID, topic)}); err != nil {
 		t.Fatal(err)
 	}
 	chk, err := NewOrderChecker(ctx, cfg, topic, topic+"-order")

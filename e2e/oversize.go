@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/eventrelay/eventrelay/e2e/e2edb"
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/wire"
 )
 
@@ -30,7 +30,7 @@ func (s *Stack) PublishOversize(ctx context.Context, n, size int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading published events: %w", err)
 	}
-	cl, err := gpubsub.NewClient(ctx, s.PubSubConfig())
+	cl, err := embedded.NewPubSubClient(ctx, s.PubSubConfig())
 	if err != nil {
 		return 0, err
 	}
@@ -55,7 +55,7 @@ func (s *Stack) PublishOversize(ctx context.Context, n, size int) (int, error) {
 			},
 		})
 		if _, err := res.Get(ctx); err != nil {
-			return 0, fmt.Errorf("publishing a %d-byte message: %w", len(body), gpubsub.Classify(err))
+			return 0, fmt.Errorf("publishing a %d-byte message: %w", len(body), err)
 		}
 	}
 	return len(rows), nil

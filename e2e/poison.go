@@ -10,7 +10,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/embedded"
 )
 
 // Dead-letter subscriptions of the reference domain (configs/pubsub.yaml).
@@ -82,7 +82,7 @@ func (s *Stack) WaitDLQ(ctx context.Context, sub string, n int, timeout time.Dur
 // attribute (to find them in the dead-letter queues) and the PoisonAttr
 // marker. It returns their event ids.
 func (s *Stack) PublishMalformed(ctx context.Context, n int) ([]string, error) {
-	cl, err := gpubsub.NewClient(ctx, s.PubSubConfig())
+	cl, err := embedded.NewPubSubClient(ctx, s.PubSubConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (s *Stack) PublishMalformed(ctx context.Context, n int) ([]string, error) {
 			},
 		})
 		if _, err := r.Get(ctx); err != nil {
-			return nil, fmt.Errorf("publishing poison: %w", gpubsub.Classify(err))
+			return nil, fmt.Errorf("publishing poison: %w", err)
 		}
 		ids = append(ids, id)
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/embedded"
 )
 
 // StackConfig describes one run of the whole system.
@@ -236,7 +236,7 @@ func (s *Stack) EnsurePubSub(ctx context.Context) error {
 		"-by", "e2e-harness", "-why", "fresh Pub/Sub server"); err != nil {
 		return err
 	}
-	client, err := gpubsub.NewClient(ctx, s.PubSubConfig())
+	client, err := embedded.NewPubSubClient(ctx, s.PubSubConfig())
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/e2e/e2edb"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/relay"
 )
 
 // Stats reads a run's progress straight from Postgres.
@@ -25,7 +25,12 @@ type Stats struct {
 
 // OpenStats opens a small pool on the run's database.
 func OpenStats(ctx context.Context, url, schema string) (*Stats, error) {
-	pool, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: schema, MaxConns: 4})
+	pc, err := relay.PoolConfig(url, schema)
+	if err != nil {
+		return nil, fmt.Errorf("opening stats pool: %w", err)
+	}
+	pc.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("opening stats pool: %w", err)
 	}

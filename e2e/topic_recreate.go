@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/embedded"
 )
 
 // Subscriptions of the event topic (configs/pubsub.yaml).
@@ -61,14 +61,14 @@ type TopicRecreate struct {
 // claim's id order publishes them before later versions of their keys.
 func (s *Stack) RecreateTopic(ctx context.Context, chk *OrderChecker, write func(context.Context) int) (TopicRecreate, error) {
 	var res TopicRecreate
-	client, err := gpubsub.NewClient(ctx, s.PubSubConfig())
+	client, err := embedded.NewPubSubClient(ctx, s.PubSubConfig())
 	if err != nil {
 		return res, err
 	}
 	defer client.Close()
-	topic := gpubsub.TopicName(s.Cfg.Project, Topic)
+	topic := topicName(s.Cfg.Project, Topic)
 	if err := client.TopicAdminClient.DeleteTopic(ctx, &pb.DeleteTopicRequest{Topic: topic}); err != nil {
-		return res, fmt.Errorf("deleting %s: %w", Topic, gpubsub.Classify(err))
+		return res, fmt.Errorf("deleting %s: %w", Topic, err)
 	}
 	gone := time.Now()
 	s.Sup.Logf("fault: topic %s deleted mid-run; the publishers must pause it (topic_not_found), failing no row", Topic)
@@ -111,9 +111,9 @@ func (s *Stack) RecreateTopic(ctx context.Context, chk *OrderChecker, write func
 	chk.Suspend() // its subscription is deleted and re-created
 	defer chk.Resume()
 	for _, sub := range []string{SubscriptionPG, SubscriptionES, AuditSubscription} {
-		err := client.SubscriptionAdminClient.DeleteSubscription(ctx, &pb.DeleteSubscriptionRequest{Subscription: gpubsub.SubscriptionName(s.Cfg.Project, sub)})
+		err := client.SubscriptionAdminClient.DeleteSubscription(ctx, &pb.DeleteSubscriptionRequest{Subscription: subscriptionName(s.Cfg.Project, sub)})
 		if err != nil && status.Code(err) != codes.NotFound {
-			return res, fmt.Errorf("deleting subscription %s of the deleted topic: %w", sub, gpubsub.Classify(err))
+			return res, fmt.Errorf("deleting subscription %s of the deleted topic: %w", sub, err)
 		}
 	}
 	if len(heldBack) > 0 {

@@ -31,8 +31,8 @@ type Options struct {
 	// Config is the service's configuration (LoadConfig); Main loads it,
 	// with the fields set here as the service's defaults.
 	Config Config
-	// Logger receives the engines' logs (default slog.Default(); Main: JSON
-	// on stdout).
+	// Logger receives the engines' logs (default slog.Default(); Main:
+	// Logger on stdout).
 	Logger *slog.Logger
 	// Relay shapes the embedded relay (Config.EmbedRelay); its Schema,
 	// Logger, Health and Registerer are the engines', an empty

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
+	"os"
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/pstest"
@@ -79,4 +81,11 @@ func ExampleNew() {
 	// Output:
 	// orders orders orders-0 1 true true
 	// stop timeout: 50s
+}
+
+// A service with a main of its own logs and traces as eventrelay's
+// daemons do, and never logs its database password.
+func ExampleLogger() {
+	logger := embedded.Logger(os.Stdout, slog.LevelInfo, "orders")
+	logger.Info("orders starting", "database", embedded.RedactDatabaseURL("postgres://orders:secret@db:5432/orders"))
 }

@@ -33,7 +33,7 @@ const (
 // schema's search_path (relay.PoolConfig), applies o.Migrations, connects
 // to Pub/Sub, builds the
 // engines and the app (New) and runs the app until SIGINT or SIGTERM.
-// Without o.Logger it logs JSON to stdout.
+// Without o.Logger it logs to stdout with Logger; it sets up Tracing.
 //
 // A command line starting with "relayctl" runs relayctl's command set
 // instead, with o.Admin (see Options.Admin), and returns its exit code
@@ -65,8 +65,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, o 
 	}
 	o.Config = cfg
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewJSONHandler(os.Stdout, nil)).With("service", o.Name)
+		o.Logger = Logger(os.Stdout, slog.LevelInfo, o.Name)
 	}
+	shutdownTracing, err := Tracing(context.Background(), o.Name)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: tracing: %v\n", o.Name, err)
+		return ExitUsage
+	}
+	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 	if err := serve(context.Background(), o); err != nil {
 		o.Logger.Error(o.Name+" stopped", "error", err.Error())
 		return ExitFailure

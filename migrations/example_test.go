@@ -72,3 +72,17 @@ func ExampleSQL() {
 	// -- ==== 00012_outbox_log_slots.sql (goose runs this file in one transaction)
 	// CREATE TABLE outbox_log_slots (
 }
+
+// A service declares its role's needs once, from what it runs of
+// eventrelay (here the outbox writer) and its own tables; the same list
+// prints its grants and is its readiness check (migrations.Check).
+func ExampleGrantSQL() {
+	needs := migrations.Merge(migrations.WriterNeeds, migrations.ReadWrite("orders"))
+	fmt.Print(migrations.GrantSQL("orders", "orders-app", needs))
+	// Output:
+	// GRANT USAGE ON SCHEMA "orders" TO "orders-app";
+	// GRANT SELECT ON "orders"."eventrelay_goose_db_version" TO "orders-app";
+	// GRANT SELECT, INSERT ON "orders"."outbox_events" TO "orders-app";
+	// GRANT SELECT ON "orders"."outbox_wakeups" TO "orders-app";
+	// GRANT SELECT, INSERT, UPDATE, DELETE ON "orders"."orders" TO "orders-app";
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
@@ -55,6 +56,7 @@ type PubSub struct {
 	Server *pstest.Server
 
 	double *strict.Proxy
+	fault  *gpubsubtest.StreamFault
 	expect bool
 }
 
@@ -72,13 +74,14 @@ func NewPubSub(t testing.TB, o PubSubOptions) *PubSub {
 		srv.Close()
 		t.Fatalf("relaytest: starting the strict Pub/Sub double: %v", err)
 	}
-	cl, err := gpubsub.NewClient(context.Background(), gpubsub.Config{ProjectID: ProjectID, EmulatorHost: double.Addr()})
+	fault := gpubsubtest.NewStreamFault()
+	cl, err := gpubsub.NewClient(context.Background(), gpubsub.Config{ProjectID: ProjectID, EmulatorHost: double.Addr()}, fault.Option())
 	if err != nil {
 		double.Close()
 		srv.Close()
 		t.Fatalf("relaytest: connecting to the strict Pub/Sub double: %v", err)
 	}
-	ps := &PubSub{Addr: double.Addr(), ProjectID: ProjectID, Client: cl, Server: srv, double: double, expect: o.ExpectRefusals}
+	ps := &PubSub{Addr: double.Addr(), ProjectID: ProjectID, Client: cl, Server: srv, double: double, fault: fault, expect: o.ExpectRefusals}
 	t.Cleanup(func() {
 		cl.Close()
 		double.Close()
@@ -115,6 +118,13 @@ func (ps *PubSub) ensure(path string) error {
 	}
 	return nil
 }
+
+// FailStreams makes every StreamingPull stream Client opens on
+// subscription (an id) fail with err, as a broken stream or a server error
+// would: open ones at once, new ones on their first receive; a
+// projector on Client retries, as on Cloud Pub/Sub. FailStreams(id, nil)
+// lets them work again. Other clients of Addr are not affected.
+func (ps *PubSub) FailStreams(subscription string, err error) { ps.fault.Fail(subscription, err) }
 
 // Refused is the number of requests the double refused so far.
 func (ps *PubSub) Refused() int64 { return ps.double.Stats().Refused }

@@ -11,7 +11,23 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/testdb"
+	"github.com/eventrelay/eventrelay/migrations"
 )
+
+// Role creates a login role on db, neither superuser nor owner, granted
+// exactly needs on db.Schema (migrations.GrantSQL, as production grants
+// it), and returns a pool on db as that role (search_path db.Schema) and
+// the role's name, which starts with db.Name and name. The role is
+// dropped when t ends. A test revokes and grants through db.Pool, the
+// owner's, to see what its code does without a privilege.
+func (db *DB) Role(t testing.TB, name string, needs []migrations.Need) (*pgxpool.Pool, string) {
+	t.Helper()
+	return testdb.Role(t, db.testdb(), name, needs, 10)
+}
+
+func (db *DB) testdb() *testdb.DB {
+	return &testdb.DB{Pool: db.Pool, URL: db.URL, Name: db.Name, Schema: db.Schema}
+}
 
 // eventrelayOnly are eventrelay's tables no daemon of a service uses
 // (relayctl's, as the operator).
@@ -46,6 +62,6 @@ func servicePool(t testing.TB, db *DB, projects bool) *pgxpool.Pool {
 		}
 	}
 	lists = append(lists, postgres.ReadWrite(own...))
-	pool, _ := testdb.Role(t, &testdb.DB{Pool: db.Pool, URL: db.URL, Name: db.Name, Schema: db.Schema}, "service", postgres.Merge(lists...), 20)
+	pool, _ := testdb.Role(t, db.testdb(), "service", postgres.Merge(lists...), 20)
 	return pool
 }

@@ -3,7 +3,6 @@ package migrations
 import (
 	"embed"
 
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/migrations"
 )
 
@@ -26,17 +25,17 @@ var Catalog = migrations.Set{Name: "catalog", FS: catalogFS, VersionTable: "cata
 var Sets = []migrations.Set{migrations.Eventrelay, Catalog}
 
 // The tables each catalog daemon uses and the privileges it uses on them,
-// checked at start and by readiness (postgres.CheckSchema) and granted to
-// its role (docs/deploy-gke.md section 5, testdb.Role): eventrelay's for its part, the catalog's
+// checked at start and by readiness (migrations.Check) and granted to
+// its role (docs/deploy-gke.md section 5, relaytest.DB.Role): eventrelay's for its part, the catalog's
 // own, and the version tables that record relayctl migrate up ran.
 var (
 	// ReadModelTables are the projections' tables (projector.Projection.Tables).
 	ReadModelTables = []string{"video_projection"}
 	// ServiceNeeds: the service writes videos and the outbox, reads its
 	// switches and answers reads from the read models (read path).
-	ServiceNeeds = postgres.Merge(postgres.WriterNeeds, []postgres.Need{{Table: Catalog.VersionTable}},
-		postgres.ReadWrite("videos"), []postgres.Need{{Table: "catalog_settings", Privileges: []string{"SELECT"}}},
-		[]postgres.Need{{Table: "video_projection", Privileges: []string{"SELECT"}}})
-	ProjectorNeeds = postgres.Merge(postgres.ProjectorNeeds, []postgres.Need{{Table: Catalog.VersionTable}},
-		postgres.ReadWrite(ReadModelTables...))
+	ServiceNeeds = migrations.Merge(migrations.WriterNeeds, []migrations.Need{{Table: Catalog.VersionTable}},
+		migrations.ReadWrite("videos"), []migrations.Need{{Table: "catalog_settings", Privileges: []string{"SELECT"}}},
+		[]migrations.Need{{Table: "video_projection", Privileges: []string{"SELECT"}}})
+	ProjectorNeeds = migrations.Merge(migrations.ProjectorNeeds, []migrations.Need{{Table: Catalog.VersionTable}},
+		migrations.ReadWrite(ReadModelTables...))
 )

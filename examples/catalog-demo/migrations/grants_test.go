@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/migrations"
 )
 
 // TestDeployDocGrantsEveryNeed: the GRANTs docs/deploy-gke.md section 5
@@ -42,8 +42,8 @@ func TestDeployDocGrantsEveryNeed(t *testing.T) {
 			}
 		}
 	}
-	for role, needs := range map[string][]postgres.Need{
-		"eventrelay-publisher@my-gcp-project.iam": postgres.PublisherNeeds,
+	for role, needs := range map[string][]migrations.Need{
+		"eventrelay-publisher@my-gcp-project.iam": migrations.PublisherNeeds,
 		"eventrelay-projector@my-gcp-project.iam": catalogmigrations.ProjectorNeeds,
 		"eventrelay-catalog@my-gcp-project.iam":   catalogmigrations.ServiceNeeds,
 	} {

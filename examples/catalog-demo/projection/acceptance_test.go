@@ -4,12 +4,12 @@ import (
 	"testing"
 	"time"
 
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/uuid"
 
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/projector"
 )
 
@@ -177,7 +177,7 @@ func TestBadInputIsDeadLetteredAndProjectorKeepsGoing(t *testing.T) {
 func TestOrderedExactlyOnceSubscription(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.subOpts = gpubsubtest.SubscriptionOptions{Ordered: true, ExactlyOnce: true}
+	h.subOpts = &pb.Subscription{EnableMessageOrdering: true, EnableExactlyOnceDelivery: true}
 	h.videos(batchConfig(20))
 	videos := make([]uuid.UUID, 10)
 	var msgs []projectiontest.Msg

@@ -16,7 +16,6 @@ import (
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -54,8 +53,8 @@ func BenchmarkProjectVideosWritePath(b *testing.B) {
 
 func benchWritePath(b *testing.B, size, workers, concurrency int) {
 	db := relaytest.NewDB(b, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	ps := gpubsubtest.New(b)
-	ps.Topic(b, "dlq")
+	ps := relaytest.NewPubSub(b, relaytest.PubSubOptions{})
+	createTopic(b, ps, "dlq")
 	p := benchProjector(b, db, ps, projector.ReceiveOptions{MaxOutstandingMessages: concurrency},
 		projector.BatchOptions{Size: size, Workers: workers, Linger: 5 * time.Millisecond})
 	msgs := benchEvents(b, b.N)
@@ -85,7 +84,7 @@ func benchWritePath(b *testing.B, size, workers, concurrency int) {
 
 // benchProjector is a Projector of the videos projection on subscription
 // "videos", dead-lettering to "dlq", stopped when the benchmark ends.
-func benchProjector(b *testing.B, db *relaytest.DB, ps *gpubsubtest.Server, ro projector.ReceiveOptions, bo projector.BatchOptions) *projector.Projector {
+func benchProjector(b *testing.B, db *relaytest.DB, ps *relaytest.PubSub, ro projector.ReceiveOptions, bo projector.BatchOptions) *projector.Projector {
 	reg := projection.NewRegistry[projection.TxHandler]()
 	if err := envelope.RegisterAll[projection.TxHandler](reg, events.Codec, catproj.NewVideos()); err != nil {
 		b.Fatal(err)
@@ -113,10 +112,10 @@ func BenchmarkProjectVideosPstest(b *testing.B) {
 	for _, size := range []int{1, 100} {
 		b.Run(fmt.Sprintf("batch=%d/streams=16", size), func(b *testing.B) {
 			db := relaytest.NewDB(b, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-			ps := gpubsubtest.New(b)
-			ps.Topic(b, eventsTopic)
-			ps.Topic(b, "dlq")
-			ps.Subscription(b, "videos", eventsTopic, gpubsubtest.SubscriptionOptions{})
+			ps := relaytest.NewPubSub(b, relaytest.PubSubOptions{})
+			createTopic(b, ps, eventsTopic)
+			createTopic(b, ps, "dlq")
+			createSubscription(b, ps, "videos", eventsTopic, nil)
 			msgs := benchEvents(b, b.N)
 			projectiontest.Publish(b, ps.Client, eventsTopic, msgs...)
 			p := benchProjector(b, db, ps, projector.ReceiveOptions{NumGoroutines: 16, MaxOutstandingMessages: 1000},

@@ -69,8 +69,8 @@ func catalogProjector(t *testing.T) (*projector.Projector, *harness, *elastic.Cl
 	}
 	t.Cleanup(es.Close)
 	c := catconf.DefaultProjections()
-	h.ps.Topic(t, c.Videos.DeadLetterTopic)
-	h.ps.Topic(t, c.Search.DeadLetterTopic)
+	createTopic(t, h.ps, c.Videos.DeadLetterTopic)
+	createTopic(t, h.ps, c.Search.DeadLetterTopic)
 	p, err := projector.New(h.pool, h.ps.Client, projector.Options{Logger: h.log})
 	if err != nil {
 		t.Fatal(err)

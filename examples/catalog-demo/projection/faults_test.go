@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -24,7 +25,8 @@ import (
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/migrations"
+	"github.com/eventrelay/eventrelay/relay"
 )
 
 // The acceptance criteria speak of 30 s of 429s and 10 s of Postgres
@@ -112,7 +114,7 @@ func TestFaultReceiveErrorIsRetriedOtherProjectionKeepsApplying(t *testing.T) {
 	h := newHarness(t)
 	_, es := h.search(batchConfig(20), elastictest.Options{}, nil)
 	h.videos(batchConfig(20))
-	h.fault.Fail("search", status.Error(codes.Unknown, "injected: stream broke"))
+	h.ps.FailStreams("search", status.Error(codes.Unknown, "injected: stream broke"))
 
 	videos := make([]uuid.UUID, 10)
 	for i := range videos {
@@ -143,7 +145,7 @@ func TestFaultReceiveErrorIsRetriedOtherProjectionKeepsApplying(t *testing.T) {
 		t.Fatalf("search applied %d events through a failing stream", n)
 	}
 
-	h.fault.Fail("search", nil)
+	h.ps.FailStreams("search", nil)
 	h.publish(wave(t, videos, 3, 3, false)...)
 	h.eventually(60*time.Second, "search caught up after the error stopped", func() bool {
 		return h.inboxCount(catproj.SearchConsumer) == 30
@@ -235,15 +237,19 @@ func TestFaultPostgresOutageLosesNothingAndReadyzFails(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url, stopPG, startPG := privatePostgres(t)
-	cfg := postgres.Config{URL: url, Schema: "catalog", MaxConns: 10, ConnectTimeout: time.Second}
-	if _, err := postgres.Migrate(ctx, cfg, catalogmigrations.Sets...); err != nil {
+	pc, err := relay.PoolConfig(url, catalogmigrations.Schema)
+	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := postgres.Open(ctx, cfg)
+	pc.MaxConns, pc.ConnConfig.ConnectTimeout = 10, time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
+	if _, err := migrations.Up(ctx, pool, catalogmigrations.Schema, catalogmigrations.Sets...); err != nil {
+		t.Fatal(err)
+	}
 
 	h := newHarnessOn(t, pool)
 	h.health.AddCheck("postgres", func(ctx context.Context) error { return pool.Ping(ctx) })

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -27,9 +28,6 @@ import (
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
-	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
@@ -40,7 +38,7 @@ const eventsTopic = "catalog.video.events"
 // harness is one projector pipeline on pstest and a private database.
 type harness struct {
 	t    *testing.T
-	ps   *gpubsubtest.Server
+	ps   *relaytest.PubSub
 	pool *pgxpool.Pool
 	// owner reads what the test asserts (pool, unless the projector runs
 	// as its own role).
@@ -48,11 +46,9 @@ type harness struct {
 	reg    *registries
 	health *health.Health
 	log    *slog.Logger
-	// subOpts shape the subscriptions pipeline creates.
-	subOpts gpubsubtest.SubscriptionOptions
-	// recv is the receivers' client; fault breaks its StreamingPull streams.
-	recv  *pubsub.Client
-	fault *gpubsubtest.StreamFault
+	// subOpts shape the subscriptions pipeline creates (nil: unordered,
+	// at-least-once).
+	subOpts *pb.Subscription
 }
 
 // newHarness runs on a fresh test database.
@@ -64,20 +60,14 @@ func newHarness(t *testing.T) *harness {
 // newHarnessOn runs on pool, a migrated database.
 func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
 	t.Helper()
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, eventsTopic)
+	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{})
+	createTopic(t, ps, eventsTopic)
 	var w io.Writer = io.Discard
 	if os.Getenv("PROJECTOR_TEST_LOG") != "" {
 		w = os.Stderr
 	}
-	fault := gpubsubtest.NewStreamFault()
-	recv, err := gpubsub.NewClient(context.Background(), ps.Config, fault.Option())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { recv.Close() })
 	return &harness{
-		t: t, ps: ps, pool: pool, owner: pool, reg: &registries{}, recv: recv, fault: fault,
+		t: t, ps: ps, pool: pool, owner: pool, reg: &registries{},
 		health: health.NewHealth(time.Second),
 		log:    slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
@@ -121,12 +111,12 @@ func batchConfig(size int) projector.BatchOptions {
 func (h *harness) pipeline(pr projector.Projection) {
 	h.t.Helper()
 	name := pr.Name
-	h.ps.Subscription(h.t, name, eventsTopic, h.subOpts)
-	h.ps.Topic(h.t, name+"-dlq")
-	h.ps.Subscription(h.t, name+"-dlq-read", name+"-dlq", gpubsubtest.SubscriptionOptions{})
+	createSubscription(h.t, h.ps, name, eventsTopic, h.subOpts)
+	createTopic(h.t, h.ps, name+"-dlq")
+	createSubscription(h.t, h.ps, name+"-dlq-read", name+"-dlq", nil)
 	rc := receiveOptions()
-	rc.ExactlyOnce = h.subOpts.ExactlyOnce
-	p, err := projector.New(h.pool, h.recv, projector.Options{
+	rc.ExactlyOnce = h.subOpts.GetEnableExactlyOnceDelivery()
+	p, err := projector.New(h.pool, h.ps.Client, projector.Options{
 		Receive: rc, Registerer: h.reg.add(), Health: h.health, Logger: h.log,
 	})
 	if err != nil {
@@ -217,7 +207,7 @@ func (h *harness) metric(name, proj string, extra ...string) float64 {
 	for i := 0; i+1 < len(extra); i += 2 {
 		l[extra[i]] = extra[i+1]
 	}
-	return opstest.Metric(h.t, h.reg, name, l)
+	return relaytest.Metric(h.t, h.reg, name, l)
 }
 
 // eventually polls cond until it holds or timeout passes.

@@ -12,7 +12,6 @@ import (
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
-	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -22,7 +21,7 @@ import (
 func newRoleHarness(t *testing.T) (*harness, func(sql string)) {
 	t.Helper()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	pool, role := testdb.Role(t, &testdb.DB{Pool: db.Pool, URL: db.URL, Name: db.Name, Schema: db.Schema}, "projector", catalogmigrations.ProjectorNeeds, 10)
+	pool, role := db.Role(t, "projector", catalogmigrations.ProjectorNeeds)
 	h := newHarnessOn(t, pool)
 	h.owner = db.Pool
 	asOwner := func(sql string) {

@@ -27,7 +27,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/server"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/service"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -259,7 +258,7 @@ func TestReadYourWritesOnBothReadModels(t *testing.T) {
 	for _, m := range []struct {
 		path, outcome string
 	}{{"videos", "caught_up"}, {"search", "caught_up"}, {"videos", "behind"}, {"videos", "no_token"}, {"search", "no_token"}} {
-		if n := opstest.Metric(t, api.reg, "catalog_reads_total", map[string]string{"path": m.path, "outcome": m.outcome}); n < 1 {
+		if n := relaytest.Metric(t, api.reg, "catalog_reads_total", map[string]string{"path": m.path, "outcome": m.outcome}); n < 1 {
 			t.Errorf("catalog_reads_total{path=%q,outcome=%q} = %v, want >= 1", m.path, m.outcome, n)
 		}
 	}

@@ -20,7 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 
 	"github.com/go-kratos/kratos/v2"
@@ -29,10 +28,9 @@ import (
 	"github.com/go-kratos/kratos/v2/transport/http"
 
 	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/ops"
-	"github.com/eventrelay/eventrelay/internal/telemetry"
 
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
 )
@@ -49,7 +47,7 @@ func main() {
 		fmt.Println("catalog", version)
 		return
 	}
-	logger := slog.New(ops.JSONHandler(os.Stdout, slog.LevelInfo, ops.LogProject())).With("service", "catalog")
+	logger := embedded.Logger(os.Stdout, slog.LevelInfo, "catalog")
 	slog.SetDefault(logger)
 	if flag.Arg(0) == "settings" {
 		if err := runSettings(flag.Args()[1:], os.Stdout, logger); err != nil {
@@ -73,12 +71,12 @@ func run(confPath string, logger *slog.Logger) error {
 	// own, or a child of the caller's traceparent) that the outbox row
 	// carries; without one, a traceparent the caller sent still reaches
 	// the row.
-	shutdownTracing, err := telemetry.Setup(context.Background(), "catalog")
+	shutdownTracing, err := embedded.Tracing(context.Background(), "catalog")
 	if err != nil {
 		return iconf.Invalid(fmt.Errorf("tracing: %w", err))
 	}
 	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
-	klog.SetLogger(ops.KratosLogger(logger))
+	klog.SetLogger(embedded.KratosLogger(logger))
 
 	app, cleanup, err := wireApp(&cfg.Server, &cfg.Database, &cfg.Outbox, &cfg.ReadPath, &cfg.Elastic, logger)
 	if err != nil {
@@ -87,7 +85,7 @@ func run(confPath string, logger *slog.Logger) error {
 	defer cleanup()
 	logger.Info("catalog starting",
 		"http_addr", cfg.Server.HTTPAddr, "grpc_addr", cfg.Server.GRPCAddr,
-		"database", redacted(cfg.Database.URL), "schema", cfg.Database.Schema,
+		"database", embedded.RedactDatabaseURL(cfg.Database.URL), "schema", cfg.Database.Schema,
 		"topic", cfg.Outbox.Topic, "notify", cfg.Outbox.Notify,
 		"read_path_videos", cfg.ReadPath.Videos, "read_path_search", cfg.ReadPath.Search,
 		"elastic", elastic.RedactURL(cfg.Elastic.URL))
@@ -104,7 +102,7 @@ func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Ser
 		kratos.Name("catalog"),
 		kratos.Version(version),
 		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
-		kratos.Logger(ops.KratosLogger(logger)),
+		kratos.Logger(embedded.KratosLogger(logger)),
 		kratos.Server(hs, gs),
 		kratos.BeforeStart(func(ctx context.Context) error {
 			health.LogFailing(ctx, logger, "schema") // e.g. "run relayctl migrate up"
@@ -115,14 +113,4 @@ func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Ser
 			return nil
 		}),
 	)
-}
-
-// redacted is the database URL for the start-up line: its password hidden,
-// and nothing of a connection string that is not a URL (key=value).
-func redacted(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme == "" {
-		return "(not a URL)"
-	}
-	return u.Redacted()
 }

@@ -9,11 +9,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/embedded"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
+	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	catmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/migrations"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // dataSet provides the clients of the projector's dependencies.
@@ -26,11 +28,7 @@ const defaultMaxConns = 16
 // newPool opens the pool without waiting for Postgres: the projector
 // starts, and reports not-ready, while Postgres is down.
 func newPool(cfg *pconf.Config) (*pgxpool.Pool, func(), error) {
-	pc := cfg.Database.Postgres()
-	if pc.MaxConns == 0 {
-		pc.MaxConns = max(defaultMaxConns, int32(2*cfg.Batch.Workers+2))
-	}
-	pool, err := postgres.Open(context.Background(), pc)
+	pool, err := catconf.OpenPool(context.Background(), cfg.Database, max(defaultMaxConns, int32(2*cfg.Batch.Workers+2)))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,7 +36,7 @@ func newPool(cfg *pconf.Config) (*pgxpool.Pool, func(), error) {
 }
 
 func newPubSub(cfg *pconf.Config) (*pubsub.Client, func(), error) {
-	c, err := gpubsub.NewClient(context.Background(), cfg.PubSub)
+	c, err := embedded.NewPubSubClient(context.Background(), embedded.PubSub{ProjectID: cfg.PubSub.ProjectID, EmulatorHost: cfg.PubSub.EmulatorHost})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -68,12 +66,12 @@ func newHealth(cfg *pconf.Config, pool *pgxpool.Pool, es *elastic.Client) *healt
 	h := health.NewHealth(0)
 	h.AddCheck("postgres", func(ctx context.Context) error {
 		if err := pool.Ping(ctx); err != nil {
-			return fmt.Errorf("ping: %w", postgres.Classify(err))
+			return fmt.Errorf("ping: %w", projection.PostgresError(err))
 		}
 		return nil
 	})
 	h.AddCheck("schema", func(ctx context.Context) error {
-		return postgres.CheckSchema(ctx, pool, catmigrations.ProjectorNeeds)
+		return migrations.Check(ctx, pool, catmigrations.ProjectorNeeds)
 	})
 	if es != nil && cfg.Search.RequireReady {
 		h.AddCheck("elasticsearch", es.Ping)

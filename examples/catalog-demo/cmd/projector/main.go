@@ -25,11 +25,9 @@ import (
 	klog "github.com/go-kratos/kratos/v2/log"
 
 	"github.com/eventrelay/eventrelay/elastic"
+	"github.com/eventrelay/eventrelay/embedded"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/ops"
-	"github.com/eventrelay/eventrelay/internal/postgres"
-	"github.com/eventrelay/eventrelay/internal/telemetry"
 )
 
 // version is stamped at link time (make build-demo, scripts/images.sh:
@@ -45,7 +43,7 @@ func main() {
 		return
 	}
 	level := new(slog.LevelVar)
-	logger := slog.New(ops.JSONHandler(os.Stdout, level, ops.LogProject())).With("service", "projector")
+	logger := embedded.Logger(os.Stdout, level, "projector")
 	slog.SetDefault(logger)
 	if err := run(*confPath, logger, level); err != nil {
 		logger.Error("projector stopped", "error", err.Error())
@@ -62,8 +60,8 @@ func run(confPath string, logger *slog.Logger, level *slog.LevelVar) error {
 		return iconf.Invalid(fmt.Errorf("log_level: %w", err))
 	}
 	// Kratos' own lines (listener start/stop) join the JSON stream.
-	klog.SetLogger(ops.KratosLogger(logger))
-	shutdownTracing, err := telemetry.Setup(context.Background(), "projector")
+	klog.SetLogger(embedded.KratosLogger(logger))
+	shutdownTracing, err := embedded.Tracing(context.Background(), "projector")
 	if err != nil {
 		return iconf.Invalid(fmt.Errorf("tracing: %w", err))
 	}
@@ -76,7 +74,7 @@ func run(confPath string, logger *slog.Logger, level *slog.LevelVar) error {
 	defer cleanup()
 	logger.Info("projector starting",
 		"http_port", cfg.HTTP.Port,
-		"database", postgres.Redact(cfg.Database.URL), "schema", cfg.Database.Schema,
+		"database", embedded.RedactDatabaseURL(cfg.Database.URL), "schema", cfg.Database.Schema,
 		"pubsub_project", cfg.PubSub.ProjectID, "pubsub_emulator", cfg.PubSub.EmulatorHost,
 		"videos", cfg.Videos.Enabled, "videos_subscription", cfg.Videos.Subscription,
 		"search", cfg.Search.Enabled, "search_subscription", cfg.Search.Subscription,

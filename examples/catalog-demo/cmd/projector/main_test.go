@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,13 +23,53 @@ import (
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
 	iconf "github.com/eventrelay/eventrelay/internal/conf"
-	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
-// binary builds cmd/projector once per test process.
-func binary(t *testing.T) string { return opstest.Binary(t, ".") }
+// binDir holds the projector the tests build, removed when they end.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "catalog-projector-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// build builds cmd/projector once per test process.
+var build = sync.OnceValues(func() (string, error) {
+	out := filepath.Join(binDir, "projector")
+	if msg, err := exec.Command("go", "build", "-o", out, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, msg)
+	}
+	return out, nil
+})
+
+func binary(t *testing.T) string {
+	t.Helper()
+	path, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// freePort is a TCP port nothing listens on now, for the daemon's.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
 
 // daemon is one run of the built binary.
 type daemon struct {
@@ -39,7 +81,7 @@ type daemon struct {
 
 func start(t *testing.T, env []string) *daemon {
 	t.Helper()
-	d := &daemon{port: opstest.FreePort(t), done: make(chan error, 1)}
+	d := &daemon{port: freePort(t), done: make(chan error, 1)}
 	d.log = filepath.Join(t.TempDir(), "projector.log")
 	f, err := os.Create(d.log)
 	if err != nil {
@@ -315,7 +357,7 @@ func TestUnmigratedSchemaIsNotReadyAndLosesNothing(t *testing.T) {
 		t.Errorf("the log does not say to run relayctl migrate up:\n%s", b)
 	}
 
-	if _, err := postgres.Migrate(ctx, postgres.Config{URL: db.URL, Schema: schema}, catalogmigrations.Sets...); err != nil {
+	if _, err := migrations.Up(ctx, db.Pool, schema, catalogmigrations.Sets...); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("every event applied once the schema is migrated", func() bool {

@@ -15,8 +15,9 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // ProviderSet is the data layer's providers.
@@ -34,7 +35,7 @@ type Data struct {
 // starts, and reports not ready, while Postgres is down). The cleanup
 // closes it.
 func NewData(c *conf.Database, w *outbox.Writer, logger *slog.Logger) (*Data, func(), error) {
-	pool, err := postgres.Open(context.Background(), c.Postgres())
+	pool, err := conf.OpenPool(context.Background(), *c, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening catalog database: %w", err)
 	}
@@ -63,10 +64,10 @@ func NewWriter(c *conf.Outbox) (*outbox.Writer, error) {
 func NewHealth(d *Data) *health.Health {
 	h := health.NewHealth(2 * time.Second)
 	h.AddCheck("postgres", func(ctx context.Context) error {
-		return postgres.Classify(d.pool.Ping(ctx))
+		return projection.PostgresError(d.pool.Ping(ctx))
 	})
 	h.AddCheck("schema", func(ctx context.Context) error {
-		return postgres.CheckSchema(ctx, d.pool, catmigrations.ServiceNeeds)
+		return migrations.Check(ctx, d.pool, catmigrations.ServiceNeeds)
 	})
 	return h
 }
@@ -76,14 +77,14 @@ func NewHealth(d *Data) *health.Health {
 func (d *Data) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	tx, err := d.pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", postgres.Classify(err))
+		return fmt.Errorf("beginning transaction: %w", projection.PostgresError(err))
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after Commit
 	if err := fn(tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("committing transaction: %w", postgres.Classify(err))
+		return fmt.Errorf("committing transaction: %w", projection.PostgresError(err))
 	}
 	return nil
 }

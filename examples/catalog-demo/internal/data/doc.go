@@ -5,5 +5,5 @@
 //
 // It is the edge where driver errors stop: pgx.ErrNoRows and tombstoned
 // rows become biz.ErrVideoNotFound, everything else is classified with
-// postgres.Classify (reasons projection.Classify reads) and wrapped once.
+// projection.PostgresError (reasons projection.Classify reads) and wrapped once.
 package data

@@ -12,7 +12,7 @@ import (
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // videoReadModel reads video_projection, the projector's Postgres read
@@ -32,7 +32,7 @@ func (m *videoReadModel) Get(ctx context.Context, id uuid.UUID) (*catalogv1.Vide
 		return nil, biz.VideoNotFound(id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading video %s from the read model: %w", id, postgres.Classify(err))
+		return nil, fmt.Errorf("reading video %s from the read model: %w", id, projection.PostgresError(err))
 	}
 	return fromProjection(row)
 }
@@ -40,7 +40,7 @@ func (m *videoReadModel) Get(ctx context.Context, id uuid.UUID) (*catalogv1.Vide
 func (m *videoReadModel) List(ctx context.Context, after uuid.UUID, limit int) ([]*catalogv1.Video, error) {
 	rows, err := catalogdb.New(m.data.pool).ListVideoProjections(ctx, catalogdb.ListVideoProjectionsParams{AfterID: after, PageSize: int32(limit)})
 	if err != nil {
-		return nil, fmt.Errorf("listing videos of the read model: %w", postgres.Classify(err))
+		return nil, fmt.Errorf("listing videos of the read model: %w", projection.PostgresError(err))
 	}
 	out := make([]*catalogv1.Video, 0, len(rows))
 	for _, row := range rows {
@@ -63,7 +63,7 @@ func VideosLookup(d *Data) consistency.Lookup {
 		}
 		v, err := catalogdb.New(d.pool).VideoProjectionVersion(ctx, id)
 		if err != nil {
-			return 0, postgres.Classify(err)
+			return 0, projection.PostgresError(err)
 		}
 		return v, nil
 	}

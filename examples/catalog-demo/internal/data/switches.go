@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/projection"
 )
 
 // SwitchTTL is how long a switch's value is reused before it is read from
@@ -87,7 +87,7 @@ func (s *Switches) read(ctx context.Context, path string) (bool, error) {
 		return s.defaults[path], nil
 	}
 	if err != nil {
-		return false, postgres.Classify(err)
+		return false, projection.PostgresError(err)
 	}
 	return strconv.ParseBool(v)
 }
@@ -105,15 +105,15 @@ func SetSwitch(ctx context.Context, d *Data, path string, on bool, requestedBy, 
 		if errors.Is(err, pgx.ErrNoRows) {
 			previous = "(configured)"
 		} else if err != nil {
-			return fmt.Errorf("reading %s: %w", path, postgres.Classify(err))
+			return fmt.Errorf("reading %s: %w", path, projection.PostgresError(err))
 		}
 		if err := q.SetSetting(ctx, catalogdb.SetSettingParams{Name: path, Value: strconv.FormatBool(on), UpdatedBy: requestedBy}); err != nil {
-			return fmt.Errorf("setting %s: %w", path, postgres.Classify(err))
+			return fmt.Errorf("setting %s: %w", path, projection.PostgresError(err))
 		}
 		details, _ := json.Marshal(map[string]string{"name": path, "value": strconv.FormatBool(on), "previous": previous, "outcome": "ok"})
 		if err := tx.QueryRow(ctx, `INSERT INTO admin_audit (command, requested_by, reason, details) VALUES ('settings set', $1, $2, $3) RETURNING id`,
 			requestedBy, reason, details).Scan(&auditID); err != nil {
-			return fmt.Errorf("recording the audit row: %w", postgres.Classify(err))
+			return fmt.Errorf("recording the audit row: %w", projection.PostgresError(err))
 		}
 		return nil
 	})

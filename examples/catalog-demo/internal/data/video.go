@@ -14,7 +14,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 )
@@ -45,7 +44,7 @@ func (r *videoRepo) Create(ctx context.Context, v *catalogv1.Video) (*biz.Change
 			AnalysisStatus: row.AnalysisStatus,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("inserting video %s: %w", row.ID, postgres.Classify(err))
+			return nil, fmt.Errorf("inserting video %s: %w", row.ID, projection.PostgresError(err))
 		}
 		return r.record(ctx, tx, stored, func(v *catalogv1.Video) proto.Message {
 			return &catalogv1.VideoCreated{Video: v}
@@ -78,7 +77,7 @@ func (r *videoRepo) Update(ctx context.Context, id uuid.UUID, mutate biz.Mutatio
 			AnalysisStatus: next.AnalysisStatus,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("updating video %s: %w", id, postgres.Classify(err))
+			return nil, fmt.Errorf("updating video %s: %w", id, projection.PostgresError(err))
 		}
 		return r.record(ctx, tx, stored, func(v *catalogv1.Video) proto.Message {
 			return &catalogv1.VideoUpdated{Video: v, ChangedFields: &fieldmaskpb.FieldMask{Paths: changed}}
@@ -100,7 +99,7 @@ func (r *videoRepo) Delete(ctx context.Context, id uuid.UUID, check func(*catalo
 		}
 		stored, err := q.DeleteVideo(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("deleting video %s: %w", id, postgres.Classify(err))
+			return nil, fmt.Errorf("deleting video %s: %w", id, projection.PostgresError(err))
 		}
 		return r.record(ctx, tx, stored, func(v *catalogv1.Video) proto.Message {
 			return &catalogv1.VideoDeleted{Video: v, Reason: reason}
@@ -114,7 +113,7 @@ func (r *videoRepo) Get(ctx context.Context, id uuid.UUID) (*catalogv1.Video, er
 		return nil, biz.VideoNotFound(id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading video %s: %w", id, postgres.Classify(err))
+		return nil, fmt.Errorf("reading video %s: %w", id, projection.PostgresError(err))
 	}
 	return fromRow(row)
 }
@@ -122,7 +121,7 @@ func (r *videoRepo) Get(ctx context.Context, id uuid.UUID) (*catalogv1.Video, er
 func (r *videoRepo) List(ctx context.Context, after uuid.UUID, limit int) ([]*catalogv1.Video, error) {
 	rows, err := catalogdb.New(r.data.pool).ListVideos(ctx, catalogdb.ListVideosParams{AfterID: after, PageSize: int32(limit)})
 	if err != nil {
-		return nil, fmt.Errorf("listing videos: %w", postgres.Classify(err))
+		return nil, fmt.Errorf("listing videos: %w", projection.PostgresError(err))
 	}
 	out := make([]*catalogv1.Video, 0, len(rows))
 	for _, row := range rows {
@@ -143,7 +142,7 @@ func lockLive(ctx context.Context, q *catalogdb.Queries, id uuid.UUID) (*catalog
 		return nil, biz.VideoNotFound(id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("locking video %s: %w", id, postgres.Classify(err))
+		return nil, fmt.Errorf("locking video %s: %w", id, projection.PostgresError(err))
 	}
 	return fromRow(row)
 }
@@ -181,7 +180,7 @@ func (r *videoRepo) record(ctx context.Context, tx pgx.Tx, stored catalogdb.Vide
 		return nil, fmt.Errorf("appending %s: %w", eventType, projection.Permanent(projection.PayloadInvalid, err))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("appending %s: %w", eventType, postgres.Classify(err))
+		return nil, fmt.Errorf("appending %s: %w", eventType, projection.PostgresError(err))
 	}
 	w := written[0]
 	return &biz.Change{Video: v, Event: biz.EventRef{ID: w.EventID, Type: w.EventType, Version: w.AggregateVersion, OccurredAt: w.OccurredAt}}, nil

@@ -15,7 +15,6 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/data"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/server"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -28,7 +27,7 @@ import (
 func TestHTTPRevokedPrivilegeIsUnavailableAndNotReady(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	pool, role := testdb.Role(t, &testdb.DB{Pool: db.Pool, URL: db.URL, Name: db.Name, Schema: db.Schema}, "catalog", catalogmigrations.ServiceNeeds, 4)
+	pool, role := db.Role(t, "catalog", catalogmigrations.ServiceNeeds)
 	pool.Close() // the service opens its own pool as the role
 	u, err := url.Parse(db.URL)
 	if err != nil {
