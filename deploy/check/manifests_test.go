@@ -195,15 +195,6 @@ func preStopSleep(c corev1.Container) time.Duration {
 	return time.Duration(c.Lifecycle.PreStop.Sleep.Seconds) * time.Second
 }
 
-func portNumber(c corev1.Container, port string) int {
-	for _, p := range c.Ports {
-		if p.Name == port || fmt.Sprint(p.ContainerPort) == port {
-			return int(p.ContainerPort)
-		}
-	}
-	return -1
-}
-
 // containerEnv resolves a container's environment from the rendered
 // objects: literals, Secret keys and pod fields.
 func containerEnv(o *Objects, c corev1.Container) (func(string) (string, bool), error) {

@@ -526,3 +526,14 @@ func PubSubIAMProblems(o *Objects) []string {
 	}
 	return out
 }
+
+// portNumber is the number of c's port named (or numbered) port; -1 when
+// it has none.
+func portNumber(c corev1.Container, port string) int {
+	for _, p := range c.Ports {
+		if p.Name == port || fmt.Sprint(p.ContainerPort) == port {
+			return int(p.ContainerPort)
+		}
+	}
+	return -1
+}
