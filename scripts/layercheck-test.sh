@@ -39,6 +39,19 @@ import (
 put internal/low/low_test.go <<<'package low
 
 import _ "example.com/lib/health"'
+# (iii) a test fixture may import public packages; only tests and kits import it
+put internal/relayfixture/fixture.go <<<'package relayfixture
+
+import _ "example.com/lib/relay"'
+put relay/relay_test.go <<<'package relay_test
+
+import _ "example.com/lib/internal/relayfixture"'
+put relaytest/kit.go <<<'package relaytest
+
+import _ "example.com/lib/internal/relayfixture"'
+put console/console.go <<<'package console
+
+import _ "example.com/lib/internal/relayfixture"'
 put internal/ok/ok.go <<<'package ok
 
 import _ "example.com/lib/wire"'
@@ -71,10 +84,11 @@ other -> internal/gone'
 want="internal/low -> relay    (a low-level internal package imports a public package)
 internal/low -> health    (a low-level internal package imports a public package)
 relay/internal/cycle -> kit    (an internal package of relay imports a public package that depends on relay)
+console -> internal/relayfixture    (a package other than a test or a test kit imports a test fixture)
 other -> internal/ok    (another module imports the root module's internal/)
 other -> internal/low    (another module imports the root module's internal/)
 layercheck: $tmp/scripts/layercheck-allow.txt: \"other -> internal/gone\" is allowed but no longer imported: remove it
-layercheck: 5 import(s) against the layers (above: importer -> imported)"
+layercheck: 6 import(s) against the layers (above: importer -> imported)"
 rc=0
 got=$("$here/layercheck.sh" "$tmp" 2>&1) || rc=$?
 if [ "$rc" -ne 1 ] || ! diff <(sort <<<"$want") <(sort <<<"$got"); then
@@ -82,7 +96,7 @@ if [ "$rc" -ne 1 ] || ! diff <(sort <<<"$want") <(sort <<<"$got"); then
 	exit 1
 fi
 
-rm -r "$tmp/internal/low" "$tmp/relay/internal/cycle" "$tmp/other/tagged.go"
+rm -r "$tmp/internal/low" "$tmp/relay/internal/cycle" "$tmp/other/tagged.go" "$tmp/console"
 sed -i '/^import/d' "$tmp/other/main.go"
 put scripts/layercheck-allow.txt <<<'other/sub -> internal/ok'
 if ! got=$("$here/layercheck.sh" "$tmp" 2>&1); then

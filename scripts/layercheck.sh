@@ -10,6 +10,9 @@
 #         that is X or depends on X: no import runs from a lower layer back
 #         up. The contract packages (wire, api/eventrelay/...) sit below
 #         everything and may be imported from anywhere.
+#   (iii) a test fixture (an internal package named *fixture) sits above the
+#         layers, as the tests it serves do: it may import public packages,
+#         and only tests and the public test kits (*test) may import it.
 #
 # Imports count with every build tag a module's files use, and with the
 # in-package tests (an external _test package is a consumer, not a layer).
@@ -43,6 +46,14 @@ imports() {
 	done
 }
 
+# plain DIR: "package|import|..." without the tests' imports.
+plain() {
+	local tags
+	tagsof "$1" | while read -r tags; do
+		(cd "$1" && go list -e -tags "$tags" -f '{{.ImportPath}}{{range .Imports}}|{{.}}{{end}}' ./... 2> >(grep -v 'matched no packages' >&2))
+	done
+}
+
 # xtests DIR: the same with the external test packages' imports.
 xtests() {
 	local tags
@@ -63,6 +74,8 @@ nested=$(find . -name go.mod -not -path './go.mod' -not -path '*/testdata/*' -no
 {
 	echo "@root"
 	imports .
+	echo "@plain"
+	plain .
 	for m in $nested; do
 		echo "@nested $m"
 		imports "$m"
@@ -72,6 +85,7 @@ nested=$(find . -name go.mod -not -path './go.mod' -not -path '*/testdata/*' -no
 function rel(p) { return p == mod ? "." : substr(p, length(mod) + 2) }
 function internal(r) { return r ~ /(^|\/)internal(\/|$)/ }
 function demo(r) { return r ~ /^(internal\/catalog|api\/catalog|cmd|examples|docs)(\/|$)/ || r == "cmd" }
+function fixture(r) { return internal(r) && r ~ /fixture$/ }
 function contract(r) { return r ~ /^(wire|api\/eventrelay)(\/|$)/ }
 function public(r) { return !internal(r) && !demo(r) }
 function report(line, rule) {
@@ -92,6 +106,7 @@ BEGIN {
 	}
 }
 /^@root/ { where = "root"; next }
+/^@plain/ { where = "plain"; next }
 /^@nested / { where = substr($0, 9); next }
 {
 	p = $1
@@ -99,6 +114,12 @@ BEGIN {
 		q = $i
 		if (!(q in inroot)) continue
 		rq = rel(q)
+		if (where == "plain") {
+			# (iii) only tests and the test kits import a test fixture
+			rp0 = rel(p)
+			if (fixture(rq) && !fixture(rp0) && rp0 !~ /test$/) report(rp0 " -> " rq, "a package other than a test or a test kit imports a test fixture")
+			continue
+		}
 		if (where != "root") {
 			# (i) another module importing the root module internal/
 			if (internal(rq)) report(rel(p) " -> " rq, "another module imports the root module\047s internal/")
@@ -106,7 +127,7 @@ BEGIN {
 		}
 		if (!(p in inroot)) continue
 		rp1 = rel(p)
-		if (demo(rp1) || !internal(rp1) || !public(rq) || contract(rq)) continue
+		if (demo(rp1) || !internal(rp1) || fixture(rp1) || !public(rq) || contract(rq)) continue
 		if (rp1 ~ /^internal\//) {
 			report(rp1 " -> " rq, "a low-level internal package imports a public package")
 			continue
