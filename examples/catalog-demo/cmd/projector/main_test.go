@@ -20,10 +20,10 @@ import (
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // binary builds cmd/projector once per test process.
@@ -227,8 +227,8 @@ func TestInvalidConfigFailsNamingTheKey(t *testing.T) {
 		cmd := exec.Command(binary(t), "-conf", "../../configs/projector.yaml")
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
-		if err == nil || cmd.ProcessState.ExitCode() != iconf.ExitInvalid {
-			t.Errorf("%v: exit %v, want %d (an invalid configuration, as every daemon)", env, err, iconf.ExitInvalid)
+		if err == nil || cmd.ProcessState.ExitCode() != settings.ExitInvalid {
+			t.Errorf("%v: exit %v, want %d (an invalid configuration, as every daemon)", env, err, settings.ExitInvalid)
 		}
 		if !strings.Contains(string(out), want) {
 			t.Errorf("%v: output does not name %q:\n%s", env, want, out)
