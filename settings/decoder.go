@@ -17,6 +17,8 @@ import (
 type decoder struct {
 	// withEnv names each key's `env` variable in errors (Load binds them).
 	withEnv bool
+	// fromEnv names the variable of each key the environment set.
+	fromEnv map[string]string
 }
 
 // section fills struct v from tree, refusing a key no field has.
@@ -52,6 +54,9 @@ func (d decoder) section(v reflect.Value, tree map[string]any, prefix string) er
 			continue
 		}
 		if err := d.value(fv, tree[k], key); err != nil {
+			if name, ok := d.fromEnv[key]; ok {
+				return fmt.Errorf("invalid configuration: %s (env %s=%q): %w", key, name, show(tree[k]), err)
+			}
 			return fmt.Errorf("invalid configuration: %s %q: %w", d.name(key, tags[k]), show(tree[k]), err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 
 	"github.com/go-kratos/kratos/v2/config"
@@ -74,7 +75,7 @@ func Scan(c config.Config, key string, dst any) error {
 	if err != nil {
 		return Invalid(fmt.Errorf("invalid configuration: %s: %w", key, err))
 	}
-	return Invalid(fillTree(raw, key, dst, false))
+	return Invalid(fillTree(raw, key, dst, decoder{}))
 }
 
 // Invalid marks err as a configuration error (ErrInvalid) found outside
@@ -109,9 +110,13 @@ func load(path string, dst any, environment config.Source) error {
 	}
 	var sources []config.Source
 	if path != "" {
+		if _, err := os.Stat(path); err != nil {
+			return Invalid(fmt.Errorf("reading config file: %w", err))
+		}
 		sources = append(sources, file.NewSource(path))
 	}
-	sources = append(sources, boundEnv{env: environment, keys: bindings(dst)})
+	fromEnv := map[string]string{}
+	sources = append(sources, boundEnv{env: environment, keys: bindings(dst), set: fromEnv})
 	c := config.New(config.WithSource(sources...))
 	defer c.Close()
 	if err := c.Load(); err != nil {
@@ -121,7 +126,7 @@ func load(path string, dst any, environment config.Source) error {
 	if err := c.Scan(&raw); err != nil {
 		return Invalid(fmt.Errorf("parsing config file %s: %w", path, err))
 	}
-	return Invalid(fillTree(raw, "", dst, true))
+	return Invalid(fillTree(raw, "", dst, decoder{withEnv: true, fromEnv: fromEnv}))
 }
 
 func checkTarget(dst any) error {
@@ -133,7 +138,7 @@ func checkTarget(dst any) error {
 
 // fillTree decodes the merged values (JSON, as Kratos holds them) into
 // dst under prefix, refuses an ambiguous 0 and validates.
-func fillTree(raw json.RawMessage, prefix string, dst any, withEnv bool) error {
+func fillTree(raw json.RawMessage, prefix string, dst any, d decoder) error {
 	if err := checkTarget(dst); err != nil {
 		return err
 	}
@@ -148,7 +153,6 @@ func fillTree(raw json.RawMessage, prefix string, dst any, withEnv bool) error {
 	rv := reflect.ValueOf(dst).Elem()
 	defaults := reflect.New(rv.Type()).Elem()
 	defaults.Set(rv)
-	d := decoder{withEnv: withEnv}
 	if err := d.section(rv, tree, prefix); err != nil {
 		return err
 	}

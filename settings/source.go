@@ -13,6 +13,7 @@ import (
 type boundEnv struct {
 	env  config.Source
 	keys map[string]string // variable -> key
+	set  map[string]string // key -> variable, of the variables set (Load fills it)
 }
 
 func (b boundEnv) Load() ([]*config.KeyValue, error) {
@@ -24,6 +25,7 @@ func (b boundEnv) Load() ([]*config.KeyValue, error) {
 	for _, kv := range kvs {
 		if key, ok := b.keys[kv.Key]; ok {
 			bound = append(bound, &config.KeyValue{Key: key, Value: kv.Value})
+			b.set[key] = kv.Key
 		}
 	}
 	return bound, nil
