@@ -53,7 +53,7 @@ FUZZ_TARGETS := \
 	./projection:FuzzParseAttributes \
 	./$(DEMO)/events:FuzzDecode \
 	./$(DEMO)/internal/server:FuzzDecodeJSONBody \
-	./internal/conf:FuzzLoad \
+	./settings:FuzzLoad \
 	./$(DEMO)/cmd:FuzzLoadDaemonConfigs
 
 .PHONY: fuzz

@@ -273,7 +273,7 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		if err != nil {
 			return res, err
 		}
-		sqlR = startSQLRelay(ctx, c, config.Default().Outbox.FetchCooldown.D(), r.cfg.Bulk)
+		sqlR = startSQLRelay(ctx, c, config.Default().Outbox.FetchCooldown, r.cfg.Bulk)
 		defer sqlR.Stop()
 	}
 	if m.burst {

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // Every daemon stops on an invalid configuration with the same exit status,
-// conf.ExitInvalid (the publisher exited 2, the projector and the catalog
+// settings.ExitInvalid (the publisher exited 2, the projector and the catalog
 // 1), and names the key and its variable; an explicit 0 the projector used
 // to replace with its default (PROJECTOR_BATCH_SIZE=0 became 100) is one.
 func TestInvalidConfigExitsWithOneStatus(t *testing.T) {
@@ -44,8 +44,8 @@ func TestInvalidConfigExitsWithOneStatus(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		cancel()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != conf.ExitInvalid || !strings.Contains(string(out), c.want) {
-			t.Errorf("%s %v %s: %v, want exit %d naming %q; output:\n%s", c.bin, c.args, c.env, err, conf.ExitInvalid, c.want, out)
+		if !errors.As(err, &ee) || ee.ExitCode() != settings.ExitInvalid || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s %v %s: %v, want exit %d naming %q; output:\n%s", c.bin, c.args, c.env, err, settings.ExitInvalid, c.want, out)
 		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // hardening holds the results of the faults that prove the pipeline's
@@ -89,13 +89,13 @@ func (s *Suite) checkHardening() {
 }
 
 // envDuration reads key from env entries ("K=V"), the last one winning,
-// as the daemons read it ("8s" or a number of seconds, conf.ParseDuration);
+// as the daemons read it ("8s" or a number of seconds, settings.ParseDuration);
 // def when it is absent or does not parse (the daemon then refuses to start).
 func envDuration(env []string, key string, def time.Duration) time.Duration {
 	d := def
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, key+"="); ok {
-			if x, err := conf.ParseDuration(v); err == nil {
+			if x, err := settings.ParseDuration(v); err == nil {
 				d = x
 			}
 		}

@@ -102,7 +102,7 @@ type IndexState struct {
 // values take the defaults). It changes nothing.
 func OutboxIndexes(ctx context.Context, pool *pgxpool.Pool, o Options) ([]IndexState, error) {
 	o.ReindexOff = false
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	if err := o.check(); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func OutboxIndexes(ctx context.Context, pool *pgxpool.Pool, o Options) ([]IndexS
 // zero values take the defaults.
 func RebuildIndexes(ctx context.Context, pool *pgxpool.Pool, o Options) ([]IndexRebuild, error) {
 	o.ReindexOff = false
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	if err := o.check(); err != nil {
 		return nil, err
 	}

@@ -309,7 +309,7 @@ func optionErrorf(field, format string, args ...any) *OptionError {
 // zero fields take their defaults, then every field is checked. The error
 // is an *OptionError naming the first field refused. A daemon calls it to
 // refuse its configuration before it connects anywhere.
-func (o Options) Validate() error { return o.withDefaults().check() }
+func (o Options) Validate() error { return o.WithDefaults().check() }
 
 // StopTimeout is the shortest stop timeout of a Kratos app (kratos.StopTimeout)
 // that embeds this relay: GracePeriod plus Lease, with their defaults (50s).
@@ -317,13 +317,13 @@ func (o Options) Validate() error { return o.withDefaults().check() }
 // logs a warning naming both values), so rows in flight are handed back and
 // may be published twice.
 func (o Options) StopTimeout() time.Duration {
-	d := o.withDefaults()
+	d := o.WithDefaults()
 	return d.GracePeriod + d.Lease
 }
 
 // withDefaults returns o with its zero fields set to their defaults
 // (NotifyChannel needs Schema: New sets it once Schema is known).
-func (o Options) withDefaults() Options {
+func (o Options) WithDefaults() Options {
 	orDefault(&o.Concurrency, defaultConcurrency)
 	orDefault(&o.BulkSize, defaultBulkSize)
 	orDefault(&o.MaxAttempts, defaultMaxAttempts)

@@ -95,7 +95,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	case client == nil:
 		return nil, errors.New("relay: Pub/Sub client is nil")
 	}
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	if err := o.check(); err != nil {
 		return nil, err
 	}

@@ -10,12 +10,12 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/pstest"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // PubSubOptions shape a test Pub/Sub.
@@ -105,7 +105,7 @@ func (ps *PubSub) ensure(path string) error {
 		gpubsub.Resources `yaml:",inline"`
 		PubSub            map[string]any `yaml:"pubsub"`
 	}
-	if err := conf.Load(path, &f); err != nil {
+	if err := settings.Load(path, &f); err != nil {
 		return err
 	}
 	if err := f.Resources.Validate(); err != nil {

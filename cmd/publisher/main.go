@@ -23,11 +23,11 @@ import (
 
 	"github.com/eventrelay/eventrelay/cmd/publisher/config"
 	"github.com/eventrelay/eventrelay/health"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/ops"
 	"github.com/eventrelay/eventrelay/internal/telemetry"
 	"github.com/eventrelay/eventrelay/internal/version"
 	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 func main() {
@@ -39,7 +39,7 @@ func main() {
 	cfg, err := config.Load(*confPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "publisher:", err)
-		os.Exit(iconf.ExitStatus(err))
+		os.Exit(settings.ExitStatus(err))
 	}
 	logger := slog.New(ops.JSONHandler(os.Stdout, cfg.Log.SlogLevel(), ops.LogProject()))
 	slog.SetDefault(logger)
@@ -47,7 +47,7 @@ func main() {
 	shutdownTracing, err := telemetry.Setup(context.Background(), "publisher")
 	if err != nil {
 		logger.Error("publisher: tracing", "error", err)
-		os.Exit(iconf.ExitInvalid)
+		os.Exit(settings.ExitInvalid)
 	}
 	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 

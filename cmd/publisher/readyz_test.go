@@ -12,7 +12,6 @@ import (
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -20,6 +19,7 @@ import (
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // privatePG is a Postgres instance of this test alone (scripts/pg.sh with
@@ -143,8 +143,8 @@ func TestInvalidConfigFailsAtStartNamingTheKey(t *testing.T) {
 		"OUTBOX_LEASE_SECONDS=abc")
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != iconf.ExitInvalid {
-		t.Fatalf("exit = %v, want code %d; output %s", err, iconf.ExitInvalid, out)
+	if !ok || ee.ExitCode() != settings.ExitInvalid {
+		t.Fatalf("exit = %v, want code %d; output %s", err, settings.ExitInvalid, out)
 	}
 	if !strings.Contains(string(out), "outbox.lease") || !strings.Contains(string(out), "OUTBOX_LEASE_SECONDS") {
 		t.Fatalf("output does not name the key: %s", out)

@@ -115,7 +115,7 @@ func ExpectedAlertPolicies(r gpubsub.Resources) []*MonitoringAlertPolicy {
 		backlog, backlogFor, age := float64(SourceBacklog), 15*time.Minute, SourceOldestAge
 		backlogSev, section, what := "CRITICAL", "13-a-subscription-cannot-be-received", "events wait for the projector"
 		if dead[s.Name] {
-			backlog, backlogFor, age = 0, 5*time.Minute, s.Retention.D()/2
+			backlog, backlogFor, age = 0, 5*time.Minute, s.Retention/2
 			backlogSev, section, what = "WARNING", "5-dead-letters-piling-up", "dead letters wait for relayctl dlq replay"
 		}
 		doc := func(signal string) *AlertDocumentation {

@@ -10,7 +10,7 @@ import (
 	pubconf "github.com/eventrelay/eventrelay/cmd/publisher/config"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
 	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // Daemon is what a deployment unit needs to know about one daemon, computed
@@ -39,19 +39,19 @@ func LoadDaemon(daemon, path string, lookup func(string) (string, bool)) (Daemon
 	switch daemon {
 	case "publisher":
 		c := pubconf.Default()
-		if err := conf.LoadWithEnv(path, &c, lookup); err != nil {
+		if err := settings.LoadWithEnv(path, &c, lookup); err != nil {
 			return Daemon{}, fmt.Errorf("publisher configuration: %w", err)
 		}
 		return Daemon{Drain: c.Outbox.StopTimeout(), HTTPPort: c.HTTP.Port}, nil
 	case "projector":
 		c := pconf.Default()
-		if err := conf.LoadWithEnv(path, &c, lookup); err != nil {
+		if err := settings.LoadWithEnv(path, &c, lookup); err != nil {
 			return Daemon{}, fmt.Errorf("projector configuration: %w", err)
 		}
-		return Daemon{Drain: c.ShutdownTimeout.D(), HTTPPort: c.HTTP.Port}, nil
+		return Daemon{Drain: c.ShutdownTimeout, HTTPPort: c.HTTP.Port}, nil
 	case "catalog":
 		c := catconf.Default()
-		if err := conf.LoadWithEnv(path, &c, lookup); err != nil {
+		if err := settings.LoadWithEnv(path, &c, lookup); err != nil {
 			return Daemon{}, fmt.Errorf("catalog configuration: %w", err)
 		}
 		_, port, err := net.SplitHostPort(c.Server.HTTPAddr)
@@ -62,7 +62,7 @@ func LoadDaemon(daemon, path string, lookup func(string) (string, bool)) (Daemon
 		if err != nil {
 			return Daemon{}, fmt.Errorf("catalog server.http_addr port %q: %w", port, err)
 		}
-		return Daemon{Drain: c.Server.ShutdownTimeout.D(), HTTPPort: p}, nil
+		return Daemon{Drain: c.Server.ShutdownTimeout, HTTPPort: p}, nil
 	}
 	return Daemon{}, fmt.Errorf("unknown daemon %q", daemon)
 }

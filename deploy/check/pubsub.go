@@ -8,8 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // Config Connector (cnrm) Pub/Sub objects, the fields deploy/ uses; strict
@@ -107,7 +107,7 @@ type pubsubFile struct {
 func LoadPubSubYAML() (gpubsub.Resources, error) {
 	var f pubsubFile
 	path := filepath.Join(Repo(), "configs", "pubsub.yaml")
-	if err := conf.LoadWithEnv(path, &f, func(string) (string, bool) { return "", false }); err != nil {
+	if err := settings.LoadWithEnv(path, &f, func(string) (string, bool) { return "", false }); err != nil {
 		return gpubsub.Resources{}, fmt.Errorf("loading %s: %w", path, err)
 	}
 	return f.Resources, nil
@@ -122,7 +122,7 @@ func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription)
 		o := &PubSubTopic{TypeMeta: metav1.TypeMeta{APIVersion: "pubsub.cnrm.cloud.google.com/v1beta1", Kind: "PubSubTopic"},
 			ObjectMeta: metav1.ObjectMeta{Name: t.Name, Annotations: map[string]string{DeletionPolicyAnnotation: "abandon"}}}
 		if t.Retention != 0 {
-			o.Spec.MessageRetentionDuration = seconds(t.Retention.D())
+			o.Spec.MessageRetentionDuration = seconds(t.Retention)
 		}
 		topics = append(topics, o)
 	}
@@ -132,15 +132,15 @@ func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription)
 			ObjectMeta: metav1.ObjectMeta{Name: s.Name, Annotations: map[string]string{DeletionPolicyAnnotation: "abandon"}},
 			Spec: PubSubSubscriptionSpec{
 				TopicRef:                  Ref{Name: s.Topic},
-				AckDeadlineSeconds:        int32(s.AckDeadline.D() / time.Second),
-				MessageRetentionDuration:  seconds(s.Retention.D()),
+				AckDeadlineSeconds:        int32(s.AckDeadline / time.Second),
+				MessageRetentionDuration:  seconds(s.Retention),
 				RetainAckedMessages:       s.RetainAcked,
 				EnableMessageOrdering:     s.Ordered,
 				EnableExactlyOnceDelivery: s.ExactlyOnce,
 				ExpirationPolicy:          &ExpirationPolicy{TTL: ""},
 			}}
 		if s.Retry != nil {
-			o.Spec.RetryPolicy = &RetryPolicy{MinimumBackoff: seconds(s.Retry.MinBackoff.D()), MaximumBackoff: seconds(s.Retry.MaxBackoff.D())}
+			o.Spec.RetryPolicy = &RetryPolicy{MinimumBackoff: seconds(s.Retry.MinBackoff), MaximumBackoff: seconds(s.Retry.MaxBackoff)}
 		}
 		if s.DeadLetter != nil {
 			o.Spec.DeadLetterPolicy = &DeadLetterPolicy{DeadLetterTopicRef: Ref{Name: s.DeadLetter.Topic}, MaxDeliveryAttempts: s.DeadLetter.MaxDeliveryAttempts}

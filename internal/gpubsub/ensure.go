@@ -70,7 +70,7 @@ func ensureTopic(ctx context.Context, client *pubsub.Client, project string, t T
 	ch := Change{Kind: "topic", Name: t.Name}
 	want := &pb.Topic{Name: TopicName(project, t.Name)}
 	if t.Retention > 0 {
-		want.MessageRetentionDuration = durationpb.New(t.Retention.D())
+		want.MessageRetentionDuration = durationpb.New(t.Retention)
 	}
 	have, err := client.TopicAdminClient.GetTopic(ctx, &pb.GetTopicRequest{Topic: want.Name})
 	if status.Code(err) == codes.NotFound {
@@ -88,8 +88,8 @@ func ensureTopic(ctx context.Context, client *pubsub.Client, project string, t T
 	if err != nil {
 		return ch, err
 	}
-	if d := durationOf(have.GetMessageRetentionDuration()); d != t.Retention.D() {
-		ch.Diffs = append(ch.Diffs, fmt.Sprintf("message_retention_duration: %s -> %s", d, t.Retention.D()))
+	if d := durationOf(have.GetMessageRetentionDuration()); d != t.Retention {
+		ch.Diffs = append(ch.Diffs, fmt.Sprintf("message_retention_duration: %s -> %s", d, t.Retention))
 	}
 	if len(ch.Diffs) == 0 {
 		ch.Action = Unchanged
@@ -112,8 +112,8 @@ func SubscriptionProto(project string, s SubscriptionSpec) *pb.Subscription {
 		Name:                      SubscriptionName(project, s.Name),
 		Topic:                     TopicName(project, s.Topic),
 		EnableMessageOrdering:     s.Ordered,
-		AckDeadlineSeconds:        int32(s.AckDeadline.D() / time.Second),
-		MessageRetentionDuration:  durationpb.New(s.Retention.D()),
+		AckDeadlineSeconds:        int32(s.AckDeadline / time.Second),
+		MessageRetentionDuration:  durationpb.New(s.Retention),
 		RetainAckedMessages:       s.RetainAcked,
 		EnableExactlyOnceDelivery: s.ExactlyOnce,
 		// No TTL: the subscription never expires. Pub/Sub's default
@@ -123,8 +123,8 @@ func SubscriptionProto(project string, s SubscriptionSpec) *pb.Subscription {
 	}
 	if s.Retry != nil {
 		sub.RetryPolicy = &pb.RetryPolicy{
-			MinimumBackoff: durationpb.New(s.Retry.MinBackoff.D()),
-			MaximumBackoff: durationpb.New(s.Retry.MaxBackoff.D()),
+			MinimumBackoff: durationpb.New(s.Retry.MinBackoff),
+			MaximumBackoff: durationpb.New(s.Retry.MaxBackoff),
 		}
 	}
 	if s.DeadLetter != nil {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"time"
-
-	"github.com/eventrelay/eventrelay/internal/conf"
 )
 
 // Resources is a desired set of topics and subscriptions (configs/pubsub.yaml),
@@ -20,7 +18,7 @@ type TopicSpec struct {
 	Name string `yaml:"name"`
 	// Retention keeps published messages on the topic (0: none), so a
 	// subscription can seek to before its own creation.
-	Retention conf.Duration `yaml:"retention"`
+	Retention time.Duration `yaml:"retention"`
 }
 
 // SubscriptionSpec is one pull subscription. Zero values take the defaults
@@ -31,10 +29,10 @@ type SubscriptionSpec struct {
 	// Ordered enables message ordering (immutable after creation).
 	Ordered bool `yaml:"ordered"`
 	// AckDeadline, 10s to 600s (default 10s).
-	AckDeadline conf.Duration `yaml:"ack_deadline"`
+	AckDeadline time.Duration `yaml:"ack_deadline"`
 	// Retention of unacked (and with RetainAcked, acked) messages, 10m to
 	// 7d (default 7d). Seek to a time needs RetainAcked.
-	Retention   conf.Duration `yaml:"retention"`
+	Retention   time.Duration `yaml:"retention"`
 	RetainAcked bool          `yaml:"retain_acked"`
 	ExactlyOnce bool          `yaml:"exactly_once"`
 	// Retry is the redelivery backoff (nil: immediate redelivery).
@@ -45,8 +43,8 @@ type SubscriptionSpec struct {
 
 // RetrySpec is a subscription retry policy.
 type RetrySpec struct {
-	MinBackoff conf.Duration `yaml:"min_backoff"` // 0-600s, default 10s
-	MaxBackoff conf.Duration `yaml:"max_backoff"` // 0-600s, default 600s
+	MinBackoff time.Duration `yaml:"min_backoff"` // 0-600s, default 10s
+	MaxBackoff time.Duration `yaml:"max_backoff"` // 0-600s, default 600s
 }
 
 // DeadLetterSpec is a subscription dead-letter policy.
@@ -70,7 +68,7 @@ func (r *Resources) Validate() error {
 			return fmt.Errorf("%s.name %q is listed twice", key, t.Name)
 		}
 		topics[t.Name] = true
-		if t.Retention != 0 && (t.Retention.D() < 10*time.Minute || t.Retention.D() > 31*24*time.Hour) {
+		if t.Retention != 0 && (t.Retention < 10*time.Minute || t.Retention > 31*24*time.Hour) {
 			return fmt.Errorf("%s.retention %s must be 0 or between 10m and 744h", key, t.Retention)
 		}
 	}
@@ -95,25 +93,25 @@ func (s *SubscriptionSpec) validate(key string, topics map[string]bool) error {
 		return fmt.Errorf("%s.topic %q is not one of the topics listed", key, s.Topic)
 	}
 	if s.AckDeadline == 0 {
-		s.AckDeadline = conf.Duration(10 * time.Second)
+		s.AckDeadline = 10 * time.Second
 	}
-	if d := s.AckDeadline.D(); d < 10*time.Second || d > 600*time.Second || d%time.Second != 0 {
+	if d := s.AckDeadline; d < 10*time.Second || d > 600*time.Second || d%time.Second != 0 {
 		return fmt.Errorf("%s.ack_deadline %s must be whole seconds between 10s and 600s", key, s.AckDeadline)
 	}
 	if s.Retention == 0 {
-		s.Retention = conf.Duration(7 * 24 * time.Hour)
+		s.Retention = 7 * 24 * time.Hour
 	}
-	if d := s.Retention.D(); d < 10*time.Minute || d > 7*24*time.Hour {
+	if d := s.Retention; d < 10*time.Minute || d > 7*24*time.Hour {
 		return fmt.Errorf("%s.retention %s must be between 10m and 168h", key, s.Retention)
 	}
 	if r := s.Retry; r != nil {
 		if r.MinBackoff == 0 {
-			r.MinBackoff = conf.Duration(10 * time.Second)
+			r.MinBackoff = 10 * time.Second
 		}
 		if r.MaxBackoff == 0 {
-			r.MaxBackoff = conf.Duration(600 * time.Second)
+			r.MaxBackoff = 600 * time.Second
 		}
-		if r.MinBackoff.D() < 0 || r.MaxBackoff.D() > 600*time.Second || r.MinBackoff > r.MaxBackoff {
+		if r.MinBackoff < 0 || r.MaxBackoff > 600*time.Second || r.MinBackoff > r.MaxBackoff {
 			return fmt.Errorf("%s.retry: need 0 <= min_backoff (%s) <= max_backoff (%s) <= 600s", key, r.MinBackoff, r.MaxBackoff)
 		}
 	}

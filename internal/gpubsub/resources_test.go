@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/eventrelay/eventrelay/internal/conf"
 )
 
 func TestResourcesValidateNamesTheKey(t *testing.T) {
@@ -25,8 +23,8 @@ func TestResourcesValidateNamesTheKey(t *testing.T) {
 		t.Fatalf("valid resources: %v", err)
 	}
 	s := r.Subscriptions[0]
-	if s.AckDeadline.D() != 10*time.Second || s.Retention.D() != 7*24*time.Hour ||
-		s.Retry.MinBackoff.D() != 10*time.Second || s.Retry.MaxBackoff.D() != 600*time.Second || s.DeadLetter.MaxDeliveryAttempts != 5 {
+	if s.AckDeadline != 10*time.Second || s.Retention != 7*24*time.Hour ||
+		s.Retry.MinBackoff != 10*time.Second || s.Retry.MaxBackoff != 600*time.Second || s.DeadLetter.MaxDeliveryAttempts != 5 {
 		t.Fatalf("defaults not filled: %+v %+v %+v", s, s.Retry, s.DeadLetter)
 	}
 	for _, tc := range []struct {
@@ -35,12 +33,12 @@ func TestResourcesValidateNamesTheKey(t *testing.T) {
 	}{
 		{"topics[0].name", func(r *Resources) { r.Topics[0].Name = "x" }},
 		{"topics[1].name", func(r *Resources) { r.Topics[1].Name = "main.events" }},
-		{"topics[0].retention", func(r *Resources) { r.Topics[0].Retention = conf.Duration(time.Minute) }},
+		{"topics[0].retention", func(r *Resources) { r.Topics[0].Retention = time.Minute }},
 		{"subscriptions[0].topic", func(r *Resources) { r.Subscriptions[0].Topic = "other" }},
-		{"subscriptions[0].ack_deadline", func(r *Resources) { r.Subscriptions[0].AckDeadline = conf.Duration(5 * time.Second) }},
-		{"subscriptions[0].retention", func(r *Resources) { r.Subscriptions[0].Retention = conf.Duration(8 * 24 * time.Hour) }},
+		{"subscriptions[0].ack_deadline", func(r *Resources) { r.Subscriptions[0].AckDeadline = 5 * time.Second }},
+		{"subscriptions[0].retention", func(r *Resources) { r.Subscriptions[0].Retention = 8 * 24 * time.Hour }},
 		{"subscriptions[0].retry", func(r *Resources) {
-			r.Subscriptions[0].Retry = &RetrySpec{MinBackoff: conf.Duration(time.Minute), MaxBackoff: conf.Duration(time.Second)}
+			r.Subscriptions[0].Retry = &RetrySpec{MinBackoff: time.Minute, MaxBackoff: time.Second}
 		}},
 		{"subscriptions[0].dead_letter.topic", func(r *Resources) { r.Subscriptions[0].DeadLetter.Topic = "main.events" }},
 		{"subscriptions[0].dead_letter.max_delivery_attempts", func(r *Resources) { r.Subscriptions[0].DeadLetter.MaxDeliveryAttempts = 200 }},

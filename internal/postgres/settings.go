@@ -1,6 +1,6 @@
 package postgres
 
-import "github.com/eventrelay/eventrelay/internal/conf"
+import "time"
 
 // Settings is the `database:` block every daemon's YAML config shares, with
 // its environment overrides. Validate it through Config().Validate.
@@ -13,10 +13,10 @@ type Settings struct {
 	// MaxConns bounds the pool (0: the daemon's default).
 	MaxConns int32 `yaml:"max_conns" env:"DATABASE_MAX_CONNS"`
 	// ConnectTimeout bounds each dial.
-	ConnectTimeout conf.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
+	ConnectTimeout time.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
 }
 
 // Postgres returns the connection settings for Open and Migrate.
 func (s Settings) Postgres() Config {
-	return Config{URL: s.URL, Schema: s.Schema, MaxConns: s.MaxConns, ConnectTimeout: s.ConnectTimeout.D()}
+	return Config{URL: s.URL, Schema: s.Schema, MaxConns: s.MaxConns, ConnectTimeout: s.ConnectTimeout}
 }

@@ -15,10 +15,10 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // Config is the whole publisher configuration (configs/publisher.yaml).
@@ -84,7 +84,7 @@ type Outbox struct {
 	// BulkSize is the maximum number of rows per claim.
 	BulkSize int `yaml:"bulk_size" env:"OUTBOX_BULK_SIZE"`
 	// PollInterval is the fallback when no NOTIFY arrives.
-	PollInterval conf.Duration `yaml:"poll_interval" env:"OUTBOX_POLL_INTERVAL_SECONDS"`
+	PollInterval time.Duration `yaml:"poll_interval" env:"OUTBOX_POLL_INTERVAL_SECONDS"`
 	// Listen turns on LISTEN (wake within milliseconds); off sets
 	// relay.Options.ListenOff.
 	Listen bool `yaml:"listen" env:"OUTBOX_LISTEN"`
@@ -94,40 +94,40 @@ type Outbox struct {
 	// relay claims again after it without a NOTIFY (writers skip theirs,
 	// see outbox_wakeups). 0 claims on every wake-up
 	// (relay.Options.FetchCooldownOff).
-	FetchCooldown conf.Duration `yaml:"fetch_cooldown" env:"OUTBOX_FETCH_COOLDOWN_SECONDS" zero:"allowed"`
+	FetchCooldown time.Duration `yaml:"fetch_cooldown" env:"OUTBOX_FETCH_COOLDOWN_SECONDS" zero:"allowed"`
 	// Lease is how long a claim is valid without extension.
-	Lease conf.Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
+	Lease time.Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
 	// PartitionHeartbeat is how often a replica renews its membership and
 	// its outbox partitions' leases (which last lease - heartbeat) and
 	// rebalances them (0: lease/4; at most lease/3).
-	PartitionHeartbeat conf.Duration `yaml:"partition_heartbeat" env:"OUTBOX_PARTITION_HEARTBEAT_SECONDS" zero:"allowed"`
+	PartitionHeartbeat time.Duration `yaml:"partition_heartbeat" env:"OUTBOX_PARTITION_HEARTBEAT_SECONDS" zero:"allowed"`
 	// ReclaimInterval is how often expired claims are taken over.
-	ReclaimInterval conf.Duration `yaml:"reclaim_interval" env:"OUTBOX_RECLAIM_INTERVAL_SECONDS"`
+	ReclaimInterval time.Duration `yaml:"reclaim_interval" env:"OUTBOX_RECLAIM_INTERVAL_SECONDS"`
 	// MaxProcessing bounds a claim even when its lease keeps being extended.
-	MaxProcessing conf.Duration `yaml:"max_processing" env:"OUTBOX_MAX_PROCESSING_SECONDS"`
+	MaxProcessing time.Duration `yaml:"max_processing" env:"OUTBOX_MAX_PROCESSING_SECONDS"`
 	// MaxAttempts is the number of publish attempts before a row fails with
 	// max_attempts_exceeded (an outage or a missing topic or permission
 	// holds the topic and spends none).
 	MaxAttempts int `yaml:"max_attempts" env:"OUTBOX_MAX_ATTEMPTS"`
 	// BaseBackoff and MaxBackoff bound the retry delay
 	// min(max, base * 2^attempts), jittered.
-	BaseBackoff conf.Duration `yaml:"base_backoff" env:"OUTBOX_BASE_BACKOFF_SECONDS"`
-	MaxBackoff  conf.Duration `yaml:"max_backoff" env:"OUTBOX_MAX_BACKOFF_SECONDS"`
+	BaseBackoff time.Duration `yaml:"base_backoff" env:"OUTBOX_BASE_BACKOFF_SECONDS"`
+	MaxBackoff  time.Duration `yaml:"max_backoff" env:"OUTBOX_MAX_BACKOFF_SECONDS"`
 	// Jitter is "equal" (delay in [d/2, d]) or "full" (delay in [0, d]).
 	Jitter string `yaml:"jitter" env:"OUTBOX_BACKOFF_JITTER"`
 	// StatsInterval is how often the lag/age/stuck gauges are refreshed.
-	StatsInterval conf.Duration `yaml:"stats_interval" env:"OUTBOX_STATS_INTERVAL_SECONDS"`
+	StatsInterval time.Duration `yaml:"stats_interval" env:"OUTBOX_STATS_INTERVAL_SECONDS"`
 	// StallAfter: a replica owning partitions that published nothing this
 	// long while the oldest pending row is older reports a stall (0 turns
 	// it off: relay.Options.StallAfterOff).
-	StallAfter conf.Duration `yaml:"stall_after" env:"OUTBOX_STALL_AFTER_SECONDS" zero:"allowed"`
+	StallAfter time.Duration `yaml:"stall_after" env:"OUTBOX_STALL_AFTER_SECONDS" zero:"allowed"`
 	// GracePeriod bounds the drain on SIGTERM.
-	GracePeriod conf.Duration `yaml:"grace_period" env:"OUTBOX_GRACE_PERIOD_SECONDS"`
+	GracePeriod time.Duration `yaml:"grace_period" env:"OUTBOX_GRACE_PERIOD_SECONDS"`
 	// Retention keeps published rows this long (0 disables deletion:
 	// relay.Options.RetentionOff).
-	Retention conf.Duration `yaml:"retention" env:"OUTBOX_RETENTION_SECONDS" zero:"allowed"`
+	Retention time.Duration `yaml:"retention" env:"OUTBOX_RETENTION_SECONDS" zero:"allowed"`
 	// RetentionInterval is how often old published rows are deleted.
-	RetentionInterval conf.Duration `yaml:"retention_interval" env:"OUTBOX_RETENTION_INTERVAL_SECONDS"`
+	RetentionInterval time.Duration `yaml:"retention_interval" env:"OUTBOX_RETENTION_INTERVAL_SECONDS"`
 	// RetentionBatchSize bounds each DELETE.
 	RetentionBatchSize int `yaml:"retention_batch_size" env:"OUTBOX_RETENTION_BATCH_SIZE"`
 	// ReindexBloatFactor: after each retention round, an outbox index
@@ -143,7 +143,7 @@ type Outbox struct {
 // StopTimeout is the whole SIGTERM drain: the grace period for in-flight
 // batches plus one lease for the last outcome writes. The daemon's Kratos
 // stop timeout and deploy/'s termination grace both derive from it.
-func (o Outbox) StopTimeout() time.Duration { return o.GracePeriod.D() + o.Lease.D() }
+func (o Outbox) StopTimeout() time.Duration { return o.GracePeriod + o.Lease }
 
 // Publish configures the Pub/Sub side.
 type Publish struct {
@@ -155,13 +155,13 @@ type Publish struct {
 	MaxMessageBytes int `yaml:"max_message_bytes" env:"OUTBOX_MAX_MESSAGE_BYTES"`
 	// Timeout bounds one publish (the client retries transient errors
 	// within it).
-	Timeout conf.Duration `yaml:"timeout" env:"OUTBOX_PUBLISH_TIMEOUT_SECONDS"`
+	Timeout time.Duration `yaml:"timeout" env:"OUTBOX_PUBLISH_TIMEOUT_SECONDS"`
 	// The client library bundles per ordering key (Cloud Pub/Sub takes one
 	// key per Publish request): DelayThreshold is how long a key's bundle
 	// waits for more messages, CountThreshold the most messages per
 	// request (1..1000). DelayThreshold 0 sends at once
 	// (relay.PublishOptions.DelayThresholdOff).
-	DelayThreshold conf.Duration `yaml:"delay_threshold" env:"OUTBOX_PUBLISH_DELAY_THRESHOLD" zero:"allowed"`
+	DelayThreshold time.Duration `yaml:"delay_threshold" env:"OUTBOX_PUBLISH_DELAY_THRESHOLD" zero:"allowed"`
 	CountThreshold int           `yaml:"count_threshold" env:"OUTBOX_PUBLISH_COUNT_THRESHOLD"`
 	// MaxInflightRequests is how many Publish requests (each of one
 	// ordering key) are in flight at once per topic: the library's
@@ -178,7 +178,7 @@ type Publish struct {
 	Subscriptions map[string][]string `yaml:"subscriptions"`
 	// SubscriptionCheckInterval is how often Subscriptions are read
 	// (GetSubscription).
-	SubscriptionCheckInterval conf.Duration `yaml:"subscription_check_interval" env:"OUTBOX_SUBSCRIPTION_CHECK_SECONDS"`
+	SubscriptionCheckInterval time.Duration `yaml:"subscription_check_interval" env:"OUTBOX_SUBSCRIPTION_CHECK_SECONDS"`
 }
 
 // HTTP configures /healthz, /readyz and /metrics.
@@ -196,49 +196,36 @@ func (h HTTP) Addr() string { return fmt.Sprintf("%s:%d", h.Host, h.Port) }
 // the bench's publish loop without a relay.
 func (p Publish) Settings() pubsub.PublishSettings {
 	s := pubsub.DefaultPublishSettings
-	s.DelayThreshold = p.DelayThreshold.D()
+	s.DelayThreshold = p.DelayThreshold
 	s.CountThreshold = p.CountThreshold
 	s.NumGoroutines = p.MaxInflightRequests
-	s.Timeout = p.Timeout.D()
+	s.Timeout = p.Timeout
 	return s
 }
 
 // Default returns the configuration used for keys the file and the
-// environment leave unset.
+// environment leave unset: the relay's defaults (relay.Options.WithDefaults),
+// never restated here, and the daemon's own. A key whose 0 turns a
+// feature off keeps the relay's default; PartitionHeartbeat 0 is the
+// relay's own default (a quarter of the lease).
 func Default() Config {
+	r := relay.Options{}.WithDefaults()
+	p := r.Publish
 	return Config{
-		Database: Database{ConnectTimeout: conf.Duration(5 * time.Second)},
+		Database: Database{ConnectTimeout: 5 * time.Second},
 		Outbox: Outbox{
-			Mode:               string(relay.ModePoll),
-			Concurrency:        4,
-			BulkSize:           500,
-			PollInterval:       conf.Duration(time.Second),
-			Listen:             true,
-			FetchCooldown:      conf.Duration(40 * time.Millisecond),
-			Lease:              conf.Duration(30 * time.Second),
-			ReclaimInterval:    conf.Duration(10 * time.Second),
-			MaxProcessing:      conf.Duration(5 * time.Minute),
-			MaxAttempts:        12,
-			BaseBackoff:        conf.Duration(time.Second),
-			MaxBackoff:         conf.Duration(5 * time.Minute),
-			Jitter:             "equal",
-			StatsInterval:      conf.Duration(10 * time.Second),
-			StallAfter:         conf.Duration(2 * time.Minute),
-			GracePeriod:        conf.Duration(20 * time.Second),
-			Retention:          conf.Duration(72 * time.Hour),
-			RetentionInterval:  conf.Duration(time.Minute),
-			RetentionBatchSize: 5000,
-			ReindexBloatFactor: 4,
-			ReindexMinBytes:    8 << 20,
+			Mode: string(r.Mode), Concurrency: r.Concurrency, BulkSize: r.BulkSize,
+			PollInterval: r.PollInterval, Listen: !r.ListenOff, FetchCooldown: r.FetchCooldown,
+			Lease: r.Lease, ReclaimInterval: r.ReclaimInterval, MaxProcessing: r.MaxProcessing,
+			MaxAttempts: r.MaxAttempts, BaseBackoff: r.BaseBackoff, MaxBackoff: r.MaxBackoff, Jitter: r.Jitter,
+			StatsInterval: r.StatsInterval, StallAfter: r.StallAfter, GracePeriod: r.GracePeriod,
+			Retention: r.Retention, RetentionInterval: r.RetentionInterval, RetentionBatchSize: r.RetentionBatchSize,
+			ReindexBloatFactor: r.ReindexBloatFactor, ReindexMinBytes: r.ReindexMinBytes,
 		},
 		Publish: Publish{
-			MaxMessageBytes:     10_000_000,
-			Timeout:             conf.Duration(20 * time.Second),
-			DelayThreshold:      conf.Duration(2 * time.Millisecond),
-			CountThreshold:      100,
-			MaxInflightRequests: 256,
-
-			SubscriptionCheckInterval: conf.Duration(30 * time.Second),
+			MaxMessageBytes: p.MaxMessageBytes, Timeout: p.Timeout, DelayThreshold: p.DelayThreshold,
+			CountThreshold: p.CountThreshold, MaxInflightRequests: p.MaxInflightRequests,
+			SubscriptionCheckInterval: p.SubscriptionCheckInterval,
 		},
 		HTTP: HTTP{Port: 8081},
 		Log:  Log{Level: "info"},
@@ -249,7 +236,7 @@ func Default() Config {
 // validates.
 func Load(path string) (Config, error) {
 	c := Default()
-	if err := conf.Load(path, &c); err != nil {
+	if err := settings.Load(path, &c); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -262,7 +249,7 @@ func (c *Config) Validate() error {
 		return err
 	}
 	c.Database.Schema = pg.Schema
-	if c.Database.ConnectTimeout.D() < 0 {
+	if c.Database.ConnectTimeout < 0 {
 		return fmt.Errorf("database.connect_timeout (DATABASE_CONNECT_TIMEOUT) must be >= 0, got %s", c.Database.ConnectTimeout)
 	}
 	if err := c.PubSub.Validate("pubsub"); err != nil {
@@ -316,27 +303,27 @@ func (c Config) Options() relay.Options {
 		Log:                relay.LogOptions{Slot: o.LogSlot, Publication: o.LogPublication},
 		Schema:             c.Database.Schema,
 		ListenOff:          !o.Listen,
-		FetchCooldown:      o.FetchCooldown.D(),
+		FetchCooldown:      o.FetchCooldown,
 		FetchCooldownOff:   o.FetchCooldown == 0,
 		WorkerID:           o.WorkerID,
 		Concurrency:        o.Concurrency,
 		BulkSize:           o.BulkSize,
 		MaxAttempts:        o.MaxAttempts,
-		PollInterval:       o.PollInterval.D(),
-		Lease:              o.Lease.D(),
-		PartitionHeartbeat: o.PartitionHeartbeat.D(),
-		ReclaimInterval:    o.ReclaimInterval.D(),
-		MaxProcessing:      o.MaxProcessing.D(),
-		BaseBackoff:        o.BaseBackoff.D(),
-		MaxBackoff:         o.MaxBackoff.D(),
+		PollInterval:       o.PollInterval,
+		Lease:              o.Lease,
+		PartitionHeartbeat: o.PartitionHeartbeat,
+		ReclaimInterval:    o.ReclaimInterval,
+		MaxProcessing:      o.MaxProcessing,
+		BaseBackoff:        o.BaseBackoff,
+		MaxBackoff:         o.MaxBackoff,
 		Jitter:             o.Jitter,
-		StatsInterval:      o.StatsInterval.D(),
-		StallAfter:         o.StallAfter.D(),
+		StatsInterval:      o.StatsInterval,
+		StallAfter:         o.StallAfter,
 		StallAfterOff:      o.StallAfter == 0,
-		GracePeriod:        o.GracePeriod.D(),
-		Retention:          o.Retention.D(),
+		GracePeriod:        o.GracePeriod,
+		Retention:          o.Retention,
 		RetentionOff:       o.Retention == 0,
-		RetentionInterval:  o.RetentionInterval.D(),
+		RetentionInterval:  o.RetentionInterval,
 		RetentionBatchSize: o.RetentionBatchSize,
 		ReindexBloatFactor: o.ReindexBloatFactor,
 		ReindexMinBytes:    minBytes,
@@ -344,15 +331,15 @@ func (c Config) Options() relay.Options {
 		Publish: relay.PublishOptions{
 			Topics:              p.Topics,
 			MaxMessageBytes:     p.MaxMessageBytes,
-			Timeout:             p.Timeout.D(),
-			DelayThreshold:      p.DelayThreshold.D(),
+			Timeout:             p.Timeout,
+			DelayThreshold:      p.DelayThreshold,
 			DelayThresholdOff:   p.DelayThreshold == 0,
 			CountThreshold:      p.CountThreshold,
 			MaxInflightRequests: p.MaxInflightRequests,
 			ReadyTopic:          p.ReadyTopic,
 
 			Subscriptions:             p.Subscriptions,
-			SubscriptionCheckInterval: p.SubscriptionCheckInterval.D(),
+			SubscriptionCheckInterval: p.SubscriptionCheckInterval,
 		},
 	}
 }

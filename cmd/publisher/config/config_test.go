@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/relay"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 func baseEnv() map[string]string {
@@ -39,7 +39,7 @@ func TestSchemaIsRequired(t *testing.T) {
 func load(t *testing.T, path string, env map[string]string) (Config, error) {
 	t.Helper()
 	c := Default()
-	err := conf.LoadWithEnv(path, &c, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	err := settings.LoadWithEnv(path, &c, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	return c, err
 }
 
@@ -53,14 +53,14 @@ type setting struct {
 	arrive func(c Config, o relay.Options) bool
 }
 
-// settings lists every key and environment variable the daemon accepts.
-var settings = []setting{
+// everySetting lists every key and environment variable the daemon accepts.
+var everySetting = []setting{
 	{"database.url", "DATABASE_URL", "postgres://x@127.0.0.1:5433/other", "", func(c Config, _ relay.Options) bool {
 		return c.Database.URL == "postgres://x@127.0.0.1:5433/other"
 	}},
 	{"database.schema", "DATABASE_SCHEMA", "orders", "", func(c Config, o relay.Options) bool { return c.Database.Schema == "orders" && o.Schema == "orders" }},
 	{"database.max_conns", "DATABASE_MAX_CONNS", "17", "", func(c Config, _ relay.Options) bool { return c.Database.MaxConns == 17 }},
-	{"database.connect_timeout", "DATABASE_CONNECT_TIMEOUT", "7", "7s", func(c Config, _ relay.Options) bool { return c.Database.ConnectTimeout.D() == 7*time.Second }},
+	{"database.connect_timeout", "DATABASE_CONNECT_TIMEOUT", "7", "7s", func(c Config, _ relay.Options) bool { return c.Database.ConnectTimeout == 7*time.Second }},
 	{"pubsub.project_id", "PUBSUB_PROJECT_ID", "other-project", "", func(c Config, _ relay.Options) bool { return c.PubSub.ProjectID == "other-project" }},
 	{"pubsub.emulator_host", "PUBSUB_EMULATOR_HOST", "127.0.0.1:8085", "", func(c Config, _ relay.Options) bool { return c.PubSub.EmulatorHost == "127.0.0.1:8085" }},
 	{"outbox.worker_id", "OUTBOX_WORKER_ID", "replica-a", "", func(_ Config, o relay.Options) bool { return o.WorkerID == "replica-a" }},
@@ -126,7 +126,7 @@ var settings = []setting{
 func TestEveryKeyAndVariableReachesTheRelay(t *testing.T) {
 	dir := t.TempDir()
 	listed := map[string]string{}
-	for _, s := range settings {
+	for _, s := range everySetting {
 		listed[s.key] = s.env
 		if s.env != "" {
 			env := baseEnv()
@@ -160,7 +160,7 @@ func TestEveryKeyAndVariableReachesTheRelay(t *testing.T) {
 	walk = func(typ reflect.Type, prefix string) {
 		for i := range typ.NumField() {
 			f := typ.Field(i)
-			key := prefix + conf.KeyOf(f)
+			key := prefix + settings.KeyOf(f)
 			if f.Type.Kind() == reflect.Struct && f.Tag.Get("env") == "" {
 				walk(f.Type, key+".")
 				continue
@@ -199,7 +199,7 @@ func TestKeysNameTheOptionsFields(t *testing.T) {
 			if i > 0 {
 				key += "."
 			}
-			key, env, typ = key+conf.KeyOf(f), f.Tag.Get("env"), f.Type
+			key, env, typ = key+settings.KeyOf(f), f.Tag.Get("env"), f.Type
 		}
 		want := key
 		if env != "" {

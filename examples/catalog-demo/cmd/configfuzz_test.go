@@ -10,7 +10,7 @@ import (
 	pubconf "github.com/eventrelay/eventrelay/cmd/publisher/config"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
 	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // envNames lists the env tags of a config struct, depth first.
@@ -72,7 +72,7 @@ func FuzzLoadDaemonConfigs(f *testing.F) {
 				"ELASTIC_URL": "http://127.0.0.1:9200",
 			}
 			env[names[int(sel)%len(names)]] = value
-			err := conf.LoadWithEnv(path, dst, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+			err := settings.LoadWithEnv(path, dst, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 			if err != nil && !strings.HasPrefix(err.Error(), "parsing config file ") && !strings.HasPrefix(err.Error(), "invalid configuration: ") {
 				t.Fatalf("%s: unclassified error %q", tg.name, err)
 			}

@@ -9,7 +9,6 @@ import (
 	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/wire"
 )
@@ -38,8 +37,8 @@ type ReadPath struct {
 	Search bool `yaml:"search" env:"READ_PATH_SEARCH"`
 	// WaitDefault bounds the wait of a read with consistency tokens that
 	// names no wait of its own; WaitMax caps every wait.
-	WaitDefault conf.Duration `yaml:"wait_default" env:"READ_PATH_WAIT_DEFAULT"`
-	WaitMax     conf.Duration `yaml:"wait_max" env:"READ_PATH_WAIT_MAX"`
+	WaitDefault time.Duration `yaml:"wait_default" env:"READ_PATH_WAIT_DEFAULT"`
+	WaitMax     time.Duration `yaml:"wait_max" env:"READ_PATH_WAIT_MAX"`
 	// SearchAlias is the index alias the projector writes.
 	SearchAlias string `yaml:"search_alias" env:"ELASTIC_INDEX_ALIAS"`
 }
@@ -51,18 +50,14 @@ type Server struct {
 	// GRPCAddr serves catalog.v1.VideoService.
 	GRPCAddr string `yaml:"grpc_addr" env:"CATALOG_GRPC_ADDR"`
 	// Timeout bounds each request.
-	Timeout conf.Duration `yaml:"timeout" env:"CATALOG_REQUEST_TIMEOUT"`
+	Timeout time.Duration `yaml:"timeout" env:"CATALOG_REQUEST_TIMEOUT"`
 	// MaxBodyBytes bounds an HTTP request body; a larger one is refused
 	// with 413 without being read in full.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" env:"CATALOG_MAX_BODY_BYTES"`
 	// ShutdownTimeout bounds the drain of in-flight requests on SIGTERM
 	// (deploy/ keeps the termination grace above it).
-	ShutdownTimeout conf.Duration `yaml:"shutdown_timeout" env:"CATALOG_SHUTDOWN_TIMEOUT"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout" env:"CATALOG_SHUTDOWN_TIMEOUT"`
 }
-
-// Duration is a time.Duration written as a Go duration ("90s") in YAML
-// and the environment.
-type Duration = conf.Duration
 
 // Database says where catalog.videos and the outbox live (the shared
 // database block).
@@ -87,10 +82,10 @@ type Outbox struct {
 // environment leave unset.
 func Default() Config {
 	return Config{
-		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: conf.Duration(10 * time.Second), MaxBodyBytes: 1 << 20, ShutdownTimeout: conf.Duration(10 * time.Second)},
+		Server: Server{HTTPAddr: ":8000", GRPCAddr: ":9000", Timeout: 10 * time.Second, MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second},
 		Database: Database{
 			Schema:         catalogmigrations.Schema,
-			ConnectTimeout: conf.Duration(5 * time.Second),
+			ConnectTimeout: 5 * time.Second,
 		},
 		Outbox: Outbox{
 			Topic:           events.Topic,
@@ -98,8 +93,8 @@ func Default() Config {
 			MaxPayloadBytes: 1 << 20,
 			ServiceName:     "catalog",
 		},
-		ReadPath: ReadPath{Videos: true, Search: true, WaitDefault: conf.Duration(2 * time.Second),
-			WaitMax: conf.Duration(10 * time.Second), SearchAlias: "videos"},
+		ReadPath: ReadPath{Videos: true, Search: true, WaitDefault: 2 * time.Second,
+			WaitMax: 10 * time.Second, SearchAlias: "videos"},
 		Elastic: elastic.Config{RequestTimeout: 5 * time.Second},
 	}
 }
@@ -114,7 +109,7 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s %q must be host:port, e.g. \":8000\"", a.key, a.addr)
 		}
 	}
-	if c.Server.Timeout.D() <= 0 {
+	if c.Server.Timeout <= 0 {
 		return fmt.Errorf("server.timeout must be > 0, got %s", c.Server.Timeout)
 	}
 	if c.Server.MaxBodyBytes <= 0 {
@@ -123,10 +118,10 @@ func (c *Config) Validate() error {
 	if c.Database.MaxConns < 0 {
 		return fmt.Errorf("database.max_conns must be >= 0, got %d", c.Database.MaxConns)
 	}
-	if c.Server.ShutdownTimeout.D() <= 0 {
+	if c.Server.ShutdownTimeout <= 0 {
 		return fmt.Errorf("server.shutdown_timeout (CATALOG_SHUTDOWN_TIMEOUT) must be > 0, got %s", c.Server.ShutdownTimeout)
 	}
-	if c.Database.ConnectTimeout.D() < 0 {
+	if c.Database.ConnectTimeout < 0 {
 		return fmt.Errorf("database.connect_timeout must be >= 0, got %s", c.Database.ConnectTimeout)
 	}
 	pg := c.Database.Postgres()
@@ -146,7 +141,7 @@ func (c *Config) Validate() error {
 	if c.Outbox.ServiceName == "" {
 		return fmt.Errorf("outbox.service_name is required")
 	}
-	if c.ReadPath.WaitDefault.D() <= 0 || c.ReadPath.WaitMax.D() < c.ReadPath.WaitDefault.D() {
+	if c.ReadPath.WaitDefault <= 0 || c.ReadPath.WaitMax < c.ReadPath.WaitDefault {
 		return fmt.Errorf("read_path.wait_default (READ_PATH_WAIT_DEFAULT) must be > 0 and at most read_path.wait_max (READ_PATH_WAIT_MAX), got %s and %s",
 			c.ReadPath.WaitDefault, c.ReadPath.WaitMax)
 	}

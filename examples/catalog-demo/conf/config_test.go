@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 const shipped = "../configs/catalog.yaml"
@@ -16,7 +16,7 @@ const shipped = "../configs/catalog.yaml"
 func load(t *testing.T, path string, env map[string]string) (conf.Config, error) {
 	t.Helper()
 	cfg := conf.Default()
-	err := iconf.LoadWithEnv(path, &cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	err := settings.LoadWithEnv(path, &cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	return cfg, err
 }
 
@@ -29,7 +29,7 @@ func TestShippedConfigWithEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Server.HTTPAddr != "127.0.0.1:18000" || cfg.Server.GRPCAddr != ":9000" || cfg.Server.Timeout.D() != 10*time.Second {
+	if cfg.Server.HTTPAddr != "127.0.0.1:18000" || cfg.Server.GRPCAddr != ":9000" || cfg.Server.Timeout != 10*time.Second {
 		t.Errorf("server %+v", cfg.Server)
 	}
 	if cfg.Database.URL != "postgres://u@db:5432/catalog" || cfg.Database.Schema != "catalog" || cfg.Database.MaxConns != 20 {
@@ -91,9 +91,9 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 func TestInvalidTopicIsAConfigurationError(t *testing.T) {
 	for _, topic := range []string{"goog.x", "bad topic", "ab", "9lives"} {
 		_, err := load(t, shipped, map[string]string{"DATABASE_URL": "postgres://u@db/x", "OUTBOX_TOPIC": topic})
-		if err == nil || !strings.Contains(err.Error(), "outbox.topic (OUTBOX_TOPIC)") || iconf.ExitStatus(err) != iconf.ExitInvalid {
+		if err == nil || !strings.Contains(err.Error(), "outbox.topic (OUTBOX_TOPIC)") || settings.ExitStatus(err) != settings.ExitInvalid {
 			t.Errorf("OUTBOX_TOPIC=%q: %v (exit status %d), want a configuration error naming outbox.topic, exit status %d",
-				topic, err, iconf.ExitStatus(err), iconf.ExitInvalid)
+				topic, err, settings.ExitStatus(err), settings.ExitInvalid)
 		}
 	}
 }

@@ -46,13 +46,13 @@ func newReadAPI(t *testing.T, dbURL, esURL string) *readAPI {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	d, cleanup, err := data.NewData(&cconf.Database{URL: dbURL, Schema: catalogmigrations.Schema, ConnectTimeout: cconf.Duration(time.Second)}, w, log)
+	d, cleanup, err := data.NewData(&cconf.Database{URL: dbURL, Schema: catalogmigrations.Schema, ConnectTimeout: time.Second}, w, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
 	reg := prometheus.NewRegistry()
-	rp := &cconf.ReadPath{Videos: true, Search: true, WaitDefault: cconf.Duration(5 * time.Second), WaitMax: cconf.Duration(10 * time.Second), SearchAlias: "videos"}
+	rp := &cconf.ReadPath{Videos: true, Search: true, WaitDefault: 5 * time.Second, WaitMax: 10 * time.Second, SearchAlias: "videos"}
 	reads, cleanupReads, err := data.NewReads(d, rp, &elastic.Config{URL: esURL, RequestTimeout: 2 * time.Second}, reg)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func newReadAPI(t *testing.T, dbURL, esURL string) *readAPI {
 	repo := data.NewVideoRepo(d)
 	svc := service.NewVideoService(biz.NewVideoUsecase(repo),
 		biz.NewReadUsecase(repo, reads.Model, reads.Search, reads.Waiter, reads.Switches, m.Observer()))
-	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: cconf.Duration(15 * time.Second), MaxBodyBytes: 64 << 10}
+	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: 15 * time.Second, MaxBodyBytes: 64 << 10}
 	ts := httptest.NewServer(server.NewHTTPServer(srvConf, svc, data.NewHealth(d), reg, log))
 	t.Cleanup(ts.Close)
 	return &readAPI{t: t, base: ts.URL, data: d, reg: reg}

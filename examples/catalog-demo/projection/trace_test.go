@@ -136,12 +136,12 @@ func newCatalogHTTP(t *testing.T, url string) *httptest.Server {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	d, cleanup, err := data.NewData(&cconf.Database{URL: url, Schema: catalogmigrations.Schema, ConnectTimeout: cconf.Duration(time.Second)}, w, log)
+	d, cleanup, err := data.NewData(&cconf.Database{URL: url, Schema: catalogmigrations.Schema, ConnectTimeout: time.Second}, w, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
-	reads, cleanupReads, err := data.NewReads(d, &cconf.ReadPath{WaitDefault: cconf.Duration(2 * time.Second), WaitMax: cconf.Duration(10 * time.Second), SearchAlias: "videos"},
+	reads, cleanupReads, err := data.NewReads(d, &cconf.ReadPath{WaitDefault: 2 * time.Second, WaitMax: 10 * time.Second, SearchAlias: "videos"},
 		&elastic.Config{}, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func newCatalogHTTP(t *testing.T, url string) *httptest.Server {
 	t.Cleanup(cleanupReads)
 	repo := data.NewVideoRepo(d)
 	svc := service.NewVideoService(biz.NewVideoUsecase(repo), biz.NewReadUsecase(repo, reads.Model, reads.Search, reads.Waiter, reads.Switches, nil))
-	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: cconf.Duration(10 * time.Second), MaxBodyBytes: 64 << 10}
+	srvConf := &cconf.Server{HTTPAddr: "127.0.0.1:0", Timeout: 10 * time.Second, MaxBodyBytes: 64 << 10}
 	ts := httptest.NewServer(server.NewHTTPServer(srvConf, svc, data.NewHealth(d), prometheus.NewRegistry(), log))
 	t.Cleanup(ts.Close)
 	return ts

@@ -78,7 +78,7 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	}
 	cfg := ConsoleConfig{DatabaseURL: db.url, Schema: db.schema, PubSubFile: *file, Write: *write, IdentityHeader: *idHeader,
 		Hooks: c.hooks, Lookup: c.lookup, ConnectTimeout: c.connectTimeout, Log: c.stderr,
-		Redrive: RedrivePolicy{Rate: *rate, Every: *every}, MaxProcessing: maxProc.D(), OldestSLO: offIfZero(slo.D())}
+		Redrive: RedrivePolicy{Rate: *rate, Every: *every}, MaxProcessing: *maxProc, OldestSLO: offIfZero(*slo)}
 	if len(daemons) > 0 {
 		cfg.Daemons = map[string]string{}
 		for i := 0; i < len(daemons); i += 2 {

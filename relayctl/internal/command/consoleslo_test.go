@@ -28,7 +28,7 @@ func TestConsoleJudgesTheOldestRowByItsSLO(t *testing.T) {
 			t.Fatal(err)
 		}
 		con, err := NewConsole(t.Context(), ConsoleConfig{DatabaseURL: db.URL, Schema: testSchema, Hooks: itemHooks(),
-			MaxProcessing: maxProc.D(), OldestSLO: offIfZero(slo.D()), Lookup: c.lookup})
+			MaxProcessing: *maxProc, OldestSLO: offIfZero(*slo), Lookup: c.lookup})
 		if err != nil {
 			t.Fatal(err)
 		}

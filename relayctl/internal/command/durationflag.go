@@ -1,9 +1,13 @@
 package command
 
-import "github.com/eventrelay/eventrelay/internal/conf"
+import (
+	"time"
 
-// durationFlag is a flag.Value for conf.Duration ("5m" or seconds).
-type durationFlag struct{ d *conf.Duration }
+	"github.com/eventrelay/eventrelay/settings"
+)
+
+// durationFlag is a flag.Value for time.Duration ("5m" or seconds).
+type durationFlag struct{ d *time.Duration }
 
 func (f *durationFlag) String() string {
 	if f.d == nil {
@@ -13,10 +17,10 @@ func (f *durationFlag) String() string {
 }
 
 func (f *durationFlag) Set(s string) error {
-	d, err := conf.ParseDuration(s)
+	d, err := settings.ParseDuration(s)
 	if err != nil {
 		return err
 	}
-	*f.d = conf.Duration(d)
+	*f.d = d
 	return nil
 }

@@ -7,9 +7,9 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // pubsubFile is configs/pubsub.yaml: the connection and the resources.
@@ -48,7 +48,7 @@ func (p *pubsubFlags) load(c *cli) (gpubsub.Config, *gpubsub.Resources, error) {
 		return gpubsub.Config{}, nil, usageErr("-f is required (e.g. -f configs/pubsub.yaml)")
 	}
 	if p.file != "" {
-		if err := conf.LoadWithEnv(p.file, &f, c.lookup); err != nil {
+		if err := settings.LoadWithEnv(p.file, &f, c.lookup); err != nil {
 			return gpubsub.Config{}, nil, usageErr("%s: %v", p.file, err)
 		}
 	} else {

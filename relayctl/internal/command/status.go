@@ -16,10 +16,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 const statusUsage = `
@@ -129,7 +129,7 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 	}
 	defer pool.Close()
 	rep := &statusReport{Problems: []string{}}
-	if err := outboxStatus(ctx, pool, maxProc.D(), slo.D(), rep); err != nil {
+	if err := outboxStatus(ctx, pool, *maxProc, *slo, rep); err != nil {
 		return err
 	}
 	if ps.file != "" {
@@ -158,22 +158,22 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 // envDuration is the duration in the environment variable name ("5m" or
 // seconds), def when it is unset; an invalid one is a usage error naming
 // the variable rather than a default taken silently.
-func envDuration(c *cli, name string, def time.Duration) (conf.Duration, error) {
+func envDuration(c *cli, name string, def time.Duration) (time.Duration, error) {
 	v := c.env(name, "")
 	if v == "" {
-		return conf.Duration(def), nil
+		return def, nil
 	}
-	d, err := conf.ParseDuration(v)
+	d, err := settings.ParseDuration(v)
 	if err != nil {
 		return 0, usageErr("%s=%q: %v", name, v, err)
 	}
-	return conf.Duration(d), nil
+	return d, nil
 }
 
 // addThresholdFlags adds --max-processing and --oldest-slo to fs, their
 // defaults from OUTBOX_MAX_PROCESSING_SECONDS and OUTBOX_OLDEST_SLO: the
 // thresholds status and the console judge the outbox by.
-func addThresholdFlags(c *cli, fs *flag.FlagSet) (maxProc, slo *conf.Duration, err error) {
+func addThresholdFlags(c *cli, fs *flag.FlagSet) (maxProc, slo *time.Duration, err error) {
 	mp, err := envDuration(c, "OUTBOX_MAX_PROCESSING_SECONDS", 5*time.Minute)
 	if err != nil {
 		return nil, nil, err

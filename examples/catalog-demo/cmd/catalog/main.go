@@ -32,7 +32,7 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	"github.com/eventrelay/eventrelay/health"
 
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // version is stamped at link time (make build-demo, scripts/images.sh:
@@ -52,19 +52,19 @@ func main() {
 	if flag.Arg(0) == "settings" {
 		if err := runSettings(flag.Args()[1:], os.Stdout, logger); err != nil {
 			logger.Error("catalog settings failed", "error", err.Error())
-			os.Exit(iconf.ExitStatus(err))
+			os.Exit(settings.ExitStatus(err))
 		}
 		return
 	}
 	if err := run(*confPath, logger); err != nil {
 		logger.Error("catalog stopped", "error", err.Error())
-		os.Exit(iconf.ExitStatus(err))
+		os.Exit(settings.ExitStatus(err))
 	}
 }
 
 func run(confPath string, logger *slog.Logger) error {
 	cfg := conf.Default()
-	if err := iconf.Load(confPath, &cfg); err != nil {
+	if err := settings.Load(confPath, &cfg); err != nil {
 		return err
 	}
 	// With an exporter configured (OTEL_*), every request gets a span (its
@@ -73,7 +73,7 @@ func run(confPath string, logger *slog.Logger) error {
 	// the row.
 	shutdownTracing, err := embedded.Tracing(context.Background(), "catalog")
 	if err != nil {
-		return iconf.Invalid(fmt.Errorf("tracing: %w", err))
+		return settings.Invalid(fmt.Errorf("tracing: %w", err))
 	}
 	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 	klog.SetLogger(embedded.KratosLogger(logger))
@@ -101,7 +101,7 @@ func newApp(cfg *conf.Server, logger *slog.Logger, hs *http.Server, gs *grpc.Ser
 	return kratos.New(
 		kratos.Name("catalog"),
 		kratos.Version(version),
-		kratos.StopTimeout(cfg.ShutdownTimeout.D()),
+		kratos.StopTimeout(cfg.ShutdownTimeout),
 		kratos.Logger(embedded.KratosLogger(logger)),
 		kratos.Server(hs, gs),
 		kratos.BeforeStart(func(ctx context.Context) error {

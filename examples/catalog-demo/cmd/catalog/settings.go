@@ -12,7 +12,7 @@ import (
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/biz"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/internal/data"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // runSettings is `catalog settings set <switch> on|off -requested-by WHO
@@ -25,21 +25,21 @@ func runSettings(args []string, out io.Writer, logger *slog.Logger) error {
 	requestedBy := fs.String("requested-by", "", "who asks (required, recorded in admin_audit)")
 	reason := fs.String("reason", "", "why (required, recorded in admin_audit)")
 	if len(args) < 1 || args[0] != "set" {
-		return iconf.Invalid(errors.New("usage: catalog settings set read_path.videos|read_path.search on|off -requested-by WHO -reason WHY"))
+		return settings.Invalid(errors.New("usage: catalog settings set read_path.videos|read_path.search on|off -requested-by WHO -reason WHY"))
 	}
 	if err := fs.Parse(args[1:]); err != nil {
-		return iconf.Invalid(err)
+		return settings.Invalid(err)
 	}
 	rest := fs.Args()
 	if len(rest) != 2 || (rest[0] != biz.PathVideos && rest[0] != biz.PathSearch) {
-		return iconf.Invalid(fmt.Errorf("usage: catalog settings set %s|%s on|off -requested-by WHO -reason WHY", biz.PathVideos, biz.PathSearch))
+		return settings.Invalid(fmt.Errorf("usage: catalog settings set %s|%s on|off -requested-by WHO -reason WHY", biz.PathVideos, biz.PathSearch))
 	}
 	on, err := parseOnOff(rest[1])
 	if err != nil {
-		return iconf.Invalid(err)
+		return settings.Invalid(err)
 	}
 	cfg := conf.Default()
-	if err := iconf.Load(*confPath, &cfg); err != nil {
+	if err := settings.Load(*confPath, &cfg); err != nil {
 		return err
 	}
 	d, cleanup, err := data.NewData(&cfg.Database, nil, logger)

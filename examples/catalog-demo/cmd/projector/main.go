@@ -27,7 +27,7 @@ import (
 	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/embedded"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // version is stamped at link time (make build-demo, scripts/images.sh:
@@ -47,23 +47,23 @@ func main() {
 	slog.SetDefault(logger)
 	if err := run(*confPath, logger, level); err != nil {
 		logger.Error("projector stopped", "error", err.Error())
-		os.Exit(iconf.ExitStatus(err))
+		os.Exit(settings.ExitStatus(err))
 	}
 }
 
 func run(confPath string, logger *slog.Logger, level *slog.LevelVar) error {
 	cfg := pconf.Default()
-	if err := iconf.Load(confPath, &cfg); err != nil {
+	if err := settings.Load(confPath, &cfg); err != nil {
 		return err
 	}
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		return iconf.Invalid(fmt.Errorf("log_level: %w", err))
+		return settings.Invalid(fmt.Errorf("log_level: %w", err))
 	}
 	// Kratos' own lines (listener start/stop) join the JSON stream.
 	klog.SetLogger(embedded.KratosLogger(logger))
 	shutdownTracing, err := embedded.Tracing(context.Background(), "projector")
 	if err != nil {
-		return iconf.Invalid(fmt.Errorf("tracing: %w", err))
+		return settings.Invalid(fmt.Errorf("tracing: %w", err))
 	}
 	defer shutdownTracing(context.Background()) //nolint:errcheck // best-effort flush at exit
 

@@ -22,9 +22,9 @@ import (
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // binDir holds the projector the tests build, removed when they end.
@@ -269,8 +269,8 @@ func TestInvalidConfigFailsNamingTheKey(t *testing.T) {
 		cmd := exec.Command(binary(t), "-conf", "../../configs/projector.yaml")
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
-		if err == nil || cmd.ProcessState.ExitCode() != iconf.ExitInvalid {
-			t.Errorf("%v: exit %v, want %d (an invalid configuration, as every daemon)", env, err, iconf.ExitInvalid)
+		if err == nil || cmd.ProcessState.ExitCode() != settings.ExitInvalid {
+			t.Errorf("%v: exit %v, want %d (an invalid configuration, as every daemon)", env, err, settings.ExitInvalid)
 		}
 		if !strings.Contains(string(out), want) {
 			t.Errorf("%v: output does not name %q:\n%s", env, want, out)

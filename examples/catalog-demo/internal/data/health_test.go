@@ -26,7 +26,7 @@ func TestReadinessNamesRefusedCredentials(t *testing.T) {
 	}
 	u.User = url.UserPassword("catalog_no_such_role", "wrong")
 	dsn := u.String()
-	d, cleanup, err := data.NewData(&conf.Database{URL: dsn, Schema: catalogmigrations.Schema, ConnectTimeout: conf.Duration(5 * time.Second)}, nil, slog.New(slog.DiscardHandler))
+	d, cleanup, err := data.NewData(&conf.Database{URL: dsn, Schema: catalogmigrations.Schema, ConnectTimeout: 5 * time.Second}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

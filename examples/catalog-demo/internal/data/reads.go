@@ -27,7 +27,7 @@ type Reads struct {
 // the cleanup stops it and closes the Elasticsearch client. The switches'
 // gauge is registered on reg.
 func NewReads(d *Data, c *conf.ReadPath, es *elastic.Config, reg prometheus.Registerer) (*Reads, func(), error) {
-	w := consistency.NewWaiter(d.pool, consistency.WaiterOptions{DefaultWait: c.WaitDefault.D(), MaxWait: c.WaitMax.D(), Logger: d.log})
+	w := consistency.NewWaiter(d.pool, consistency.WaiterOptions{DefaultWait: c.WaitDefault, MaxWait: c.WaitMax, Logger: d.log})
 	w.Register(biz.ReadModelVideos, VideosLookup(d))
 	r := &Reads{Model: NewVideoReadModel(d), Waiter: w}
 	var client *elastic.Client

@@ -14,7 +14,7 @@ import (
 func NewGRPCServer(c *conf.Server, svc *service.VideoService, log *slog.Logger) *grpc.Server {
 	srv := grpc.NewServer(
 		grpc.Address(c.GRPCAddr),
-		grpc.Timeout(c.Timeout.D()),
+		grpc.Timeout(c.Timeout),
 		grpc.Middleware(middlewares(log)...),
 	)
 	catalogv1.RegisterVideoServiceServer(srv, svc)

@@ -19,7 +19,7 @@ import (
 func NewHTTPServer(c *conf.Server, svc *service.VideoService, h *health.Health, reg *prometheus.Registry, log *slog.Logger) *http.Server {
 	srv := http.NewServer(
 		http.Address(c.HTTPAddr),
-		http.Timeout(c.Timeout.D()),
+		http.Timeout(c.Timeout),
 		http.Middleware(middlewares(log)...),
 		http.Filter(limitBodies(c.MaxBodyBytes), markObserved), // one Filter option: a second replaces the first
 		http.ErrorEncoder(encodeError(log)),

@@ -51,7 +51,7 @@ func newData(t *testing.T, url, schema string) *data.Data {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, cleanup, err := data.NewData(&conf.Database{URL: url, Schema: schema, ConnectTimeout: conf.Duration(time.Second)}, w, slog.New(slog.DiscardHandler))
+	d, cleanup, err := data.NewData(&conf.Database{URL: url, Schema: schema, ConnectTimeout: time.Second}, w, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func newData(t *testing.T, url, schema string) *data.Data {
 func newReads(t *testing.T, d *data.Data, rp conf.ReadPath) *biz.ReadUsecase {
 	t.Helper()
 	if rp.WaitDefault == 0 {
-		rp.WaitDefault, rp.WaitMax = conf.Duration(2*time.Second), conf.Duration(10*time.Second)
+		rp.WaitDefault, rp.WaitMax = 2*time.Second, 10*time.Second
 	}
 	rp.SearchAlias = "videos"
 	reads, cleanup, err := data.NewReads(d, &rp, &elastic.Config{}, prometheus.NewRegistry())
@@ -76,7 +76,7 @@ func newReads(t *testing.T, d *data.Data, rp conf.ReadPath) *biz.ReadUsecase {
 	return biz.NewReadUsecase(data.NewVideoRepo(d), reads.Model, reads.Search, reads.Waiter, reads.Switches, nil)
 }
 
-var serverConf = &conf.Server{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Timeout: conf.Duration(10 * time.Second), MaxBodyBytes: 64 << 10}
+var serverConf = &conf.Server{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Timeout: 10 * time.Second, MaxBodyBytes: 64 << 10}
 
 // newHTTP serves the real Kratos HTTP handler on a local port.
 func newHTTP(t *testing.T, url string) *httptest.Server {

@@ -30,10 +30,10 @@ func TestHTTPWaitAsLongAsTheRequestTimeout(t *testing.T) {
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
 	d := newData(t, db.URL, catalogmigrations.Schema)
 	const limit = time.Second
-	reads := newReads(t, d, conf.ReadPath{Videos: true, WaitDefault: conf.Duration(limit / 2), WaitMax: conf.Duration(limit)})
+	reads := newReads(t, d, conf.ReadPath{Videos: true, WaitDefault: limit / 2, WaitMax: limit})
 	svc := service.NewVideoService(biz.NewVideoUsecase(data.NewVideoRepo(d)), reads)
 	sc := *serverConf
-	sc.Timeout = conf.Duration(limit)
+	sc.Timeout = limit
 	ts := httptest.NewServer(server.NewHTTPServer(&sc, svc, data.NewHealth(d), prometheus.NewRegistry(), slog.New(slog.DiscardHandler)))
 	t.Cleanup(ts.Close)
 	c := client{t: t, base: ts.URL}

@@ -11,7 +11,6 @@ import (
 	"github.com/eventrelay/eventrelay/elastic"
 	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/projector"
@@ -34,11 +33,11 @@ type Config struct {
 	Videos         catconf.Videos `yaml:"videos"`
 	Search         catconf.Search `yaml:"search"`
 	// ShutdownTimeout bounds the drain on SIGTERM (projector.Options.DrainTimeout).
-	ShutdownTimeout conf.Duration `yaml:"shutdown_timeout" env:"PROJECTOR_SHUTDOWN_TIMEOUT"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout" env:"PROJECTOR_SHUTDOWN_TIMEOUT"`
 	// StallAfter: a projection holding messages and applying none for
 	// this long is reported stalled (projector.Options.StallAfter; 0 turns
 	// it off, as the publisher's outbox.stall_after).
-	StallAfter conf.Duration `yaml:"stall_after" env:"PROJECTOR_STALL_AFTER" zero:"allowed"`
+	StallAfter time.Duration `yaml:"stall_after" env:"PROJECTOR_STALL_AFTER" zero:"allowed"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level" env:"PROJECTOR_LOG_LEVEL"`
 }
@@ -57,28 +56,28 @@ type Receive struct {
 	MaxOutstandingMessages int           `yaml:"max_outstanding_messages" env:"PROJECTOR_MAX_OUTSTANDING_MESSAGES"`
 	MaxOutstandingBytes    int           `yaml:"max_outstanding_bytes" env:"PROJECTOR_MAX_OUTSTANDING_BYTES"`
 	NumGoroutines          int           `yaml:"num_goroutines" env:"PROJECTOR_NUM_GOROUTINES"`
-	MaxExtension           conf.Duration `yaml:"max_extension" env:"PROJECTOR_MAX_EXTENSION"`
-	AckDeadline            conf.Duration `yaml:"ack_deadline" env:"PROJECTOR_ACK_DEADLINE"`
-	RetryMin               conf.Duration `yaml:"retry_min" env:"PROJECTOR_RECEIVE_RETRY_MIN"`
-	RetryMax               conf.Duration `yaml:"retry_max" env:"PROJECTOR_RECEIVE_RETRY_MAX"`
+	MaxExtension           time.Duration `yaml:"max_extension" env:"PROJECTOR_MAX_EXTENSION"`
+	AckDeadline            time.Duration `yaml:"ack_deadline" env:"PROJECTOR_ACK_DEADLINE"`
+	RetryMin               time.Duration `yaml:"retry_min" env:"PROJECTOR_RECEIVE_RETRY_MIN"`
+	RetryMax               time.Duration `yaml:"retry_max" env:"PROJECTOR_RECEIVE_RETRY_MAX"`
 	ExactlyOnce            bool          `yaml:"exactly_once" env:"PROJECTOR_EXACTLY_ONCE"`
 }
 
 // Batch is projector.BatchOptions, the batching of every projection.
 type Batch struct {
 	Size            int           `yaml:"size" env:"PROJECTOR_BATCH_SIZE"`
-	Linger          conf.Duration `yaml:"linger" env:"PROJECTOR_BATCH_LINGER"`
+	Linger          time.Duration `yaml:"linger" env:"PROJECTOR_BATCH_LINGER"`
 	Workers         int           `yaml:"workers" env:"PROJECTOR_WORKERS"`
-	Timeout         conf.Duration `yaml:"timeout" env:"PROJECTOR_BATCH_TIMEOUT"`
-	RetryBackoffMin conf.Duration `yaml:"retry_backoff_min" env:"PROJECTOR_RETRY_BACKOFF_MIN"`
-	RetryBackoffMax conf.Duration `yaml:"retry_backoff_max" env:"PROJECTOR_RETRY_BACKOFF_MAX"`
+	Timeout         time.Duration `yaml:"timeout" env:"PROJECTOR_BATCH_TIMEOUT"`
+	RetryBackoffMin time.Duration `yaml:"retry_backoff_min" env:"PROJECTOR_RETRY_BACKOFF_MIN"`
+	RetryBackoffMax time.Duration `yaml:"retry_backoff_max" env:"PROJECTOR_RETRY_BACKOFF_MAX"`
 }
 
 // InboxRetention is Projection.InboxRetention (Age, 0 keeps rows forever)
 // and Options.InboxRetentionInterval and InboxRetentionBatchSize.
 type InboxRetention struct {
-	Age       conf.Duration `yaml:"age" env:"PROJECTOR_INBOX_RETENTION" zero:"allowed"`
-	Interval  conf.Duration `yaml:"interval" env:"PROJECTOR_INBOX_RETENTION_INTERVAL"`
+	Age       time.Duration `yaml:"age" env:"PROJECTOR_INBOX_RETENTION" zero:"allowed"`
+	Interval  time.Duration `yaml:"interval" env:"PROJECTOR_INBOX_RETENTION_INTERVAL"`
 	BatchSize int           `yaml:"batch_size" env:"PROJECTOR_INBOX_RETENTION_BATCH_SIZE"`
 }
 
@@ -98,19 +97,19 @@ func Default() Config {
 		Elastic:  cat.Elastic,
 		Receive: Receive{
 			MaxOutstandingMessages: r.MaxOutstandingMessages, MaxOutstandingBytes: r.MaxOutstandingBytes,
-			NumGoroutines: r.NumGoroutines, MaxExtension: conf.Duration(r.MaxExtension), AckDeadline: conf.Duration(r.AckDeadline),
-			RetryMin: conf.Duration(r.RetryMin), RetryMax: conf.Duration(r.RetryMax), ExactlyOnce: r.ExactlyOnce,
+			NumGoroutines: r.NumGoroutines, MaxExtension: r.MaxExtension, AckDeadline: r.AckDeadline,
+			RetryMin: r.RetryMin, RetryMax: r.RetryMax, ExactlyOnce: r.ExactlyOnce,
 		},
 		Batch: Batch{
-			Size: b.Size, Linger: conf.Duration(b.Linger), Workers: b.Workers, Timeout: conf.Duration(b.Timeout),
-			RetryBackoffMin: conf.Duration(b.RetryBackoffMin), RetryBackoffMax: conf.Duration(b.RetryBackoffMax),
+			Size: b.Size, Linger: b.Linger, Workers: b.Workers, Timeout: b.Timeout,
+			RetryBackoffMin: b.RetryBackoffMin, RetryBackoffMax: b.RetryBackoffMax,
 		},
-		InboxRetention: InboxRetention{Age: conf.Duration(7 * 24 * time.Hour),
-			Interval: conf.Duration(o.InboxRetentionInterval), BatchSize: o.InboxRetentionBatchSize},
+		InboxRetention: InboxRetention{Age: 7 * 24 * time.Hour,
+			Interval: o.InboxRetentionInterval, BatchSize: o.InboxRetentionBatchSize},
 		Videos:          cat.Videos,
 		Search:          cat.Search,
-		ShutdownTimeout: conf.Duration(o.DrainTimeout),
-		StallAfter:      conf.Duration(o.StallAfter),
+		ShutdownTimeout: o.DrainTimeout,
+		StallAfter:      o.StallAfter,
 		LogLevel:        "info",
 	}
 }
@@ -123,12 +122,12 @@ func (c *Config) Options(reg prometheus.Registerer, h *health.Health, logger *sl
 		Schema: c.Database.Schema,
 		Receive: projector.ReceiveOptions{
 			MaxOutstandingMessages: r.MaxOutstandingMessages, MaxOutstandingBytes: r.MaxOutstandingBytes,
-			NumGoroutines: r.NumGoroutines, MaxExtension: r.MaxExtension.D(), AckDeadline: r.AckDeadline.D(),
-			RetryMin: r.RetryMin.D(), RetryMax: r.RetryMax.D(), ExactlyOnce: r.ExactlyOnce,
+			NumGoroutines: r.NumGoroutines, MaxExtension: r.MaxExtension, AckDeadline: r.AckDeadline,
+			RetryMin: r.RetryMin, RetryMax: r.RetryMax, ExactlyOnce: r.ExactlyOnce,
 		},
-		DrainTimeout:            c.ShutdownTimeout.D(),
-		StallAfter:              stallAfter(c.StallAfter.D()),
-		InboxRetentionInterval:  c.InboxRetention.Interval.D(),
+		DrainTimeout:            c.ShutdownTimeout,
+		StallAfter:              stallAfter(c.StallAfter),
+		InboxRetentionInterval:  c.InboxRetention.Interval,
 		InboxRetentionBatchSize: c.InboxRetention.BatchSize,
 		Logger:                  logger, Registerer: reg, Health: h,
 	}
@@ -138,8 +137,8 @@ func (c *Config) Options(reg prometheus.Registerer, h *health.Health, logger *sl
 func (c *Config) Batching() projector.BatchOptions {
 	b := c.Batch
 	return projector.BatchOptions{
-		Size: b.Size, Linger: b.Linger.D(), Workers: b.Workers, Timeout: b.Timeout.D(),
-		RetryBackoffMin: b.RetryBackoffMin.D(), RetryBackoffMax: b.RetryBackoffMax.D(),
+		Size: b.Size, Linger: b.Linger, Workers: b.Workers, Timeout: b.Timeout,
+		RetryBackoffMin: b.RetryBackoffMin, RetryBackoffMax: b.RetryBackoffMax,
 	}
 }
 
@@ -219,7 +218,7 @@ func (c *Config) Validate() error {
 		return err
 	}
 	c.Elastic = cat.Elastic
-	if c.ShutdownTimeout.D() < time.Second {
+	if c.ShutdownTimeout < time.Second {
 		return fmt.Errorf("shutdown_timeout (PROJECTOR_SHUTDOWN_TIMEOUT) must be >= 1s, got %s", c.ShutdownTimeout)
 	}
 	switch c.LogLevel {

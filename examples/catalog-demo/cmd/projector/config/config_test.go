@@ -9,7 +9,7 @@ import (
 	"time"
 
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // load reads the shipped file with env, plus a DATABASE_URL unless env
@@ -23,7 +23,7 @@ func load(env map[string]string) (pconf.Config, error) {
 
 func loadFile(env map[string]string) (pconf.Config, error) {
 	c := pconf.Default()
-	err := iconf.LoadWithEnv("../../../configs/projector.yaml", &c, func(k string) (string, bool) {
+	err := settings.LoadWithEnv("../../../configs/projector.yaml", &c, func(k string) (string, bool) {
 		v, ok := env[k]
 		return v, ok
 	})
@@ -45,7 +45,7 @@ func TestShippedConfigLoadsWithEnvOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Batch.Size != 1 || c.Batch.Linger.D() != 5*time.Millisecond || !c.Receive.ExactlyOnce ||
+	if c.Batch.Size != 1 || c.Batch.Linger != 5*time.Millisecond || !c.Receive.ExactlyOnce ||
 		c.Receive.MaxOutstandingMessages != 50 || c.Receive.NumGoroutines != 8 || c.Videos.Subscription != "videos-sub" ||
 		!c.Search.RequireReady || c.PubSub.EmulatorHost != "127.0.0.1:8085" || c.Search.Alias != "videos" {
 		t.Fatalf("overrides not applied: %+v", c)
@@ -55,7 +55,7 @@ func TestShippedConfigLoadsWithEnvOverrides(t *testing.T) {
 	if c.Receive.MaxOutstandingBytes > 10<<20 {
 		t.Fatalf("receive.max_outstanding_bytes %d can wedge a subscription", c.Receive.MaxOutstandingBytes)
 	}
-	if c.Batch.Workers != 4 || c.Receive.MaxExtension.D() != 10*time.Minute || c.HTTP.Port != 8082 || c.Receive.AckDeadline.D() != 15*time.Second {
+	if c.Batch.Workers != 4 || c.Receive.MaxExtension != 10*time.Minute || c.HTTP.Port != 8082 || c.Receive.AckDeadline != 15*time.Second {
 		t.Fatalf("file values/defaults not kept: %+v", c)
 	}
 }
@@ -102,7 +102,7 @@ func TestAckDeadlineDefaultsTo15s(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Receive.AckDeadline.D(); got != 15*time.Second {
+	if got := c.Receive.AckDeadline; got != 15*time.Second {
 		t.Fatalf("receive.ack_deadline = %s, want the 15s default", got)
 	}
 	_, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_ACK_DEADLINE": "0s"})
@@ -119,7 +119,7 @@ func TestExplicitZeroIsRefused(t *testing.T) {
 	for _, env := range []string{"PROJECTOR_BATCH_SIZE", "PROJECTOR_WORKERS", "PROJECTOR_BATCH_LINGER", "PROJECTOR_NUM_GOROUTINES",
 		"PROJECTOR_MAX_OUTSTANDING_MESSAGES", "PROJECTOR_RETRY_BACKOFF_MIN", "ELASTIC_REQUEST_TIMEOUT"} {
 		_, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", env: "0"})
-		if err == nil || !strings.Contains(err.Error(), "("+env+") is 0") || !errors.Is(err, iconf.ErrInvalid) {
+		if err == nil || !strings.Contains(err.Error(), "("+env+") is 0") || !errors.Is(err, settings.ErrInvalid) {
 			t.Errorf("%s=0: %v, want a configuration error naming it", env, err)
 		}
 	}
@@ -133,7 +133,7 @@ func TestExplicitZeroIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := pconf.Default()
-	err := iconf.LoadWithEnv(path, &c, func(k string) (string, bool) {
+	err := settings.LoadWithEnv(path, &c, func(k string) (string, bool) {
 		v, ok := map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "DATABASE_URL": "postgres://localhost/x"}[k]
 		return v, ok
 	})
@@ -151,12 +151,12 @@ func TestExplicitZeroIsRefused(t *testing.T) {
 // the key.
 func TestInboxRetentionKeys(t *testing.T) {
 	c, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
-	if err != nil || c.InboxRetention.Age.D() != 7*24*time.Hour || c.InboxRetention.Interval.D() != time.Minute || c.InboxRetention.BatchSize != 5000 {
+	if err != nil || c.InboxRetention.Age != 7*24*time.Hour || c.InboxRetention.Interval != time.Minute || c.InboxRetention.BatchSize != 5000 {
 		t.Fatalf("shipped inbox retention: %+v, %v", c.InboxRetention, err)
 	}
 	c, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_INBOX_RETENTION": "0s",
 		"PROJECTOR_INBOX_RETENTION_INTERVAL": "10s", "PROJECTOR_INBOX_RETENTION_BATCH_SIZE": "100"})
-	if err != nil || c.InboxRetention.Age != 0 || c.InboxRetention.Interval.D() != 10*time.Second || c.InboxRetention.BatchSize != 100 {
+	if err != nil || c.InboxRetention.Age != 0 || c.InboxRetention.Interval != 10*time.Second || c.InboxRetention.BatchSize != 100 {
 		t.Fatalf("inbox retention overrides: %+v, %v", c.InboxRetention, err)
 	}
 	for env, want := range map[string]string{
@@ -183,7 +183,7 @@ func TestInboxRetentionKeys(t *testing.T) {
 // key.
 func TestStallAfterZeroIsOff(t *testing.T) {
 	c, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
-	if err != nil || c.StallAfter.D() != 2*time.Minute || c.Options(nil, nil, nil).StallAfter != 2*time.Minute {
+	if err != nil || c.StallAfter != 2*time.Minute || c.Options(nil, nil, nil).StallAfter != 2*time.Minute {
 		t.Fatalf("shipped stall_after: %s, %v", c.StallAfter, err)
 	}
 	c, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_STALL_AFTER": "0"})

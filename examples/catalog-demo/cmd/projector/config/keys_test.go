@@ -11,8 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
-	iconf "github.com/eventrelay/eventrelay/internal/conf"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // accepted lists every key and environment variable the projector daemon
@@ -109,7 +109,7 @@ func TestEveryKeyAndVariableTakesEffect(t *testing.T) {
 		if lookupIn(t, c, a.key) == a.value {
 			t.Fatalf("%s: the test value %s is the default", a.key, a.value)
 		}
-		if err := iconf.LoadWithEnv("", &c, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		if err := settings.LoadWithEnv("", &c, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 			t.Errorf("%s=%s: %v", a.env, a.value, err)
 			continue
 		}
@@ -131,7 +131,7 @@ func TestEveryKeyAndVariableTakesEffect(t *testing.T) {
 			t.Fatal(err)
 		}
 		c = pconf.Default()
-		if err := iconf.LoadWithEnv(path, &c, func(k string) (string, bool) { v, ok := fileEnv[k]; return v, ok }); err != nil && a.env != "DATABASE_URL" && a.env != "ELASTIC_URL" {
+		if err := settings.LoadWithEnv(path, &c, func(k string) (string, bool) { v, ok := fileEnv[k]; return v, ok }); err != nil && a.env != "DATABASE_URL" && a.env != "ELASTIC_URL" {
 			t.Errorf("%s in the file: %v", a.key, err)
 			continue
 		}
@@ -158,7 +158,7 @@ func TestOptionsCarryEveryGenericKey(t *testing.T) {
 		}
 	}
 	c := pconf.Default()
-	if err := iconf.LoadWithEnv("", &c, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+	if err := settings.LoadWithEnv("", &c, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
 	o, b := c.Options(nil, nil, nil), c.Batching()
@@ -176,7 +176,7 @@ func TestOptionsCarryEveryGenericKey(t *testing.T) {
 	if b != wantB {
 		t.Errorf("Batching() = %+v, want %+v", b, wantB)
 	}
-	if c.InboxRetention.Age.D() != 7*time.Hour {
+	if c.InboxRetention.Age != 7*time.Hour {
 		t.Errorf("inbox_retention.age = %s", c.InboxRetention.Age)
 	}
 }

@@ -1,4 +1,4 @@
-package conf
+package settings
 
 import (
 	"errors"
@@ -12,9 +12,9 @@ import (
 
 type sample struct {
 	Outbox struct {
-		Concurrency int      `yaml:"concurrency" env:"OUTBOX_CONCURRENCY"`
-		Lease       Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
-		Topics      []string `yaml:"topics" env:"OUTBOX_TOPICS"`
+		Concurrency int           `yaml:"concurrency" env:"OUTBOX_CONCURRENCY"`
+		Lease       time.Duration `yaml:"lease" env:"OUTBOX_LEASE_SECONDS"`
+		Topics      []string      `yaml:"topics" env:"OUTBOX_TOPICS"`
 	} `yaml:"outbox"`
 	Debug bool `yaml:"debug" env:"DEBUG"`
 }
@@ -35,18 +35,18 @@ func write(t *testing.T, body string) string {
 	return p
 }
 
-func env(m map[string]string) func(string) (string, bool) {
+func environ(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
 func TestLoadFileThenEnv(t *testing.T) {
 	p := write(t, "outbox:\n  concurrency: 2\n  lease: 15s\n  topics: [a]\n")
 	var c sample
-	err := LoadWithEnv(p, &c, env(map[string]string{"OUTBOX_LEASE_SECONDS": "30", "OUTBOX_TOPICS": "x, y", "DEBUG": "true"}))
+	err := LoadWithEnv(p, &c, environ(map[string]string{"OUTBOX_LEASE_SECONDS": "30", "OUTBOX_TOPICS": "x, y", "DEBUG": "true"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Outbox.Concurrency != 2 || c.Outbox.Lease.D() != 30*time.Second || !c.Debug ||
+	if c.Outbox.Concurrency != 2 || c.Outbox.Lease != 30*time.Second || !c.Debug ||
 		len(c.Outbox.Topics) != 2 || c.Outbox.Topics[1] != "y" {
 		t.Fatalf("got %+v", c)
 	}
@@ -62,12 +62,12 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"bad env duration", "outbox: {concurrency: 1}", map[string]string{"OUTBOX_LEASE_SECONDS": "soon"}, []string{"outbox.lease", "OUTBOX_LEASE_SECONDS"}},
 		{"unknown yaml key", "outbox: {concurency: 1}", nil, []string{"concurency"}},
 		{"validation", "outbox: {concurrency: 0}", nil, []string{"outbox.concurrency"}},
-		{"bad yaml duration", "outbox: {concurrency: 1, lease: soon}", nil, []string{"line 1"}},
+		{"bad yaml duration", "outbox: {concurrency: 1, lease: soon}", nil, []string{"lease"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var c sample
-			err := LoadWithEnv(write(t, tc.file), &c, env(tc.env))
+			err := LoadWithEnv(write(t, tc.file), &c, environ(tc.env))
 			if err == nil {
 				t.Fatal("want error")
 			}
@@ -82,10 +82,10 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 
 type zeroSample struct {
 	Batch struct {
-		Size      int      `yaml:"size" env:"BATCH_SIZE"`
-		Linger    Duration `yaml:"linger" env:"BATCH_LINGER"`
-		Retention Duration `yaml:"retention" env:"RETENTION" zero:"allowed"`
-		Offset    int      `yaml:"offset" env:"OFFSET"`
+		Size      int           `yaml:"size" env:"BATCH_SIZE"`
+		Linger    time.Duration `yaml:"linger" env:"BATCH_LINGER"`
+		Retention time.Duration `yaml:"retention" env:"RETENTION" zero:"allowed"`
+		Offset    int           `yaml:"offset" env:"OFFSET"`
 	} `yaml:"batch"`
 }
 
@@ -96,7 +96,7 @@ type zeroSample struct {
 func TestExplicitZeroOfADefaultIsRefused(t *testing.T) {
 	defaults := func() *zeroSample {
 		s := &zeroSample{}
-		s.Batch.Size, s.Batch.Linger, s.Batch.Retention = 100, Duration(20*time.Millisecond), Duration(time.Hour)
+		s.Batch.Size, s.Batch.Linger, s.Batch.Retention = 100, 20*time.Millisecond, time.Hour
 		return s
 	}
 	cases := []struct {
@@ -113,7 +113,7 @@ func TestExplicitZeroOfADefaultIsRefused(t *testing.T) {
 		if c.file != "" {
 			path = write(t, c.file)
 		}
-		err := LoadWithEnv(path, defaults(), env(c.env))
+		err := LoadWithEnv(path, defaults(), environ(c.env))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%q %v: %v", c.file, c.env, err)

@@ -1,4 +1,4 @@
-package conf_test
+package settings_test
 
 import (
 	"errors"
@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/eventrelay/eventrelay/internal/conf"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // fuzzed is a daemon configuration of every field kind Load fills: nested
@@ -19,12 +20,12 @@ type fuzzed struct {
 		URL      string        `yaml:"url" env:"DATABASE_URL"`
 		Schema   string        `yaml:"schema" env:"DATABASE_SCHEMA"`
 		MaxConns int32         `yaml:"max_conns" env:"DATABASE_MAX_CONNS"`
-		Timeout  conf.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
+		Timeout  time.Duration `yaml:"connect_timeout" env:"DATABASE_CONNECT_TIMEOUT"`
 	} `yaml:"database"`
 	Work struct {
 		Concurrency int           `yaml:"concurrency" env:"WORK_CONCURRENCY"`
-		Lease       conf.Duration `yaml:"lease" env:"WORK_LEASE_SECONDS"`
-		Retention   conf.Duration `yaml:"retention" env:"WORK_RETENTION" zero:"allowed"`
+		Lease       time.Duration `yaml:"lease" env:"WORK_LEASE_SECONDS"`
+		Retention   time.Duration `yaml:"retention" env:"WORK_RETENTION" zero:"allowed"`
 		Ratio       float64       `yaml:"ratio" env:"WORK_RATIO"`
 		Topics      []string      `yaml:"topics" env:"WORK_TOPICS"`
 		Listen      bool          `yaml:"listen" env:"WORK_LISTEN"`
@@ -35,8 +36,8 @@ type fuzzed struct {
 
 func defaults() fuzzed {
 	var c fuzzed
-	c.Database.Timeout = conf.Duration(5e9)
-	c.Work.Concurrency, c.Work.Lease, c.Work.Ratio = 4, conf.Duration(30e9), 1.5
+	c.Database.Timeout = time.Duration(5e9)
+	c.Work.Concurrency, c.Work.Lease, c.Work.Ratio = 4, time.Duration(30e9), 1.5
 	c.LogLevel = "info"
 	return c
 }
@@ -80,11 +81,11 @@ func FuzzLoad(f *testing.F) {
 		env := map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:5432/db"}
 		env[envVars[int(sel)%len(envVars)]] = value
 		dst := defaults()
-		err := conf.LoadWithEnv(path, &dst, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		err := settings.LoadWithEnv(path, &dst, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 		if err == nil {
 			return
 		}
-		if !errors.Is(err, conf.ErrInvalid) {
+		if !errors.Is(err, settings.ErrInvalid) {
 			t.Fatalf("error %q does not wrap ErrInvalid", err)
 		}
 		if !strings.HasPrefix(err.Error(), "parsing config file ") && !strings.HasPrefix(err.Error(), "invalid configuration: ") {
