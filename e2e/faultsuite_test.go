@@ -28,6 +28,20 @@ func TestFaultSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runDir := filepath.Join(repo, ".run", "e2e", time.Now().Format("20060102-150405"))
+	binDir := os.Getenv("E2E_BIN_DIR")
+	if binDir == "" {
+		binDir = filepath.Join(runDir, "bin")
+		start := time.Now()
+		if err := BuildBinaries(context.Background(), repo, binDir); err != nil { // before the budget: minutes on a loaded machine
+			t.Fatal(err)
+		}
+		t.Logf("built binaries in %s (%s)", binDir, time.Since(start).Truncate(time.Millisecond))
+	} else {
+		t.Logf("E2E_BIN_DIR: using the binaries in %s as they are", binDir)
+	}
+	t.Logf("logs in %s", runDir)
+
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 	defer cancel()
 
@@ -37,20 +51,6 @@ func TestFaultSuite(t *testing.T) {
 		kind = "an EMBEDDED PSTEST SERVER — FALLBACK (" + why + "); this run does not exercise the real emulator"
 	}
 	t.Logf("fault suite: Pub/Sub is %s", kind)
-
-	runDir := filepath.Join(repo, ".run", "e2e", time.Now().Format("20060102-150405"))
-	binDir := os.Getenv("E2E_BIN_DIR")
-	if binDir == "" {
-		binDir = filepath.Join(runDir, "bin")
-		start := time.Now()
-		if err := BuildBinaries(ctx, repo, binDir); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("built binaries in %s (%s)", binDir, time.Since(start).Truncate(time.Millisecond))
-	} else {
-		t.Logf("E2E_BIN_DIR: using the binaries in %s as they are", binDir)
-	}
-	t.Logf("logs in %s", runDir)
 
 	s := &Suite{Cfg: SuiteConfig{
 		Stack: StackConfig{
