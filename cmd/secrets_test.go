@@ -29,7 +29,11 @@ type invocation struct {
 // configuration and (where the binary exits on its own) an unreachable store,
 // with the planted password in DATABASE_URL (URL and keyword forms, also
 // unparseable), ELASTIC_URL and ELASTIC_PASSWORD, and greps the combined
-// output for it.
+// output for it. The binaries are built once per test process
+// (opstest.Binary, shared with the daemon tests of this package) before any
+// run's budget starts. relayctl's console pages are not served here:
+// TestConsoleNeverRendersDatabasePassword (relayctl/internal/command)
+// renders them with a planted password.
 func TestNoBinaryPrintsASecret(t *testing.T) {
 	closed := opstest.FreePort(t) // nothing listens here: an unreachable store
 	dsns := map[string]string{

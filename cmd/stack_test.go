@@ -63,9 +63,10 @@ func grantBlocks(t *testing.T) (before, after string) {
 // After the migration no connection uses a superuser: the checks read
 // through the operator role.
 func TestGrantsRunTheDaemons(t *testing.T) {
+	bin := buildDaemons(t) // before the budget: only the run is bounded
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	st := newStack(ctx, t)
+	st := newStack(ctx, t, bin)
 	catHTTP, pubPort, projPort := st.catHTTP, st.pubPort, st.projPort
 	st.startCatalog()
 	st.startPublisher()
@@ -158,7 +159,7 @@ func TestGrantsRunTheDaemons(t *testing.T) {
 }
 
 // stack is a fresh database with the documented roles and grants, the
-// daemons built, Pub/Sub in process with configs/pubsub.yaml's resources;
+// daemons of bin, Pub/Sub in process with configs/pubsub.yaml's resources;
 // each daemon starts as its own role.
 type stack struct {
 	ctx                                 context.Context
@@ -171,7 +172,7 @@ type stack struct {
 	catHTTP, catGRPC, pubPort, projPort int
 }
 
-func newStack(ctx context.Context, t *testing.T) *stack {
+func newStack(ctx context.Context, t *testing.T, bin string) *stack {
 	t.Helper()
 	admin := os.Getenv("TEST_DATABASE_URL")
 	if admin == "" {
@@ -216,8 +217,6 @@ func newStack(ctx context.Context, t *testing.T) *stack {
 	exec1(ctx, t, c, `CREATE ROLE "operator-`+suffix+`" LOGIN NOSUPERUSER PASSWORD 'pw'; GRANT `+operator+` TO "operator-`+suffix+`"`)
 	c.Close(ctx)
 	urlOf := func(user string) string { return withUser(t, admin, user, "pw", dbName) }
-
-	bin := buildDaemons(ctx, t)
 
 	// Migrate as the migration role (the Job's command), then its block.
 	run(ctx, t, bin, "relayctl", []string{"DATABASE_URL=" + urlOf(role("migrate"))}, "migrate", "up", "-by", "test", "-why", "grants")
@@ -293,9 +292,10 @@ func count(ctx context.Context, t *testing.T, c *pgx.Conn, sql string) int {
 // converges; with the publisher off, writes still commit and wait in the
 // outbox; the publisher on, the outbox drains and the read model converges.
 func TestRolloutSwitches(t *testing.T) {
+	bin := buildDaemons(t) // before the budget: only the run is bounded
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	st := newStack(ctx, t)
+	st := newStack(ctx, t, bin)
 	st.startCatalog()
 	stopPublisher := st.startPublisher()
 	waitReady(ctx, t, "catalog", st.catHTTP)
@@ -417,21 +417,20 @@ func withUser(t *testing.T, admin, user, password, db string) string {
 	return u.String()
 }
 
-// buildDaemons builds the four binaries once into a temporary directory:
-// the publisher from this module, the catalog, its projector and its
-// relayctl (the catalog's hooks) from the catalog demo's.
-func buildDaemons(ctx context.Context, t *testing.T) string {
+// buildDaemons builds the four binaries once per test process (shared with
+// the other tests of cmd through opstest.Binary) and returns their
+// directory: the publisher from this module, the catalog, its projector and
+// its relayctl (the catalog's hooks) from the catalog demo's. Call it
+// before a test's budget starts: a loaded machine takes minutes to build.
+func buildDaemons(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	for _, b := range []struct {
-		dir  string
-		pkgs []string
-	}{{".", []string{"./cmd/publisher"}}, {"examples/catalog-demo", []string{"./cmd/catalog", "./cmd/projector", "./cmd/relayctl"}}} {
-		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", dir + "/"}, b.pkgs...)...)
-		cmd.Dir = filepath.Join(repoRoot(t), b.dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build in %s: %v\n%s", b.dir, err, out)
+	dir := ""
+	for _, name := range []string{"publisher", "catalog", "projector", "relayctl"} {
+		d := filepath.Dir(opstest.Binary(t, binDir(name)))
+		if dir != "" && d != dir {
+			t.Fatalf("the builds of opstest.Binary are in %s and %s, want one directory", dir, d)
 		}
+		dir = d
 	}
 	return dir
 }

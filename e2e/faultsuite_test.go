@@ -24,14 +24,14 @@ import (
 // built from a tree with the version guard or the fencing broken, to see
 // the suite fail).
 func TestFaultSuite(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
-	defer cancel()
-	s := &Suite{Cfg: faultSuiteConfig(t, ctx, "", WorkloadConfig{
+	s := &Suite{Cfg: faultSuiteConfig(t, "", WorkloadConfig{
 		Events:     envInt("E2E_EVENTS", 21000),
 		Rate:       float64(envInt("E2E_RATE", 220)),
 		Aggregates: envInt("E2E_AGGREGATES", 1000),
 		Workers:    16,
 	})}
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute) // after the build
+	defer cancel()
 	finishSuite(t, s, s.Run(ctx))
 }
 
@@ -46,14 +46,14 @@ func TestFaultSuite(t *testing.T) {
 // Knobs: E2E_LOG_EVENTS (default 8000), E2E_LOG_RATE (default 160/s),
 // E2E_LOG_AGGREGATES (default 300), and TestFaultSuite's.
 func TestFaultSuiteLogMode(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cfg := faultSuiteConfig(t, ctx, "-log", WorkloadConfig{
+	cfg := faultSuiteConfig(t, "-log", WorkloadConfig{
 		Events:     envInt("E2E_LOG_EVENTS", 8000),
 		Rate:       float64(envInt("E2E_LOG_RATE", 160)),
 		Aggregates: envInt("E2E_LOG_AGGREGATES", 300),
 		Workers:    16,
 	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // after the build
+	defer cancel()
 	cfg.Stack.LogMode = true
 	s := &Suite{Cfg: cfg}
 	finishSuite(t, s, s.RunLogMode(ctx))
@@ -62,13 +62,15 @@ func TestFaultSuiteLogMode(t *testing.T) {
 // faultSuiteConfig builds the binaries (or takes E2E_BIN_DIR's) and
 // returns the suite's configuration: its own Postgres (the suite restarts
 // it), the real emulator when installed, short leases and timeouts.
-func faultSuiteConfig(t *testing.T, ctx context.Context, runSuffix string, work WorkloadConfig) SuiteConfig {
+func faultSuiteConfig(t *testing.T, runSuffix string, work WorkloadConfig) SuiteConfig {
 	t.Helper()
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	emu, why := EmulatorAvailable(ctx, repo)
+	probe, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	emu, why := EmulatorAvailable(probe, repo)
 	kind := "the real Pub/Sub emulator"
 	if !emu {
 		kind = "an EMBEDDED PSTEST SERVER — FALLBACK (" + why + "); this run does not exercise the real emulator"
@@ -80,7 +82,8 @@ func faultSuiteConfig(t *testing.T, ctx context.Context, runSuffix string, work 
 	if binDir == "" {
 		binDir = filepath.Join(runDir, "bin")
 		start := time.Now()
-		if err := BuildBinaries(ctx, repo, binDir); err != nil {
+		// Before the caller's budget: minutes on a loaded machine.
+		if err := BuildBinaries(context.Background(), repo, binDir); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("built binaries in %s (%s)", binDir, time.Since(start).Truncate(time.Millisecond))

@@ -27,16 +27,16 @@ func TestHardeningFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runDir := filepath.Join(repo, ".run", "e2e", time.Now().Format("20060102-150405")+"-hardening")
+	binDir := filepath.Join(runDir, "bin")
+	if err := BuildBinaries(context.Background(), repo, binDir); err != nil { // before the budget: minutes on a loaded machine
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	emu, why := EmulatorAvailable(ctx, repo)
 	if !emu {
 		t.Logf("Pub/Sub is pstest, not the emulator: %s", why)
-	}
-	runDir := filepath.Join(repo, ".run", "e2e", time.Now().Format("20060102-150405")+"-hardening")
-	binDir := filepath.Join(runDir, "bin")
-	if err := BuildBinaries(ctx, repo, binDir); err != nil {
-		t.Fatal(err)
 	}
 	s := &Suite{Cfg: SuiteConfig{
 		Stack: StackConfig{

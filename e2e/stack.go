@@ -221,6 +221,13 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if err := s.startProjector(ctx); err != nil {
 		return nil, err
 	}
+	apps := []string{"catalog", "projector"}
+	for _, p := range s.Publishers {
+		apps = append(apps, p.Name())
+	}
+	if err := s.checkRoles(ctx, apps); err != nil {
+		return nil, err
+	}
 	if s.Stats, err = OpenStats(ctx, s.DatabaseURL, cfg.Schema); err != nil {
 		return nil, err
 	}
@@ -372,7 +379,7 @@ func (s *Stack) startCatalog(ctx context.Context) error {
 		// suite's read-your-writes check reads them with tokens, and it
 		// picks live videos for the poison only once the pipeline settled.
 		Env: append(s.baseEnv(),
-			"DATABASE_URL="+s.roleURL(catalogRole),
+			"DATABASE_URL="+s.roleURL(catalogRole, "catalog"),
 			"CATALOG_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(hp),
 			"CATALOG_GRPC_ADDR=127.0.0.1:"+strconv.Itoa(gp)),
 		ReadyURL: s.CatalogURL + "/readyz",
@@ -396,7 +403,7 @@ func (s *Stack) startPublisher(ctx context.Context, i int) error {
 		Path: s.bin("publisher"),
 		Args: []string{"-conf", s.conf("publisher.yaml")},
 		Env: append(append(s.baseEnv(),
-			"DATABASE_URL="+s.roleURL(publisherRole),
+			"DATABASE_URL="+s.roleURL(publisherRole, name),
 			"OUTBOX_REINDEX_BLOAT_FACTOR=0",
 			"OUTBOX_WORKER_ID="+name,
 			"OUTBOX_HTTP_HOST=127.0.0.1",
@@ -432,7 +439,7 @@ func (s *Stack) startProjector(ctx context.Context) error {
 		Path: s.bin("projector"),
 		Args: []string{"-conf", s.conf("projector.yaml")},
 		Env: append(append(s.baseEnv(),
-			"DATABASE_URL="+s.roleURL(projectorRole),
+			"DATABASE_URL="+s.roleURL(projectorRole, "projector"),
 			"PROJECTOR_HTTP_PORT="+strconv.Itoa(port)),
 			s.Cfg.ProjectorEnv...),
 		ReadyURL:  base + "/readyz",

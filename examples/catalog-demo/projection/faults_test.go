@@ -251,7 +251,7 @@ func TestFaultPostgresOutageLosesNothingAndReadyzFails(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h := newHarnessOn(t, pool)
+	h := newHarnessOnPool(t, pool)
 	h.health.AddCheck("postgres", func(ctx context.Context) error { return pool.Ping(ctx) })
 	opsSrv := httptest.NewServer(health.Handler(h.health, h.reg))
 	t.Cleanup(opsSrv.Close)

@@ -40,8 +40,10 @@ type harness struct {
 	t    *testing.T
 	ps   *relaytest.PubSub
 	pool *pgxpool.Pool
-	// owner reads what the test asserts (pool, unless the projector runs
-	// as its own role).
+	// role is the projector's role pool connects as ("" when the harness
+	// runs on a pool of the test's own, newHarnessOnPool).
+	role string
+	// owner reads what the test asserts and sets things up.
 	owner  *pgxpool.Pool
 	reg    *registries
 	health *health.Health
@@ -54,11 +56,25 @@ type harness struct {
 // newHarness runs on a fresh test database.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return newHarnessOn(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}).Pool)
+	return newHarnessOn(t, relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets}))
 }
 
-// newHarnessOn runs on pool, a migrated database.
-func newHarnessOn(t *testing.T, pool *pgxpool.Pool) *harness {
+// newHarnessOn runs the projector on db, a migrated database, as the
+// projector's own role, granted exactly catalogmigrations.ProjectorNeeds
+// (neither owner nor superuser), as in production; db.Pool, the owner's,
+// reads what the test asserts.
+func newHarnessOn(t *testing.T, db *relaytest.DB) *harness {
+	t.Helper()
+	pool, role := db.Role(t, "projector", catalogmigrations.ProjectorNeeds)
+	h := newHarnessOnPool(t, pool)
+	h.role, h.owner = role, db.Pool
+	return h
+}
+
+// newHarnessOnPool runs the projector on pool, a migrated database, as
+// pool's user, who also reads what the test asserts: for a test whose
+// database is reached through a path of its own (a proxy it cuts).
+func newHarnessOnPool(t *testing.T, pool *pgxpool.Pool) *harness {
 	t.Helper()
 	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{})
 	createTopic(t, ps, eventsTopic)

@@ -21,9 +21,8 @@ import (
 func newRoleHarness(t *testing.T) (*harness, func(sql string)) {
 	t.Helper()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	pool, role := db.Role(t, "projector", catalogmigrations.ProjectorNeeds)
-	h := newHarnessOn(t, pool)
-	h.owner = db.Pool
+	h := newHarnessOn(t, db)
+	role := h.role
 	asOwner := func(sql string) {
 		t.Helper()
 		if _, err := db.Pool.Exec(context.Background(), strings.ReplaceAll(sql, "ROLE", `"`+role+`"`)); err != nil {

@@ -193,7 +193,7 @@ func contains(ids []string, id string) bool {
 func TestReadYourWritesOnBothReadModels(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	h := newHarnessOn(t, db.Pool)
+	h := newHarnessOn(t, db)
 	h.videos(batchConfig(10))
 	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
 	api := newReadAPI(t, db.URL, srv.URL)
@@ -215,7 +215,7 @@ func TestReadYourWritesOnBothReadModels(t *testing.T) {
 		t.Fatalf("GET with token, nothing published: %d %s; want 503 READ_MODEL_BEHIND", code, reason)
 	}
 
-	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-readpath")
+	relaytest.StartRelay(t, db, h.ps.Addr, "relay-readpath")
 
 	// Create: seen with the token by every read.
 	if code, v, _ := api.get(id, service.TokenHeader, tok); code != http.StatusOK || v.GetVersion() != 1 || v.GetTitle() != "zebra crossing" {
@@ -278,9 +278,9 @@ func TestReadYourWritesOnBothReadModels(t *testing.T) {
 func TestSearchSwitchFlipsAtRuntime(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	h := newHarnessOn(t, db.Pool)
+	h := newHarnessOn(t, db)
 	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
-	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-switch")
+	relaytest.StartRelay(t, db, h.ps.Addr, "relay-switch")
 	api := newReadAPI(t, db.URL, srv.URL)
 	created, tok := api.write(http.MethodPost, "/v1/videos", `{"uploader_id":"`+uuid.NewString()+`","title":"capybara"}`, &catalogv1.CreateVideoResponse{})
 	if ids, disabled := api.search("capybara", service.TokenHeader, tok); !contains(ids, created.GetId()) || disabled {
@@ -331,9 +331,9 @@ func strconvBool(b bool) string {
 func TestSearchFiltersSortsAndPages(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	h := newHarnessOn(t, db.Pool)
+	h := newHarnessOn(t, db)
 	srv, _ := h.search(batchConfig(10), elastictest.Options{}, nil)
-	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-search")
+	relaytest.StartRelay(t, db, h.ps.Addr, "relay-search")
 	api := newReadAPI(t, db.URL, srv.URL)
 
 	alice, bob := uuid.NewString(), uuid.NewString()

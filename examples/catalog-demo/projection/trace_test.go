@@ -47,10 +47,10 @@ import (
 func TestOneTraceFromHTTPWriteToProjectionApply(t *testing.T) {
 	rec := relaytest.RecordSpans(t)
 	db := relaytest.NewDB(t, relaytest.Options{Schema: catalogmigrations.Schema, Migrations: catalogmigrations.Sets})
-	h := newHarnessOn(t, db.Pool)
+	h := newHarnessOn(t, db)
 	h.videos(batchConfig(10))
 	h.search(batchConfig(10), elastictest.Options{}, nil)
-	relaytest.StartRelay(t, db.Pool, h.ps.Addr, "relay-trace")
+	relaytest.StartRelay(t, db, h.ps.Addr, "relay-trace")
 	api := newCatalogHTTP(t, db.URL)
 
 	resp, err := http.Post(api.URL+"/v1/videos", "application/json",

@@ -11,6 +11,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -21,6 +22,7 @@ import (
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
+	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/outbox"
@@ -36,11 +38,14 @@ import (
 // (a deterministic publisher failure), brokenAggregates makes the
 // projection fail those aggregates with mapping_error (a handler bug).
 type stack struct {
-	t   *testing.T
-	ps  *relaytest.PubSub
-	db  *testDB
-	env map[string]string
-	w   *outbox.Writer
+	t  *testing.T
+	ps *relaytest.PubSub
+	db *testDB
+	// projectorPool is the projector's own role (catalogmigrations.ProjectorNeeds);
+	// db.Pool, the owner's, sets up and asserts.
+	projectorPool *pgxpool.Pool
+	env           map[string]string
+	w             *outbox.Writer
 
 	mu          sync.Mutex
 	failPublish bool
@@ -75,7 +80,8 @@ func newStack(t *testing.T, es ...*elastictest.Server) *stack {
 		t.Fatal(err)
 	}
 	s.w = w
-	relaytest.StartRelay(t, s.db.Pool, s.ps.Addr, "relay-1")
+	s.projectorPool, _ = s.db.Role(t, "projector", catalogmigrations.ProjectorNeeds)
+	relaytest.StartRelay(t, s.db, s.ps.Addr, "relay-1")
 	s.startProjection()
 	if len(es) > 0 {
 		s.startSearch(es[0])
@@ -123,7 +129,7 @@ func (s *stack) startProjection() {
 // receive runs one projection until the test ends.
 func (s *stack) receive(pr projector.Projection) {
 	t := s.t
-	p, err := projector.New(s.db.Pool, s.ps.Client, projector.Options{
+	p, err := projector.New(s.projectorPool, s.ps.Client, projector.Options{
 		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Receive: projector.ReceiveOptions{NumGoroutines: 4, MaxOutstandingMessages: 200},
 		Health:  health.NewHealth(time.Second),
