@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // DemoConfig is one `make demo` run.
@@ -118,8 +118,8 @@ func RunDemo(ctx context.Context, cfg DemoConfig) (err error) {
 }
 
 // PubSubConfig connects a client to the run's Pub/Sub server.
-func (s *Stack) PubSubConfig() embedded.PubSub {
-	return embedded.PubSub{ProjectID: s.Cfg.Project, EmulatorHost: s.PubSub.Host()}
+func (s *Stack) PubSubConfig() settings.PubSub {
+	return settings.PubSub{ProjectID: s.Cfg.Project, EmulatorHost: s.PubSub.Host()}
 }
 
 // Verify runs `relayctl verify` (exit 0: converged, 1: drift).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // OrderChecker is an independent ordered subscription on a topic that
@@ -25,7 +26,7 @@ import (
 // lost it (emulator restart) and keeps receiving until stopped.
 type OrderChecker struct {
 	client *pubsub.Client
-	cfg    embedded.PubSub
+	cfg    settings.PubSub
 	topic  string
 	subID  string
 	// Skip, when set, excludes messages from the order check (e.g. poison
@@ -64,7 +65,7 @@ type OrderStats struct {
 }
 
 // NewOrderChecker prepares a checker of topic through subscription subID.
-func NewOrderChecker(ctx context.Context, cfg embedded.PubSub, topic, subID string) (*OrderChecker, error) {
+func NewOrderChecker(ctx context.Context, cfg settings.PubSub, topic, subID string) (*OrderChecker, error) {
 	cl, err := embedded.NewPubSubClient(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // TestOrderCheckerCountsViolationsAndDuplicates publishes a known sequence
@@ -23,10 +24,10 @@ func TestOrderCheckerCountsViolationsAndDuplicates(t *testing.T) {
 	defer cancel()
 
 	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{})
-	cfg := embedded.PubSub{ProjectID: ps.ProjectID, EmulatorHost: ps.Addr}
+	cfg := settings.PubSub{ProjectID: ps.ProjectID, EmulatorHost: ps.Addr}
 	pubClient := ps.Client
 	if host := os.Getenv("E2E_PUBSUB_EMULATOR_HOST"); host != "" {
-		cfg = embedded.PubSub{ProjectID: "eventrelay-checker", EmulatorHost: host}
+		cfg = settings.PubSub{ProjectID: "eventrelay-checker", EmulatorHost: host}
 		var err error
 		if pubClient, err = embedded.NewPubSubClient(ctx, cfg); err != nil {
 			t.Fatal(err)

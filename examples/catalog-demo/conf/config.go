@@ -9,7 +9,7 @@ import (
 	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/settings"
 	"github.com/eventrelay/eventrelay/wire"
 )
 
@@ -61,7 +61,7 @@ type Server struct {
 
 // Database says where catalog.videos and the outbox live (the shared
 // database block).
-type Database = postgres.Settings
+type Database = settings.Database
 
 // Outbox configures the outbox writer.
 type Outbox struct {

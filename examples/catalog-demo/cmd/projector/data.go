@@ -11,11 +11,11 @@ import (
 	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/embedded"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
-	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	catmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // dataSet provides the clients of the projector's dependencies.
@@ -28,7 +28,7 @@ const defaultMaxConns = 16
 // newPool opens the pool without waiting for Postgres: the projector
 // starts, and reports not-ready, while Postgres is down.
 func newPool(cfg *pconf.Config) (*pgxpool.Pool, func(), error) {
-	pool, err := catconf.OpenPool(context.Background(), cfg.Database, max(defaultMaxConns, int32(2*cfg.Batch.Workers+2)))
+	pool, err := settings.OpenPool(context.Background(), cfg.Database, max(defaultMaxConns, int32(2*cfg.Batch.Workers+2)))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -36,7 +36,7 @@ func newPool(cfg *pconf.Config) (*pgxpool.Pool, func(), error) {
 }
 
 func newPubSub(cfg *pconf.Config) (*pubsub.Client, func(), error) {
-	c, err := embedded.NewPubSubClient(context.Background(), embedded.PubSub{ProjectID: cfg.PubSub.ProjectID, EmulatorHost: cfg.PubSub.EmulatorHost})
+	c, err := embedded.NewPubSubClient(context.Background(), cfg.PubSub)
 	if err != nil {
 		return nil, nil, err
 	}

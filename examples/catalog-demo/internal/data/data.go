@@ -18,6 +18,7 @@ import (
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // ProviderSet is the data layer's providers.
@@ -35,7 +36,7 @@ type Data struct {
 // starts, and reports not ready, while Postgres is down). The cleanup
 // closes it.
 func NewData(c *conf.Database, w *outbox.Writer, logger *slog.Logger) (*Data, func(), error) {
-	pool, err := conf.OpenPool(context.Background(), *c, 0)
+	pool, err := settings.OpenPool(context.Background(), *c, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening catalog database: %w", err)
 	}

@@ -11,9 +11,8 @@ import (
 	"github.com/eventrelay/eventrelay/elastic"
 	catconf "github.com/eventrelay/eventrelay/examples/catalog-demo/conf"
 	"github.com/eventrelay/eventrelay/health"
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // Config is the whole projector daemon configuration. The generic sections
@@ -22,8 +21,8 @@ import (
 // projections (see internal/catalog/conf).
 type Config struct {
 	HTTP     HTTP              `yaml:"http"`
-	Database postgres.Settings `yaml:"database"`
-	PubSub   gpubsub.Config    `yaml:"pubsub"`
+	Database settings.Database `yaml:"database"`
+	PubSub   settings.PubSub   `yaml:"pubsub"`
 	Elastic  elastic.Config    `yaml:"elastic"`
 	Receive  Receive           `yaml:"receive"`
 	Batch    Batch             `yaml:"batch"`
@@ -93,7 +92,7 @@ func Default() Config {
 	return Config{
 		HTTP:     HTTP{Port: 8082},
 		Database: catconf.Default().Database,
-		PubSub:   gpubsub.Config{ProjectID: "eventrelay-local"},
+		PubSub:   settings.PubSub{ProjectID: "eventrelay-local"},
 		Elastic:  cat.Elastic,
 		Receive: Receive{
 			MaxOutstandingMessages: r.MaxOutstandingMessages, MaxOutstandingBytes: r.MaxOutstandingBytes,
