@@ -124,10 +124,14 @@ func (p *logPipe) ended() bool {
 const logIdle = 2 * time.Millisecond
 
 // logCatchUp: a transaction committed longer ago than this is read from a
-// backlog (after a restart, a hold or a slow stretch): the buffer then
-// fills up to its window (or for logCatchUp), so that each key's waiting
+// backlog (after a restart, a hold, a burst): the buffer then fills up to
+// its window (or for logBacklogLinger), so that each key's waiting
 // versions are published together although the log interleaves the keys.
-const logCatchUp = time.Second
+// (Commit times are the server's clock: a skew only changes the grouping.)
+const logCatchUp = 100 * time.Millisecond
+
+// logBacklogLinger bounds an event's wait in the buffer in a backlog.
+const logBacklogLinger = time.Second
 
 // logWindowBulks is the buffer's size in BulkSize × Concurrency units: a
 // backlog over many keys must be read well past one claim's worth before
@@ -161,11 +165,11 @@ func (p *logPipe) submit(ctx context.Context, txn *logread.Txn, e *claim.Event) 
 }
 
 // buffered reports whether events wait in the buffer, and until when at
-// most: maxLinger after the oldest was read, logCatchUp while reading a
-// backlog.
+// most: maxLinger after the oldest was read, logBacklogLinger while
+// reading a backlog.
 func (p *logPipe) buffered() (bool, time.Time) {
 	if p.behind {
-		return len(p.buf) > 0, p.bufSince.Add(logCatchUp)
+		return len(p.buf) > 0, p.bufSince.Add(logBacklogLinger)
 	}
 	return len(p.buf) > 0, p.bufSince.Add(p.maxLinger)
 }
