@@ -224,6 +224,7 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 			}
 			return max(pipe.retryIn, retry), errors.Join(err, errors.New(pipe.why))
 		}
+		pipe.flush(r.work)
 		wm.Commit(recovery, created.At)
 		r.logm.Recovered.Add(float64(n))
 		r.log.Info("log relay: created the slot and republished the rows not known to be published", "slot", o.Slot, "rows", n, "at", created.At.String())
@@ -281,14 +282,24 @@ func (r *Relay) logRead(ctx context.Context, stream *logread.Stream, pipe *logPi
 				r.logLag(ctx)
 			}
 		}
-		it, err := stream.Next(ctx, logReadWait)
+		wait := logReadWait
+		if ok, due := pipe.buffered(); ok {
+			if wait = min(pipe.idle(), time.Until(due)); wait < time.Millisecond {
+				pipe.flush(r.work) // a steady stream: its events do not wait for more
+				wait = logReadWait
+			}
+		}
+		it, err := stream.Next(ctx, wait)
 		if err != nil {
 			pipe.end(r.opts.BaseBackoff, err.Error())
 			return err
 		}
 		switch it.Kind {
+		case logread.None:
+			pipe.flush(r.work) // nothing more to read now: publish what was read
 		case logread.Begin:
 			txn = pipe.wm.Begin(it.Commit)
+			pipe.begin(it.Commit)
 		case logread.Insert:
 			if txn == nil {
 				return fmt.Errorf("slot %s: an insert outside a transaction", stream.Slot)

@@ -456,3 +456,37 @@ func TestLogModeRecoveryHeldByTheEnvironmentIsRepeated(t *testing.T) {
 	fx.WaitFor(t, 60*time.Second, "the recovered rows published", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 8 })
 	fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 4, 2)
 }
+
+// TestLogModeBacklogOfAKeySharesRequests: a backlog read from the slot
+// in WAL order (version by version, so the keys interleave) is published
+// in groups per key: at most 3 Publish requests per key for its 10
+// versions (one message per request before), once each and in per-key
+// order.
+func TestLogModeBacklogOfAKeySharesRequests(t *testing.T) {
+	t.Parallel()
+	const keys, versions = 300, 10
+	db := logDB(t)
+	ps := gpubsubtest.New(t)
+	ps.Topic(t, fx.Topic)
+	a := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
+	fx.WaitFor(t, 30*time.Second, "the slot created", func() bool {
+		return count(t, db, `SELECT count(*) FROM outbox_log_slots WHERE slot_name = $1 AND NOT recovering`, slotFor(t)) == 1
+	})
+	a.Stop(t)
+	insertVersions(t, db, fx.Writer(t, false), keys, 1, versions, 100) // read from the slot by the next reader
+	time.Sleep(1500 * time.Millisecond)                                // a backlog: committed well before it is read
+	fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
+	fx.WaitFor(t, 2*time.Minute, "the backlog published", func() bool {
+		return len(fx.Collect(t, ps.Messages()).Copies) >= keys*versions
+	})
+	fx.Collect(t, ps.Messages()).RequireExactlyOnceInOrder(t, keys, versions)
+	st := ps.Double.Stats()
+	t.Logf("%d keys x %d versions from the slot: %v", keys, versions, st)
+	if st.Refused != 0 {
+		t.Fatalf("the strict double refused %d request(s): %v", st.Refused, st)
+	}
+	if limit := int64(3 * keys); st.PublishRequests > limit {
+		t.Fatalf("%d Publish requests for %d keys with %d waiting versions each (%.2f messages per request), want at most %d: a key's waiting versions travel together",
+			st.PublishRequests, keys, versions, float64(st.PublishMessages)/float64(st.PublishRequests), limit)
+	}
+}

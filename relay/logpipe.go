@@ -40,6 +40,13 @@ type logPipe struct {
 	why      string        // why the session ended early
 	onHold   bool          // it ended on a hold (logged and in readiness already)
 	done     chan struct{} // the collector returned
+
+	buf       []logPending  // read, not yet published (the reader's alone)
+	bufBytes  int           // payload bytes in buf
+	bufSince  time.Time     // when buf's oldest event was read
+	maxLinger time.Duration // the longest a live event waits in buf
+	behind    bool          // reading a backlog (begin)
+	window    int           // the most events in buf
 }
 
 type logItem struct {
@@ -75,8 +82,13 @@ func (a *logAttempts) set(id uuid.UUID, n int32) {
 func newLogPipe(r *Relay, store *logread.Store, wm *logread.Watermark, held map[logread.Key]bool) *logPipe {
 	p := &logPipe{
 		r: r, store: store, wm: wm, held: held, paused: map[logread.Key]*claim.Event{},
-		items: make(chan logItem, r.opts.BulkSize*r.opts.Concurrency),
-		stop:  make(chan struct{}), done: make(chan struct{}),
+		window: logWindowBulks * r.opts.BulkSize * r.opts.Concurrency,
+		items:  make(chan logItem, logWindowBulks*r.opts.BulkSize*r.opts.Concurrency), // a whole buffer in flight while the next fills
+		stop:   make(chan struct{}), done: make(chan struct{}),
+	}
+	p.maxLinger = max(logIdle, r.opts.FetchCooldown)
+	if r.opts.FetchCooldownOff {
+		p.maxLinger = logIdle
 	}
 	go p.collect()
 	return p
@@ -105,18 +117,120 @@ func (p *logPipe) ended() bool {
 	}
 }
 
-// submit publishes e of txn (nil txn: counted nowhere), unless its key is
-// held behind a failed row (then e is done at once: it waits in the
-// table, as the polling relay's rows behind a failed head do).
+// logIdle is how long the stream must have nothing more to read before
+// the pipe publishes its buffer: a live event waits about this long.
+// maxLinger (the polling relay's fetch cooldown) bounds the wait of a
+// steady live stream.
+const logIdle = 2 * time.Millisecond
+
+// logCatchUp: a transaction committed longer ago than this is read from a
+// backlog (after a restart, a hold, a burst): the buffer then fills up to
+// its window (or for logBacklogLinger), so that each key's waiting
+// versions are published together although the log interleaves the keys.
+// (Commit times are the server's clock: a skew only changes the grouping.)
+const logCatchUp = 100 * time.Millisecond
+
+// logBacklogLinger bounds an event's wait in the buffer in a backlog.
+const logBacklogLinger = time.Second
+
+// logWindowBulks is the buffer's size in BulkSize × Concurrency units: a
+// backlog over many keys must be read well past one claim's worth before
+// a key has several versions in it.
+const logWindowBulks = 10
+
+// logPending is an event read and not yet handed to the publisher.
+type logPending struct {
+	e   *claim.Event
+	txn *logread.Txn
+}
+
+// submit buffers e of txn (counted outstanding in the watermark at once,
+// so its transaction cannot settle before e is done). The buffer is
+// published by key when it is full (window events, or Concurrency full
+// Publish requests of bytes), when the stream has nothing more to read
+// (idle), or when it is due (buffered).
 func (p *logPipe) submit(ctx context.Context, txn *logread.Txn, e *claim.Event) {
-	r := p.r
 	if p.ended() {
 		return // the session is over: e is read again (its transaction never settles)
 	}
+	p.wm.Add(txn)
+	if len(p.buf) == 0 {
+		p.bufSince = time.Now()
+	}
+	p.buf = append(p.buf, logPending{e: e, txn: txn})
+	p.bufBytes += len(e.Payload)
+	if len(p.buf) >= p.window || p.bufBytes >= p.r.opts.Concurrency*maxPubSubMessageBytes {
+		p.flush(ctx)
+	}
+}
+
+// buffered reports whether events wait in the buffer, and until when at
+// most: maxLinger after the oldest was read, logBacklogLinger while
+// reading a backlog.
+func (p *logPipe) buffered() (bool, time.Time) {
+	if p.behind {
+		return len(p.buf) > 0, p.bufSince.Add(logBacklogLinger)
+	}
+	return len(p.buf) > 0, p.bufSince.Add(p.maxLinger)
+}
+
+// idle is how long the stream must have nothing to read for the buffer
+// to be published at once: logIdle, ten times that in a backlog (whose
+// reading stalls now and then on a busy server).
+func (p *logPipe) idle() time.Duration {
+	if p.behind {
+		return 10 * logIdle
+	}
+	return logIdle
+}
+
+// begin notes the commit time of the transaction being read: whether the
+// reader is catching up on a backlog.
+func (p *logPipe) begin(commit time.Time) { p.behind = time.Since(commit) > logCatchUp }
+
+// flush hands the buffered events to the publisher key by key, each
+// key's events in the order read and back to back, so that they share
+// Publish requests (one ordering key per request) as the polling relay's
+// batches do, then sends the bundles at once.
+func (p *logPipe) flush(ctx context.Context) {
+	if len(p.buf) == 0 {
+		return
+	}
+	index := make(map[logread.Key]int, len(p.buf))
+	var groups [][]logPending
+	for _, it := range p.buf {
+		k := logread.Key{Topic: it.e.Topic, OrderingKey: it.e.OrderingKey}
+		g, ok := index[k]
+		if !ok {
+			g = len(groups)
+			index[k] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], it)
+	}
+	clear(p.buf)
+	p.buf, p.bufBytes = p.buf[:0], 0
+	defer p.r.pub.Flush() // the buffer is handed over: do not wait out the bundling delay
+	for _, g := range groups {
+		for _, it := range g {
+			if p.ended() {
+				return // the rest is read again (its transactions never settle)
+			}
+			p.publish(ctx, it.txn, it.e)
+		}
+	}
+}
+
+// publish publishes e of txn, unless its key is held behind a failed row
+// (then e is done at once: it waits in the table, as the polling relay's
+// rows behind a failed head do).
+func (p *logPipe) publish(ctx context.Context, txn *logread.Txn, e *claim.Event) {
+	r := p.r
 	topic := r.pub.Topic(e)
 	p.mu.Lock()
 	if p.held[logread.Key{Topic: e.Topic, OrderingKey: e.OrderingKey}] {
 		p.mu.Unlock()
+		p.wm.Done(txn)
 		return
 	}
 	if left, reason, ok := r.blocks.blocked(topic); ok {
@@ -131,7 +245,6 @@ func (p *logPipe) submit(ctx context.Context, txn *logread.Txn, e *claim.Event) 
 	}
 	res, err := r.pub.Publish(ctx, e)
 	p.mu.Unlock()
-	p.wm.Add(txn)
 	if err != nil { // refused before sending: the message itself breaks a limit
 		if p.failed(e, err, false) {
 			p.wm.Done(txn)
