@@ -76,6 +76,9 @@ func (d decoder) value(fv reflect.Value, val any, key string) error {
 		return nil // "key:" with no value keeps the default
 	}
 	switch fv.Kind() {
+	case reflect.Interface: // a section read as it is (map[string]any, any)
+		fv.Set(reflect.ValueOf(val))
+		return nil
 	case reflect.Pointer:
 		if fv.IsNil() {
 			fv.Set(reflect.New(fv.Type().Elem()))

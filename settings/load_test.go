@@ -125,3 +125,19 @@ func TestExplicitZeroOfADefaultIsRefused(t *testing.T) {
 		t.Error("a runtime error must not exit as an invalid configuration")
 	}
 }
+
+// A section a struct keeps as it is (map[string]any or any) holds the
+// file's values, an empty string included.
+func TestLoadKeepsAnUntypedSection(t *testing.T) {
+	p := write(t, "outbox:\n  concurrency: 1\nextra:\n  project_id: p-1\n  emulator_host: \"\"\n")
+	var c struct {
+		sample `yaml:",inline"`
+		Extra  map[string]any `yaml:"extra"`
+	}
+	if err := LoadWithEnv(p, &c, environ(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if c.Extra["project_id"] != "p-1" || c.Extra["emulator_host"] != "" {
+		t.Fatalf("extra = %#v, want project_id p-1 and an empty emulator_host", c.Extra)
+	}
+}
