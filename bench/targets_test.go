@@ -123,7 +123,7 @@ func TestCostTargets(t *testing.T) {
 	put("cost.pstest.coalesced.r500.notifications-per-1k", 12)  // <= 50: PASS
 	put("cost.pstest.coalesced.r1000.notifications-per-1k", 80) // > 50: MISS
 
-	r.Targets = targets(r, cfg)
+	r.Targets = costTargets(r, cfg) // modeTargets: TestModeTargets
 	got := wantStatuses(t, r.Targets, map[string]string{
 		"events per claim at 500 commits/s, coalesced (pstest, round trip 0)":                         "MISS",
 		"commit->published p99 at 500 commits/s, coalesced (pstest, round trip 0)":                    "PASS",
@@ -148,7 +148,7 @@ func TestCostTargets(t *testing.T) {
 	// detail; they do not change the status.
 	put("cost.burst.r1000.commit-p99", 18)
 	put("cost.pstest.coalesced.r1000.commit-p99", 11)
-	for _, tg := range targets(r, cfg) {
+	for _, tg := range costTargets(r, cfg) {
 		if strings.HasPrefix(tg.Name, "writer commit p99 at 1000") {
 			if tg.Status != "MISS" || !strings.Contains(tg.Detail, "duty cycle (4ms/40ms): 1.80x") ||
 				!strings.Contains(tg.Detail, "a whole relay running (coalesced, pstest): 1.10x") {
@@ -160,14 +160,14 @@ func TestCostTargets(t *testing.T) {
 	// lower bound) judges nothing, even where the ratio would pass.
 	put("cost.off.r2000.given-up", 0) // runs 0, 0: median 0
 	put("cost.sql.r2000.commit-p99", 11)
-	for _, tg := range targets(r, cfg) {
+	for _, tg := range costTargets(r, cfg) {
 		if strings.HasPrefix(tg.Name, "writer commit p99 at 2000") && tg.Status != "PASS" {
 			t.Errorf("2000/s with a sustained baseline at 1.1x: %s, want PASS", tg.Status)
 		}
 	}
 	put("cost.off.r2000.given-up", 1500)
 	put("cost.off.r2000.given-up", 1500) // runs 0, 0, 1500, 1500: median 750
-	for _, tg := range targets(r, cfg) {
+	for _, tg := range costTargets(r, cfg) {
 		if strings.HasPrefix(tg.Name, "writer commit p99 at 2000") && tg.Status != "N/A" {
 			t.Errorf("2000/s with a baseline that gave up commits: %s (%s), want N/A", tg.Status, tg.Detail)
 		}
@@ -200,4 +200,29 @@ func wantStatuses(t *testing.T, ts []Target, want map[string]string) map[string]
 		t.Errorf("got %d targets, want %d: %v", len(got), len(want), got)
 	}
 	return got
+}
+
+func TestModeTargets(t *testing.T) {
+	cfg := Config{CostRates: []int{500}}
+	r := &Report{}
+	put := func(id string, v float64) { r.add(Measurement{ID: id, Runs: []float64{v}}) }
+	put("cost.off.r500.commit-p99", 10)
+	put("cost.off.r500.pg-cpu-per-1k", 1.0)
+	put("cost.off.r500.wal-per-event", 1500)
+	put("cost.pstest.coalesced.r500.pg-cpu-per-1k", 2.0) // poll adds 1.0
+	put("cost.pstest.log.r500.pg-cpu-per-1k", 1.1)       // log adds 0.1: 0.1x, PASS
+	put("drain.pstest.i1.pg-cpu-per-1k", 0.5)            // poll live 1.0 / drain 0.5: 2x, MISS
+	put("cost.pstest.log.r500.wal-per-event", 1560)      // 60 B added: PASS
+	put("cost.pstest.log.r500.commit-p99", 12)           // 1.2x: MISS
+	put("takeover.log.kill9", 0.6)                       // <= 10 s: PASS
+	got := wantStatuses(t, modeTargets(r, cfg), map[string]string{
+		"Postgres CPU the relay adds per 1,000 events at 500 commits/s, log vs poll mode (pstest)": "PASS",
+		"poll mode: Postgres CPU per event at 500 commits/s vs in the drain (pstest)":              "MISS",
+		"WAL the relay adds per event at 500 commits/s, log mode":                                  "PASS",
+		"writer commit p99 at 500 commits/s, log relay running vs no relay":                        "MISS",
+		"log mode: reader takeover after kill -9":                                                  "PASS",
+	})
+	if f := got["WAL the relay adds per event at 500 commits/s, log mode"].Figure; f != 60 {
+		t.Errorf("WAL added by the log mode: %v, want 60", f)
+	}
 }
