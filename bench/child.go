@@ -21,11 +21,12 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // ChildEnv, set to a JSON child specification, makes relaybench one
@@ -126,7 +127,7 @@ func runChild(ctx context.Context, spec childSpec) (childResult, error) {
 	if spec.Events <= 0 {
 		return childResult{}, errors.New("events must be > 0")
 	}
-	cl, err := gpubsub.NewClient(ctx, gpubsub.Config{ProjectID: Project, EmulatorHost: spec.EmulatorHost})
+	cl, err := embedded.NewPubSubClient(ctx, settings.PubSub{ProjectID: Project, EmulatorHost: spec.EmulatorHost})
 	if err != nil {
 		return childResult{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -13,9 +12,9 @@ import (
 
 	"github.com/eventrelay/eventrelay/cmd/publisher/config"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // costWriterConns is the connection pool of the cost scenario's writers:
@@ -453,7 +452,9 @@ func (r *Runner) walBytes(ctx context.Context) (float64, error) {
 
 // scrapePublisher reads the publisher's metrics.
 func scrapePublisher(ctx context.Context, url string) (map[string]float64, error) {
-	vals, err := opstest.ScrapeMetrics(ctx, &http.Client{Timeout: 5 * time.Second}, url)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	vals, err := relaytest.ScrapeMetrics(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("reading publisher metrics: %w", err)
 	}

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 )
 
 // pprofOverlay is compiled into every daemon the bench builds (go build
@@ -203,7 +201,3 @@ func (d *Daemon) Stop(grace time.Duration) error {
 		return fmt.Errorf("%s did not stop within %s (killed)", d.Name, grace)
 	}
 }
-
-// freePort returns a free TCP port on 127.0.0.1, outside the ephemeral
-// range.
-func freePort() (int, error) { return opstest.FreeLocalPort() }

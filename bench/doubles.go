@@ -3,19 +3,19 @@ package bench
 import (
 	"sync"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
+	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
 )
 
 // doubleTotals adds up what every strict double of a run saw: the run fails
 // if any refused a request (Cloud Pub/Sub would have refused it).
 type doubleTotals struct {
 	mu sync.Mutex
-	s  strict.Stats
+	s  strictpubsub.Stats
 }
 
 var doubles doubleTotals
 
-func (d *doubleTotals) add(s strict.Stats) {
+func (d *doubleTotals) add(s strictpubsub.Stats) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.s.PublishRequests += s.PublishRequests
@@ -23,7 +23,7 @@ func (d *doubleTotals) add(s strict.Stats) {
 	d.s.Refused += s.Refused
 	for rule, n := range s.ByRule {
 		if d.s.ByRule == nil {
-			d.s.ByRule = map[strict.Rule]int64{}
+			d.s.ByRule = map[string]int64{}
 		}
 		d.s.ByRule[rule] += n
 	}
@@ -34,7 +34,7 @@ func (d *doubleTotals) add(s strict.Stats) {
 	}
 }
 
-func (d *doubleTotals) get() strict.Stats {
+func (d *doubleTotals) get() strictpubsub.Stats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.s

@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
 	"github.com/eventrelay/eventrelay/wire"
 )
 
@@ -245,7 +245,7 @@ func (r *Runner) recordDrainPostgres(id, mode, backend string, use cpuUse, event
 // before, and returns when the first and the n-th passed (within its
 // 10 ms polls). It fails when the publisher exits or a minute passes
 // without progress.
-func waitPublished(ctx context.Context, b *Backend, before strict.Stats, d *Daemon, n int) (first, last time.Time, err error) {
+func waitPublished(ctx context.Context, b *Backend, before strictpubsub.Stats, d *Daemon, n int) (first, last time.Time, err error) {
 	prev, lastChange := int64(-1), time.Now()
 	for {
 		got := b.Double.Stats().PublishMessages - before.PublishMessages

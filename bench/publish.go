@@ -8,7 +8,6 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 
 	pubconfig "github.com/eventrelay/eventrelay/cmd/publisher/config"
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
 )
 
 // publishLoop is the Pub/Sub-side ceiling: the client library publishing
@@ -20,16 +19,18 @@ import (
 // that its CPU is the library's alone.
 func publishLoop(ctx context.Context, client *pubsub.Client, topic string, msgs []*pubsub.Message) (time.Duration, error) {
 	def := pubconfig.Default().Publish
-	p := gpubsub.NewPublishers(client, def.Settings())
+	p := client.Publisher(topic)
+	p.PublishSettings = def.Settings()
+	p.EnableMessageOrdering = true
 	defer p.Stop()
 	results := make([]*pubsub.PublishResult, len(msgs))
 	start := time.Now()
 	for i, m := range msgs {
-		results[i] = p.Publish(ctx, topic, m)
+		results[i] = p.Publish(ctx, m)
 	}
 	for i, r := range results {
 		if _, err := r.Get(ctx); err != nil {
-			return 0, fmt.Errorf("publishing message %d: %w", i, gpubsub.Classify(err))
+			return 0, fmt.Errorf("publishing message %d: %w", i, err)
 		}
 	}
 	return time.Since(start), nil
@@ -47,7 +48,7 @@ func fillSubscription(ctx context.Context, b *Backend, topic string, evs []Event
 	}
 	for i, r := range results {
 		if _, err := r.Get(ctx); err != nil {
-			return fmt.Errorf("%s: publishing message %d: %w", b.Name, i, gpubsub.Classify(err))
+			return fmt.Errorf("%s: publishing message %d: %w", b.Name, i, err)
 		}
 	}
 	return nil

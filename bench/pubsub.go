@@ -18,15 +18,16 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
+	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // Project is the Pub/Sub project of the bench (pstest and emulator).
 const Project = "eventrelay-bench"
 
 // Backend is a Pub/Sub server the bench talks to, pstest in process or the
-// real emulator, always through the strict double (internal/gpubsub/strict)
+// real emulator, always through the strict double (relaytest/strictpubsub)
 // with a round trip: it refuses what Cloud Pub/Sub refuses, and at 15 ms it
 // makes the fakes answer as slowly as Cloud Pub/Sub answers a GKE pod.
 type Backend struct {
@@ -36,9 +37,9 @@ type Backend struct {
 	// Server is "pstest" or "emulator".
 	Server string
 	RTT    time.Duration
-	Config gpubsub.Config
+	Config settings.PubSub
 	Client *pubsub.Client
-	Double *strict.Proxy
+	Double *strictpubsub.Double
 	close  func()
 }
 
@@ -54,12 +55,12 @@ func backendName(server string, rtt time.Duration) string {
 // upstream and connects a client to it; closeServer (may be nil) runs
 // after the client and the double are closed.
 func newBackend(ctx context.Context, server, upstream string, rtt time.Duration, closeServer func()) (*Backend, error) {
-	double, err := strict.Start(strict.Options{Upstream: upstream, RTT: rtt})
+	double, err := strictpubsub.Start(strictpubsub.Options{Upstream: upstream, RTT: rtt})
 	if err != nil {
 		return nil, err
 	}
-	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: double.Addr()}
-	cl, err := gpubsub.NewClient(ctx, cfg)
+	cfg := settings.PubSub{ProjectID: Project, EmulatorHost: double.Addr()}
+	cl, err := embedded.NewPubSubClient(ctx, cfg)
 	if err != nil {
 		double.Close()
 		return nil, err
@@ -104,8 +105,8 @@ func (b *Backend) Close() {
 // CreateTopic creates a fresh topic and returns its id.
 func (b *Backend) CreateTopic(ctx context.Context, prefix string) (string, error) {
 	id := uniqueID(prefix)
-	if _, err := b.Client.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: gpubsub.TopicName(Project, id)}); err != nil {
-		return "", fmt.Errorf("%s: creating topic %s: %w", b.Name, id, gpubsub.Classify(err))
+	if _, err := b.Client.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: topicName(id)}); err != nil {
+		return "", fmt.Errorf("%s: creating topic %s: %w", b.Name, id, err)
 	}
 	return id, nil
 }
@@ -113,9 +114,9 @@ func (b *Backend) CreateTopic(ctx context.Context, prefix string) (string, error
 // EnsureTopic creates the topic id if it does not exist yet (the outbox
 // rows name catalog.video.events).
 func (b *Backend) EnsureTopic(ctx context.Context, id string) error {
-	_, err := b.Client.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: gpubsub.TopicName(Project, id)})
+	_, err := b.Client.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: topicName(id)})
 	if err != nil && status.Code(err) != codes.AlreadyExists {
-		return fmt.Errorf("%s: creating topic %s: %w", b.Name, id, gpubsub.Classify(err))
+		return fmt.Errorf("%s: creating topic %s: %w", b.Name, id, err)
 	}
 	return nil
 }
@@ -124,13 +125,13 @@ func (b *Backend) EnsureTopic(ctx context.Context, id string) error {
 func (b *Backend) CreateSubscription(ctx context.Context, topic string, ordered bool) (string, error) {
 	id := uniqueID(topic + "-sub")
 	_, err := b.Client.SubscriptionAdminClient.CreateSubscription(ctx, &pb.Subscription{
-		Name:                  gpubsub.SubscriptionName(Project, id),
-		Topic:                 gpubsub.TopicName(Project, topic),
+		Name:                  subscriptionName(id),
+		Topic:                 topicName(topic),
 		EnableMessageOrdering: ordered,
 		AckDeadlineSeconds:    60,
 	})
 	if err != nil {
-		return "", fmt.Errorf("%s: creating subscription %s: %w", b.Name, id, gpubsub.Classify(err))
+		return "", fmt.Errorf("%s: creating subscription %s: %w", b.Name, id, err)
 	}
 	return id, nil
 }
@@ -138,13 +139,20 @@ func (b *Backend) CreateSubscription(ctx context.Context, topic string, ordered 
 // DeleteTopic removes a topic (best effort: the emulator keeps messages of
 // topics with subscriptions in memory).
 func (b *Backend) DeleteTopic(ctx context.Context, id string) {
-	_ = b.Client.TopicAdminClient.DeleteTopic(ctx, &pb.DeleteTopicRequest{Topic: gpubsub.TopicName(Project, id)})
+	_ = b.Client.TopicAdminClient.DeleteTopic(ctx, &pb.DeleteTopicRequest{Topic: topicName(id)})
 }
 
 // DeleteSubscription removes a subscription (best effort).
 func (b *Backend) DeleteSubscription(ctx context.Context, id string) {
-	_ = b.Client.SubscriptionAdminClient.DeleteSubscription(ctx, &pb.DeleteSubscriptionRequest{Subscription: gpubsub.SubscriptionName(Project, id)})
+	_ = b.Client.SubscriptionAdminClient.DeleteSubscription(ctx, &pb.DeleteSubscriptionRequest{Subscription: subscriptionName(id)})
 }
+
+// topicName is the full resource name of the topic id in Project.
+func topicName(id string) string { return "projects/" + Project + "/topics/" + id }
+
+// subscriptionName is the full resource name of the subscription id in
+// Project.
+func subscriptionName(id string) string { return "projects/" + Project + "/subscriptions/" + id }
 
 // Emulator is the bench's private Pub/Sub emulator, run through
 // scripts/pubsub-emulator.sh with its own directory and port so it never

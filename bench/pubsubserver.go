@@ -15,8 +15,9 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/pstest"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
+	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // PubsubServerEnv, set to "<port>/<round trip>" (e.g. "34567/15ms"),
@@ -25,7 +26,7 @@ import (
 // Pub/Sub so, in a process of its own: in the bench process the double's
 // and pstest's work would share the Go scheduler and garbage collector of
 // the writers it measures, which Cloud Pub/Sub never does to a service.
-// At exit it writes the double's counts (strict.Stats, JSON) to the file
+// At exit it writes the double's counts (strictpubsub.Stats, JSON) to the file
 // PubsubStatsEnv names, which the run adds to its totals.
 const (
 	PubsubServerEnv = "RELAYBENCH_PUBSUB_SERVER"
@@ -53,7 +54,7 @@ func RunPubsubServerFromEnv() (bool, error) {
 func servePubsub(ctx context.Context, addr string, rtt time.Duration, stats string) error {
 	srv := pstest.NewServer()
 	defer srv.Close()
-	double, err := strict.Start(strict.Options{Upstream: srv.Addr, Addr: addr, RTT: rtt})
+	double, err := strictpubsub.Start(strictpubsub.Options{Upstream: srv.Addr, Addr: addr, RTT: rtt})
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func (s *pubsubServer) stop() error {
 	if err != nil {
 		return fmt.Errorf("%s: the strict double's counts: %w (log %s)", s.Name, err, s.LogPath)
 	}
-	var st strict.Stats
+	var st strictpubsub.Stats
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return fmt.Errorf("%s: the strict double's counts in %s: %w", s.Name, s.stats, err)
 	}
@@ -139,8 +140,8 @@ func (r *Runner) startPubsubServer(ctx context.Context, rtt time.Duration) (*Bac
 		_ = s.stop()
 		return nil, nil, err
 	}
-	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: addr}
-	cl, err := gpubsub.NewClient(ctx, cfg)
+	cfg := settings.PubSub{ProjectID: Project, EmulatorHost: addr}
+	cl, err := embedded.NewPubSubClient(ctx, cfg)
 	if err != nil {
 		_ = s.stop()
 		return nil, nil, err

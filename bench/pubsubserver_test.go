@@ -11,9 +11,9 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
-	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 func TestParsePubsubServer(t *testing.T) {
@@ -31,7 +31,7 @@ func TestParsePubsubServer(t *testing.T) {
 // The server is pstest behind the strict double: it refuses what Cloud
 // Pub/Sub refuses, and its counts reach the stats file at exit.
 func TestServePubsubCountsWhatItServed(t *testing.T) {
-	port, err := opstest.FreeLocalPort()
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +41,11 @@ func TestServePubsubCountsWhatItServed(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- servePubsub(ctx, addr, 0, stats) }()
 
-	cfg := gpubsub.Config{ProjectID: Project, EmulatorHost: addr}
+	cfg := settings.PubSub{ProjectID: Project, EmulatorHost: addr}
 	var cl *pubsub.Client
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if cl, err = gpubsub.NewClient(context.Background(), cfg); err == nil {
+		if cl, err = embedded.NewPubSubClient(context.Background(), cfg); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -75,11 +75,11 @@ func TestServePubsubCountsWhatItServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st strict.Stats
+	var st strictpubsub.Stats
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.PublishRequests != 2 || st.Refused != 1 {
-		t.Errorf("counts %+v, want 2 Publish requests, 1 refused", st)
+	if st.PublishRequests != 2 || st.Refused != 1 || st.ByRule["reserved_attribute_key"] != 1 {
+		t.Errorf("counts %+v, want 2 Publish requests, 1 refused (reserved_attribute_key)", st)
 	}
 }

@@ -3,26 +3,26 @@ package bench
 import (
 	"fmt"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
+	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
 )
 
 // requestCost is what one measured publish of events cost, per event, so
 // that it compares across machines whether or not they are saturated:
 // Publish requests and billable bytes (each request billed at least
-// strict.MinBillableBytes) as the strict double saw them, and CPU seconds
+// strictpubsub.MinBillableBytes) as the strict double saw them, and CPU seconds
 // of the process that published.
 type requestCost struct {
 	events     int
-	sent       strict.Stats // the double's counts during the measurement
+	sent       strictpubsub.Stats // the double's counts during the measurement
 	cpuSeconds float64
 	cpuOf      string // whose CPU: "publisher", "bench (library + double)"
 }
 
 // costSince is the cost of publishing events through b since before
 // (b.Double's stats then), with cpuSeconds spent by cpuOf.
-func costSince(b *Backend, before strict.Stats, events int, cpuSeconds float64, cpuOf string) requestCost {
+func costSince(b *Backend, before strictpubsub.Stats, events int, cpuSeconds float64, cpuOf string) requestCost {
 	now := b.Double.Stats()
-	d := strict.Stats{
+	d := strictpubsub.Stats{
 		PublishRequests: now.PublishRequests - before.PublishRequests,
 		PublishMessages: now.PublishMessages - before.PublishMessages,
 		PublishBytes:    now.PublishBytes - before.PublishBytes,

@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg Config, command string, log io.Writer) (*Repor
 		r.logf("bench: scenario %s took %s", s.name, time.Since(t0).Round(time.Second))
 	}
 	ds := doubles.get()
-	r.report.note("Pub/Sub: every client went through the strict double (internal/gpubsub/strict: Cloud Pub/Sub's request rules, "+
+	r.report.note("Pub/Sub: every client went through the strict double (relaytest/strictpubsub: Cloud Pub/Sub's request rules, "+
 		"round trips %v): %v.", cfg.RTTs, ds)
 	r.logf("bench: strict Pub/Sub double: %v", ds)
 	if ds.Refused > 0 {

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/embedded"
-	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
+	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
 )
 
 // Postgres is a private Postgres instance run by scripts/pg.sh with its own
@@ -102,7 +102,7 @@ func (p *Postgres) FreshDatabase(ctx context.Context, name string) (string, erro
 // EVENTRELAY_PUBSUB=pstest), an embedded pstest server run as a separate
 // process (`relaydemo pstest-server`) so both can be restarted alike.
 //
-// Every client reaches it through the strict double (strict.Proxy, in this
+// Every client reaches it through the strict double (strictpubsub.Double, in this
 // process) on Port: it refuses what Cloud Pub/Sub refuses and adds the
 // round trip PUBSUB_DOUBLE_RTT. The server itself listens on ServerPort; a
 // Pub/Sub restart restarts the server, not the double (the network path
@@ -119,7 +119,7 @@ type PubSub struct {
 	// ServerPort is the emulator's (or pstest's) own port.
 	ServerPort int
 	// Double is the strict double in front of the server.
-	Double *strict.Proxy
+	Double *strictpubsub.Double
 }
 
 // Host is the PUBSUB_EMULATOR_HOST value: the double's address.
@@ -164,11 +164,11 @@ func EmulatorAvailable(ctx context.Context, repo string) (ok bool, why string) {
 // StartFresh starts a new, empty server: the emulator when Emulator is set
 // (see DetectEmulator), else the pstest process of the relaydemo binary.
 func (ps *PubSub) StartFresh(ctx context.Context, sup *Supervisor, relaydemo string) error {
-	rtt, err := strict.RTTFromEnv()
+	rtt, err := strictpubsub.RTTFromEnv()
 	if err != nil {
 		return err
 	}
-	ps.Double, err = strict.Start(strict.Options{Upstream: ps.serverHost(), Addr: ps.Host(), RTT: rtt})
+	ps.Double, err = strictpubsub.Start(strictpubsub.Options{Upstream: ps.serverHost(), Addr: ps.Host(), RTT: rtt})
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,11 @@ package e2e
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/eventrelay/eventrelay/internal/ops/opstest"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // Scraper polls the /metrics endpoints of supervised daemons and keeps
@@ -16,8 +15,6 @@ import (
 // after its last scrape and before a SIGKILL is lost, so totals from a run
 // with kills are lower bounds (the scrape interval bounds the gap).
 type Scraper struct {
-	client *http.Client
-
 	mu      sync.Mutex
 	targets []*scrapeTarget
 }
@@ -34,7 +31,7 @@ type scrapeTarget struct {
 
 // NewScraper returns an empty scraper.
 func NewScraper() *Scraper {
-	return &Scraper{client: &http.Client{Timeout: 2 * time.Second}}
+	return &Scraper{}
 }
 
 // Add scrapes url for proc from now on.
@@ -69,7 +66,7 @@ func (s *Scraper) ScrapeAll(ctx context.Context) {
 		if !t.proc.Running() {
 			continue
 		}
-		vals, err := opstest.ScrapeMetrics(ctx, s.client, t.url)
+		vals, err := scrape(ctx, t.url)
 		if err != nil {
 			continue // down or restarting; next round
 		}
@@ -148,6 +145,13 @@ func (s *Scraper) Names() []string {
 		}
 	}
 	return out
+}
+
+// scrape reads url's samples within 2 s.
+func scrape(ctx context.Context, url string) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return relaytest.ScrapeMetrics(ctx, url)
 }
 
 func sampleMatches(key, name string, labels []string) bool {

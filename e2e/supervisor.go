@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 )
 
 // Supervisor owns the processes of one run: their log directory, their
@@ -141,16 +139,6 @@ func (s *Supervisor) logf(format string, args ...any) {
 
 // Logf reports a harness event.
 func (s *Supervisor) Logf(format string, args ...any) { s.logf(format, args...) }
-
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago,
-// outside the ephemeral range (so it stays free while a daemon restarts).
-func FreePort() (int, error) {
-	port, err := opstest.FreeLocalPort()
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	return port, nil
-}
 
 func pidAlive(pid int) bool {
 	// A zombie is dead for our purposes; /proc tells the state.

@@ -39,8 +39,9 @@ Works against Cloud Pub/Sub, the emulator and pstest. IAM for dead-lettering
 on Cloud Pub/Sub is not managed here (see docs/runbook.md).`
 
 func runPubSub(ctx context.Context, c *cli, args []string) error {
-	return group(ctx, c, "pubsub ensure", pubsubUsage, map[string]func(context.Context, *cli, []string) error{
-		"ensure": pubsubEnsure,
+	return group(ctx, c, "pubsub", pubsubUsage+"\n"+pubsubValidateUsage, map[string]func(context.Context, *cli, []string) error{
+		"ensure":   pubsubEnsure,
+		"validate": pubsubValidate,
 	}, args)
 }
 

@@ -104,7 +104,7 @@ func init() {
 		"reindex":  {"rebuild the bloated outbox indexes now (concurrently), audited", runReindex},
 		"rebuild":  {"restate the service's source rows through the outbox so projections converge; --reindex", runRebuild},
 		"verify":   {"compare the service's source of truth with its read models (exit 1 on drift)", runVerify},
-		"pubsub":   {"ensure topics and subscriptions match configs/pubsub.yaml", runPubSub},
+		"pubsub":   {"ensure topics and subscriptions match configs/pubsub.yaml; validate it offline", runPubSub},
 		"grants":   {"print or apply the GRANTs each daemon's database role needs (what its readiness checks)", runGrants},
 		"new":      {"write a new service on eventrelay (its own module, compiling, with an end-to-end test)", runNew},
 		"ui":       {"serve the web console (read-only unless --write), audited like the commands", runUI},
