@@ -102,9 +102,9 @@ func (p *Postgres) FreshDatabase(ctx context.Context, name string) (string, erro
 // EVENTRELAY_PUBSUB=pstest), an embedded pstest server run as a separate
 // process (`relaydemo pstest-server`) so both can be restarted alike.
 //
-// Every client reaches it through the strict double (strictpubsub.Double, in this
-// process) on Port: it refuses what Cloud Pub/Sub refuses and adds the
-// round trip PUBSUB_DOUBLE_RTT. The server itself listens on ServerPort; a
+// Every client reaches it through the strict double (strictpubsub.Double,
+// in this process) on Port: it refuses what Cloud Pub/Sub refuses and adds
+// the round trip PUBSUB_DOUBLE_RTT. The server itself listens on ServerPort; a
 // Pub/Sub restart restarts the server, not the double (the network path
 // stays, the service behind it goes away).
 type PubSub struct {

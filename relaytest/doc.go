@@ -12,10 +12,14 @@
 //     refused-request count and the topics and subscriptions of a
 //     service's configs/pubsub.yaml; PubSub.Redeliver sends outbox rows'
 //     messages again, PubSub.DeadLetters reads a dead-letter topic;
+//     package relaytest/strictpubsub puts the same double in front of a
+//     server the test runs itself (the emulator);
 //   - StartPipeline: the service's app (embedded.Options, as its main
 //     declares it: relay, projector, its own servers) against the test
 //     database and the double until the test ends, with the projections'
-//     counters (Pipeline.Stats, WaitStats) read without scraping /metrics.
+//     counters (Pipeline.Stats, WaitStats) read without scraping /metrics;
+//   - Metric reads a registry in process, ScrapeMetrics a process's
+//     /metrics.
 //
 // The database:
 //

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
 )
 
 // MonitoringAlertPolicy is monitoring.cnrm.cloud.google.com/v1beta1
@@ -84,7 +82,7 @@ func subscriptionFilter(metric, sub string) string {
 
 // deadLetterSubscriptions are the subscriptions of r reading a topic some
 // subscription dead-letters to.
-func deadLetterSubscriptions(r gpubsub.Resources) map[string]bool {
+func deadLetterSubscriptions(r PubSubResources) map[string]bool {
 	dlq := map[string]bool{}
 	for _, s := range r.Subscriptions {
 		if s.DeadLetter != nil {
@@ -108,14 +106,14 @@ const runbookBase = "https://github.com/eventrelay/eventrelay/blob/main/docs/run
 // SourceOldestAge; a dead-letter subscription opens a ticket for any
 // message waiting and pages when its oldest reaches half its retention
 // (Pub/Sub drops it at the retention, dead letter and all).
-func ExpectedAlertPolicies(r gpubsub.Resources) []*MonitoringAlertPolicy {
+func ExpectedAlertPolicies(r PubSubResources) []*MonitoringAlertPolicy {
 	dead := deadLetterSubscriptions(r)
 	var out []*MonitoringAlertPolicy
 	for _, s := range r.Subscriptions {
 		backlog, backlogFor, age := float64(SourceBacklog), 15*time.Minute, SourceOldestAge
 		backlogSev, section, what := "CRITICAL", "13-a-subscription-cannot-be-received", "events wait for the projector"
 		if dead[s.Name] {
-			backlog, backlogFor, age = 0, 5*time.Minute, s.Retention/2
+			backlog, backlogFor, age = 0, 5*time.Minute, time.Duration(s.Retention)/2
 			backlogSev, section, what = "WARNING", "5-dead-letters-piling-up", "dead letters wait for relayctl dlq replay"
 		}
 		doc := func(signal string) *AlertDocumentation {
@@ -150,7 +148,7 @@ func ExpectedAlertPolicies(r gpubsub.Resources) []*MonitoringAlertPolicy {
 // dead-letter subscriptions) has an alert policy on its backlog and one on
 // its oldest unacked message age, read from the policies' filters; a
 // policy watching a subscription r does not declare is reported too.
-func SubscriptionAlertProblems(o *Objects, r gpubsub.Resources) []string {
+func SubscriptionAlertProblems(o *Objects, r PubSubResources) []string {
 	var out []string
 	declared := map[string]bool{}
 	for _, s := range r.Subscriptions {

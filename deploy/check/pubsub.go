@@ -1,15 +1,18 @@
 package check
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/settings"
+	"github.com/eventrelay/eventrelay/relayctl"
 )
 
 // Config Connector (cnrm) Pub/Sub objects, the fields deploy/ uses; strict
@@ -96,33 +99,86 @@ type ResourceRef struct {
 	Name       string `json:"name"`
 }
 
-// pubsubFile is configs/pubsub.yaml.
-type pubsubFile struct {
-	PubSub            gpubsub.Config `yaml:"pubsub"`
-	gpubsub.Resources `yaml:",inline"`
+// PubSubResources are the topics and subscriptions of
+// configs/pubsub.yaml, every default applied, as `relayctl pubsub validate
+// --json` prints them.
+type PubSubResources struct {
+	ProjectID     string                 `json:"project_id"`
+	Topics        []DeclaredTopic        `json:"topics"`
+	Subscriptions []DeclaredSubscription `json:"subscriptions"`
 }
 
-// LoadPubSubYAML reads configs/pubsub.yaml with the defaults relayctl
-// pubsub ensure applies.
-func LoadPubSubYAML() (gpubsub.Resources, error) {
-	var f pubsubFile
-	path := filepath.Join(Repo(), "configs", "pubsub.yaml")
-	if err := settings.LoadWithEnv(path, &f, func(string) (string, bool) { return "", false }); err != nil {
-		return gpubsub.Resources{}, fmt.Errorf("loading %s: %w", path, err)
+// DeclaredTopic is one topic of the resources file.
+type DeclaredTopic struct {
+	Name      string         `json:"name"`
+	Retention PubSubDuration `json:"retention"` // 0: none
+}
+
+// DeclaredSubscription is one subscription of the resources file.
+type DeclaredSubscription struct {
+	Name        string         `json:"name"`
+	Topic       string         `json:"topic"`
+	Ordered     bool           `json:"ordered"`
+	AckDeadline PubSubDuration `json:"ack_deadline"`
+	Retention   PubSubDuration `json:"retention"`
+	RetainAcked bool           `json:"retain_acked"`
+	ExactlyOnce bool           `json:"exactly_once"`
+	Retry       *struct {
+		MinBackoff PubSubDuration `json:"min_backoff"`
+		MaxBackoff PubSubDuration `json:"max_backoff"`
+	} `json:"retry"`
+	DeadLetter *struct {
+		Topic               string `json:"topic"`
+		MaxDeliveryAttempts int32  `json:"max_delivery_attempts"`
+	} `json:"dead_letter"`
+}
+
+// PubSubDuration is a duration as Pub/Sub's API writes it ("600s").
+type PubSubDuration time.Duration
+
+// UnmarshalJSON reads "600s".
+func (d *PubSubDuration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
 	}
-	return f.Resources, nil
+	v, err := time.ParseDuration(s)
+	if err != nil || !strings.HasSuffix(s, "s") {
+		return fmt.Errorf("duration %q: want seconds such as \"600s\"", s)
+	}
+	*d = PubSubDuration(v)
+	return nil
+}
+
+// LoadPubSubYAML reads configs/pubsub.yaml through relayctl, as a
+// service's CI would (`relayctl pubsub validate -f configs/pubsub.yaml
+// --json`), with no environment overrides.
+func LoadPubSubYAML() (PubSubResources, error) {
+	path := filepath.Join(Repo(), "configs", "pubsub.yaml")
+	var out, errb bytes.Buffer
+	noEnv := func(string) (string, bool) { return "", false }
+	if code := relayctl.MainEnv(context.Background(), []string{"pubsub", "validate", "-f", path, "--json"}, &out, &errb, relayctl.Hooks{}, noEnv); code != relayctl.ExitOK {
+		return PubSubResources{}, fmt.Errorf("relayctl pubsub validate -f %s: exit %d: %s", path, code, strings.TrimSpace(errb.String()))
+	}
+	var r PubSubResources
+	dec := json.NewDecoder(&out)
+	dec.DisallowUnknownFields() // a new setting must be compared with the manifests too
+	if err := dec.Decode(&r); err != nil {
+		return PubSubResources{}, fmt.Errorf("relayctl pubsub validate -f %s --json: %w", path, err)
+	}
+	return r, nil
 }
 
 func seconds(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) + "s" }
 
 // ExpectedPubSub is the Config Connector form of r.
-func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription) {
+func ExpectedPubSub(r PubSubResources) ([]*PubSubTopic, []*PubSubSubscription) {
 	var topics []*PubSubTopic
 	for _, t := range r.Topics {
 		o := &PubSubTopic{TypeMeta: metav1.TypeMeta{APIVersion: "pubsub.cnrm.cloud.google.com/v1beta1", Kind: "PubSubTopic"},
 			ObjectMeta: metav1.ObjectMeta{Name: t.Name, Annotations: map[string]string{DeletionPolicyAnnotation: "abandon"}}}
 		if t.Retention != 0 {
-			o.Spec.MessageRetentionDuration = seconds(t.Retention)
+			o.Spec.MessageRetentionDuration = seconds(time.Duration(t.Retention))
 		}
 		topics = append(topics, o)
 	}
@@ -132,15 +188,15 @@ func ExpectedPubSub(r gpubsub.Resources) ([]*PubSubTopic, []*PubSubSubscription)
 			ObjectMeta: metav1.ObjectMeta{Name: s.Name, Annotations: map[string]string{DeletionPolicyAnnotation: "abandon"}},
 			Spec: PubSubSubscriptionSpec{
 				TopicRef:                  Ref{Name: s.Topic},
-				AckDeadlineSeconds:        int32(s.AckDeadline / time.Second),
-				MessageRetentionDuration:  seconds(s.Retention),
+				AckDeadlineSeconds:        int32(time.Duration(s.AckDeadline) / time.Second),
+				MessageRetentionDuration:  seconds(time.Duration(s.Retention)),
 				RetainAckedMessages:       s.RetainAcked,
 				EnableMessageOrdering:     s.Ordered,
 				EnableExactlyOnceDelivery: s.ExactlyOnce,
 				ExpirationPolicy:          &ExpirationPolicy{TTL: ""},
 			}}
 		if s.Retry != nil {
-			o.Spec.RetryPolicy = &RetryPolicy{MinimumBackoff: seconds(s.Retry.MinBackoff), MaximumBackoff: seconds(s.Retry.MaxBackoff)}
+			o.Spec.RetryPolicy = &RetryPolicy{MinimumBackoff: seconds(time.Duration(s.Retry.MinBackoff)), MaximumBackoff: seconds(time.Duration(s.Retry.MaxBackoff))}
 		}
 		if s.DeadLetter != nil {
 			o.Spec.DeadLetterPolicy = &DeadLetterPolicy{DeadLetterTopicRef: Ref{Name: s.DeadLetter.Topic}, MaxDeliveryAttempts: s.DeadLetter.MaxDeliveryAttempts}
