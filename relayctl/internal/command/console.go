@@ -56,7 +56,8 @@ type ConsoleConfig struct {
 	SampleEvery time.Duration
 	// Redrive is the automatic re-drive of transient failures; zero: off.
 	Redrive RedrivePolicy
-	// Hooks are the service's hooks (the Decoder decodes dead letters).
+	// Hooks are the service's hooks (the Decoder decodes dead letters;
+	// each of the Projections can be rebuilt).
 	Hooks hook.Hooks
 	// Lookup reads the environment (PUBSUB_EMULATOR_HOST, ...); nil: none.
 	Lookup func(string) (string, bool)
