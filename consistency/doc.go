@@ -26,7 +26,9 @@
 //
 // In a Kratos service: a write calls Reply (the token in the
 // x-consistency-token response header or gRPC header metadata, TokenHeader),
-// a read passes Requested's tokens to Wait, and TableLookup reads the
-// version column of the read model's own table. package embedded runs the
-// Waiter in the app (Options.Waiter).
+// a read passes Requested's tokens to Wait, and the read model's lookup
+// answers: InboxLookup what the projector recorded for the projection (any
+// read model), TableLookup the version column of the read model's own
+// table. package embedded runs the Waiter in the app (Options.Waiter), an
+// InboxLookup registered for each of its projections.
 package consistency

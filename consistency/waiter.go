@@ -22,10 +22,11 @@ var ErrTimeout = errors.New("read model has not caught up with the consistency t
 type Lookup func(ctx context.Context, aggregateType, aggregateID string) (int64, error)
 
 // InboxLookup answers from the projector's inbox (inbox_events): the
-// highest aggregate version the consumer has recorded for the key. It
-// works for every read model the projector fills, but the inbox has no
-// index on the aggregate and forgets events after its retention: prefer a
-// lookup of the read model's own version column when there is one.
+// highest aggregate version the consumer has recorded for the key, read on
+// the index inbox_events_aggregate_idx. It works for every read model the
+// projector fills, whatever its shape; the inbox forgets events after the
+// projection's InboxRetention, so a token older than that waits in vain
+// (a read model's own version column, TableLookup, keeps them).
 func InboxLookup(pool *pgxpool.Pool, consumer string) Lookup {
 	return func(ctx context.Context, aggregateType, aggregateID string) (int64, error) {
 		var v int64

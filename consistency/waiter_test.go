@@ -136,3 +136,31 @@ func TestTableLookup(t *testing.T) {
 		t.Errorf("Wait for a token the key's type refuses: %v, want ErrMalformed", err)
 	}
 }
+
+// TestInboxLookup: the inbox lookup answers with the highest version the
+// consumer recorded for the aggregate, of no other consumer or aggregate:
+// a read model of any shape (totals per customer) waits on it.
+func TestInboxLookup(t *testing.T) {
+	t.Parallel()
+	db := relaytest.NewDB(t, relaytest.Options{Schema: "kv"})
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type)
+		VALUES ('totals', gen_random_uuid(), 'shop.order', 'o1', 2, 'placed'), ('totals', gen_random_uuid(), 'shop.order', 'o1', 3, 'paid'),
+		('other', gen_random_uuid(), 'shop.order', 'o1', 8, 'paid'), ('totals', gen_random_uuid(), 'shop.order', 'o2', 5, 'paid')`); err != nil {
+		t.Fatal(err)
+	}
+	lookup := consistency.InboxLookup(db.Pool, "totals")
+	for id, want := range map[string]int64{"o1": 3, "o2": 5, "o3": 0} {
+		if v, err := lookup(ctx, "shop.order", id); v != want || err != nil {
+			t.Errorf("lookup of %s: %d, %v; want %d", id, v, err, want)
+		}
+	}
+	w := consistency.NewWaiter(db.Pool, consistency.WaiterOptions{})
+	w.Register("customer-totals", lookup)
+	if err := w.Wait(ctx, "customer-totals", []consistency.Token{{AggregateType: "shop.order", AggregateID: "o1", Version: 3}}, 0); err != nil {
+		t.Errorf("Wait for a recorded version: %v", err)
+	}
+	if err := w.Wait(ctx, "customer-totals", []consistency.Token{{AggregateType: "shop.order", AggregateID: "o1", Version: 4}}, 100*time.Millisecond); !errors.Is(err, consistency.ErrTimeout) {
+		t.Errorf("Wait for a version not recorded: %v, want ErrTimeout", err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relayctl"
+	"github.com/eventrelay/eventrelay/relayctl/hook"
 	"github.com/eventrelay/eventrelay/relayctl/ui"
 	"github.com/eventrelay/eventrelay/relaytest"
 	"github.com/eventrelay/eventrelay/relaytest/testevent"
@@ -98,6 +99,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatalf("relayctl pubsub ensure: exit %d\n%s", code, out.String())
 	}
 	con, err := ui.New(t.Context(), ui.Options{DatabaseURL: f.db.URL, Schema: schema, PubSubFile: file, Write: true, SampleEvery: 100 * time.Millisecond,
+		Hooks:  hook.Hooks{Projections: []hook.Projection{{Name: "item-view", Tables: []string{"item_view"}}}},
 		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatalf("ui.New: %v", err)
@@ -372,5 +374,55 @@ func TestBrowserDeadLetterReplay(t *testing.T) {
 		chromedp.Click(css("#dlq-peek")), chromedp.WaitVisible(css("p.none")))
 	if after := f.text("main"); !strings.Contains(after, "no dead letters seen") {
 		t.Errorf("the dead letter is still listed: %q", after)
+	}
+}
+
+// TestBrowserRebuildProjection: the rebuild of one projection is
+// previewed with the dry run's counts (nothing changes), then performed
+// with a reason: its table and its inbox rows are emptied, the published
+// outbox rows replayed, and the rebuild is audited and listed on the
+// Replays page.
+func TestBrowserRebuildProjection(t *testing.T) {
+	f := newFixture(t)
+	f.exec(`CREATE TABLE item_view (item_id text PRIMARY KEY, version bigint NOT NULL)`)
+	ids := f.insert(4)
+	f.exec(`UPDATE outbox_events SET status = 'published', published_at = now(), message_id = 'm' || id WHERE id = ANY($1)`, ids)
+	f.exec(`INSERT INTO item_view SELECT aggregate_id, aggregate_version FROM outbox_events`)
+	f.exec(`INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type)
+		SELECT 'item-view', event_id, aggregate_type, aggregate_id, aggregate_version, event_type FROM outbox_events`)
+	counts := func() (views, inbox, published int) {
+		f.query(`SELECT (SELECT count(*) FROM item_view), (SELECT count(*) FROM inbox_events), (SELECT count(*) FROM outbox_events WHERE status = 'published')`,
+			&views, &inbox, &published)
+		return
+	}
+
+	f.do("preview the rebuild", chromedp.Navigate(f.console.URL+"/replays"), chromedp.WaitVisible(css("#rebuild")),
+		chromedp.SendKeys(css(`#rebuild input[name="why"]`), "INC-9 item_view corrupted"),
+		chromedp.Click(css("#preview-rebuild")), chromedp.WaitVisible(css("#confirm-rebuild")))
+	preview := f.text("#preview")
+	for _, want := range []string{"item_view (4 rows)", "delete 4 inbox row(s) of consumer item-view", "replay 4 published outbox row(s)", "dry run: nothing changed"} {
+		if !strings.Contains(preview, want) {
+			t.Fatalf("rebuild preview lacks %q:\n%s", want, preview)
+		}
+	}
+	if v, i, p := counts(); v != 4 || i != 4 || p != 4 {
+		t.Fatalf("after the preview: %d view rows, %d inbox rows, %d published; a preview must change nothing", v, i, p)
+	}
+	f.screenshot("rebuild-preview")
+
+	f.do("confirm the rebuild", chromedp.Click(css("#do")), chromedp.WaitVisible(css("#flash")))
+	if flash := f.text("#flash"); !strings.Contains(flash, "replayed 4 row(s)") {
+		t.Fatalf("after the rebuild: %q", flash)
+	}
+	if v, i, p := counts(); v != 0 || i != 0 || p != 0 {
+		t.Errorf("after the rebuild: %d view rows, %d inbox rows, %d published; want all emptied and replayed", v, i, p)
+	}
+	var by, why, details, outcome string
+	f.query(`SELECT requested_by, reason, details::text, details->>'outcome' FROM admin_audit WHERE command = 'rebuild'`, &by, &why, &details, &outcome)
+	if by == "" || why != "INC-9 item_view corrupted" || !strings.Contains(details, `"projection": "item-view"`) || outcome != "ok" {
+		t.Errorf("audit row: by %q why %q outcome %q details %s", by, why, outcome, details)
+	}
+	if page := f.text("main"); !strings.Contains(page, "INC-9 item_view corrupted") {
+		t.Errorf("the Replays page lacks the rebuild: %q", page)
 	}
 }

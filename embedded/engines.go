@@ -65,8 +65,13 @@ type Options struct {
 	// service out of rotation with the reason, and its write answers 503.
 	Tables []string
 	// Waiter, when set, gives the service read-your-writes: Engines.Waiter
-	// (consistency.NewWaiter) runs in the app; register each read model's
-	// lookup on it (Waiter.Register) in Servers.
+	// (consistency.NewWaiter) runs in the app, with the lookup of every
+	// projection of Projections registered under its name: what the
+	// projector recorded for it (consistency.InboxLookup of its consumer),
+	// so a token is answered for any read model, one row per aggregate or
+	// not. A lookup registered in Servers replaces it (a read model's own
+	// version column, consistency.TableLookup; elastic.Lookup), and one
+	// for a projection of Register is registered there.
 	Waiter *consistency.WaiterOptions
 	// Servers builds the service's own servers (HTTP, gRPC) from the
 	// engines: its pool, writer, waiter, health and metrics. The app
@@ -204,6 +209,9 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 			wo.Logger = e.Logger
 		}
 		e.Waiter = consistency.NewWaiter(pool, wo)
+		for _, pr := range o.Projections {
+			e.Waiter.Register(pr.Name, consistency.InboxLookup(pool, or(pr.Consumer, pr.Name)))
+		}
 		engines = append(engines, newWaiterServer(e.Waiter))
 	}
 	if o.Servers != nil {

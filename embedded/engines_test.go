@@ -10,7 +10,9 @@ import (
 	"github.com/go-kratos/kratos/v2/transport"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/migrations"
@@ -106,5 +108,43 @@ func TestEnginesChecksDoNotFailTheServicesReadiness(t *testing.T) {
 	}
 	if r := e.Health.Ready(context.Background()); r.OK || r.Failures["postgres"] == "" {
 		t.Fatalf("ready with Postgres down: %+v, want not ready naming postgres", r)
+	}
+}
+
+// TestWaiterAnswersEveryProjectionFromItsInbox: with a Waiter, each of
+// Options.Projections answers tokens from what the projector recorded in
+// its consumer's inbox, whatever shape its read model has; a lookup the
+// service registers in Servers replaces it.
+func TestWaiterAnswersEveryProjectionFromItsInbox(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t, testdb.Options{Schema: "shop", Migrations: []migrations.Set{migrations.Eventrelay}})
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type)
+		VALUES ('totals-v2', gen_random_uuid(), 'shop.order', 'o1', 3, 'orders.order.placed')`); err != nil {
+		t.Fatal(err)
+	}
+	pr := func(name, consumer string) projector.Projection {
+		return projector.Projection{Name: name, Consumer: consumer, Subscription: name, DeadLetterTopic: name + ".dlq", Tx: envelope.MustHandleAll(codec, summarize)}
+	}
+	e, err := embedded.New(db.Pool, gpubsubtest.New(t).Client, embedded.Options{Name: "shop", Waiter: &consistency.WaiterOptions{},
+		Projections: []projector.Projection{pr("totals", "totals-v2"), pr("replaced", "")},
+		Servers: func(e *embedded.Engines) ([]transport.Server, error) {
+			e.Waiter.Register("replaced", func(context.Context, string, string) (int64, error) { return 9, nil })
+			return nil, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(v int64) []consistency.Token {
+		return []consistency.Token{{AggregateType: "shop.order", AggregateID: "o1", Version: v}}
+	}
+	if err := e.Waiter.Wait(ctx, "totals", token(3), 5*time.Second); err != nil {
+		t.Errorf("a token the inbox of totals-v2 holds: %v", err)
+	}
+	if err := e.Waiter.Wait(ctx, "totals", token(4), 100*time.Millisecond); !errors.Is(err, consistency.ErrTimeout) {
+		t.Errorf("a token newer than the inbox: %v, want ErrTimeout", err)
+	}
+	if err := e.Waiter.Wait(ctx, "replaced", token(9), 5*time.Second); err != nil {
+		t.Errorf("a token the service's own lookup answers: %v", err)
 	}
 }

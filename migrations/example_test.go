@@ -71,6 +71,7 @@ func ExampleSQL() {
 	// -- ==== 00011_outbox_fillfactor_three_versions.sql (goose runs this file in one transaction)
 	// -- ==== 00012_outbox_log_slots.sql (goose runs this file in one transaction)
 	// CREATE TABLE outbox_log_slots (
+	// -- ==== 00013_inbox_aggregate_idx.sql (goose runs this file outside a transaction, statement by statement)
 }
 
 // A service declares its role's needs once, from what it runs of

@@ -83,7 +83,7 @@ func TestUpKeepsEachSetInItsOwnVersionTable(t *testing.T) {
 	wantApplied := []string{"eventrelay/00001_eventrelay.sql", "eventrelay/00002_outbox_resolved.sql", "eventrelay/00003_outbox_pending_key_idx.sql",
 		"eventrelay/00004_outbox_partitions.sql", "eventrelay/00005_outbox_wakeups.sql", "eventrelay/00006_outbox_notify.sql",
 		"eventrelay/00007_outbox_status_statistics.sql", "eventrelay/00008_outbox_fillfactor.sql", "eventrelay/00009_outbox_unannounced.sql", "eventrelay/00010_outbox_claims.sql",
-		"eventrelay/00011_outbox_fillfactor_three_versions.sql", "eventrelay/00012_outbox_log_slots.sql",
+		"eventrelay/00011_outbox_fillfactor_three_versions.sql", "eventrelay/00012_outbox_log_slots.sql", "eventrelay/00013_inbox_aggregate_idx.sql",
 		"orders/00001_orders.sql", "orders/00002_order_lines.sql", "own/00001_customers.sql"}
 	if !slices.Equal(applied, wantApplied) {
 		t.Errorf("status: %v, want %v", applied, wantApplied)

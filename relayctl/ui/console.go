@@ -32,7 +32,8 @@ type Options struct {
 	// topic answers, at most Redrive.Rate rows/s); zero: off.
 	Redrive Redrive
 	// Hooks are the service's relayctl hooks (the Decoder shows dead
-	// letters and payloads decoded).
+	// letters and payloads decoded; the Replays page offers the rebuild
+	// of each of the Projections).
 	Hooks hook.Hooks
 	// Daemons are readiness URLs the overview probes, by name (e.g.
 	// "publisher-0": "http://10.0.0.7:8081/readyz").

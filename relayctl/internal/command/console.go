@@ -56,7 +56,8 @@ type ConsoleConfig struct {
 	SampleEvery time.Duration
 	// Redrive is the automatic re-drive of transient failures; zero: off.
 	Redrive RedrivePolicy
-	// Hooks are the service's hooks (the Decoder decodes dead letters).
+	// Hooks are the service's hooks (the Decoder decodes dead letters;
+	// each of the Projections can be rebuilt).
 	Hooks hook.Hooks
 	// Lookup reads the environment (PUBSUB_EMULATOR_HOST, ...); nil: none.
 	Lookup func(string) (string, bool)
@@ -268,6 +269,7 @@ func (c *Console) register() {
 		{"POST /dlq/purge", c.dlqDo("purge")},
 		{"GET /replays", c.replays},
 		{"POST /seek", c.seekDo},
+		{"POST /rebuild", c.rebuildDo},
 		{"GET /audit", c.audit},
 		{"GET /static/", func(w http.ResponseWriter, r *http.Request) {
 			http.StripPrefix("/static/", http.FileServerFS(mustSub(consoleFS, "console/static"))).ServeHTTP(w, r)
@@ -290,7 +292,7 @@ func (c *Console) routePatterns() []string {
 
 // MutatingRoutes are the console's POST endpoints that change something
 // (tests refuse them all without write access).
-var MutatingRoutes = []string{"/failed/replay", "/failed/resolve", "/dlq/replay", "/dlq/purge", "/seek"}
+var MutatingRoutes = []string{"/failed/replay", "/failed/resolve", "/dlq/replay", "/dlq/purge", "/seek", "/rebuild"}
 
 // readOnlyPOSTs are POSTs a read-only console serves: they change nothing
 // the operator cares about but must not be a GET (a dead-letter peek pulls
@@ -749,10 +751,30 @@ func (c *Console) runCLI(ctx context.Context, fn func(context.Context, *cli) err
 	return c.redact(out.String()), err
 }
 
+// replaysData is the Replays page: the replays, the audited seeks,
+// rebuilds and dead-letter actions, and the forms' choices.
 type replaysData struct {
-	Replays []replayEntry
-	Seeks   []auditEntry
-	Subs    []string
+	Replays     []replayEntry
+	Seeks       []auditEntry
+	Subs        []string
+	Projections []hook.Projection
+}
+
+func (c *Console) replaysData(ctx context.Context) (replaysData, error) {
+	d := replaysData{Projections: c.cfg.Hooks.Projections}
+	var err error
+	d.Replays, err = listReplays(ctx, c.pool, 200)
+	if err == nil {
+		d.Seeks, err = listAudit(ctx, c.pool, []string{"seek", "rebuild", "dlq replay", "dlq purge", "snapshot create", "snapshot delete"}, 200)
+	}
+	if c.cfg.PubSubFile != "" {
+		if _, res, lerr := (&pubsubFlags{file: c.cfg.PubSubFile}).load(c.cli(io.Discard)); lerr == nil && res != nil {
+			for _, s := range res.Subscriptions {
+				d.Subs = append(d.Subs, s.Name)
+			}
+		}
+	}
+	return d, err
 }
 
 type replayEntry struct {
@@ -771,19 +793,7 @@ type auditEntry struct {
 }
 
 func (c *Console) replays(w http.ResponseWriter, r *http.Request) {
-	var d replaysData
-	var err error
-	d.Replays, err = listReplays(r.Context(), c.pool, 200)
-	if err == nil {
-		d.Seeks, err = listAudit(r.Context(), c.pool, []string{"seek", "dlq replay", "dlq purge", "snapshot create", "snapshot delete"}, 200)
-	}
-	if c.cfg.PubSubFile != "" {
-		if _, res, lerr := (&pubsubFlags{file: c.cfg.PubSubFile}).load(c.cli(io.Discard)); lerr == nil && res != nil {
-			for _, s := range res.Subscriptions {
-				d.Subs = append(d.Subs, s.Name)
-			}
-		}
-	}
+	d, err := c.replaysData(r.Context())
 	msg := ""
 	if err != nil {
 		msg = err.Error()

@@ -115,6 +115,7 @@ func TestConsoleReadOnlyRefusesEveryMutation(t *testing.T) {
 		"/dlq/replay":     {"subscription": {"items.events.dlq-view"}, "ids": {"x"}, "why": {"INC-1"}},
 		"/dlq/purge":      {"subscription": {"items.events.dlq-view"}, "ids": {"x"}, "why": {"INC-1"}},
 		"/seek":           {"subscription": {"items.view"}, "time": {"1m"}, "why": {"INC-1"}},
+		"/rebuild":        {"projection": {"item-view"}, "why": {"INC-1"}, "confirm": {"1"}},
 	}
 	for _, path := range MutatingRoutes {
 		if code, body := ro.post(path, forms[path]); code != http.StatusForbidden || !strings.Contains(body, "read-only") {

@@ -37,8 +37,7 @@ func (c *Console) seekDo(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := c.runCLI(r.Context(), func(ctx context.Context, cl *cli) error { return runSeek(ctx, cl, args) })
 	if err != nil {
-		d := replaysData{}
-		d.Replays, _ = listReplays(r.Context(), c.pool, 200)
+		d, _ := c.replaysData(r.Context())
 		c.render(w, r, "replays", "Replays and seek", d, "", err.Error()+"\n"+out)
 		return
 	}

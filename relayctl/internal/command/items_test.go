@@ -49,11 +49,12 @@ DROP TABLE items;
 // itemHooks are the tests' service's relayctl hooks.
 func itemHooks() hook.Hooks {
 	return hook.Hooks{
-		Schema:     testSchema,
-		Migrations: []migrations.Set{migrations.Eventrelay, itemsSet},
-		Rebuilder:  itemRebuilder{},
-		Verifier:   itemVerifier{},
-		Decoder:    itemDecoder{},
+		Schema:      testSchema,
+		Migrations:  []migrations.Set{migrations.Eventrelay, itemsSet},
+		Rebuilder:   itemRebuilder{},
+		Verifier:    itemVerifier{},
+		Decoder:     itemDecoder{},
+		Projections: []hook.Projection{{Name: "item-view", Tables: []string{"item_view"}}},
 	}
 }
 

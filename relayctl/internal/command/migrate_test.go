@@ -111,12 +111,12 @@ func TestMigrateDownPerSet(t *testing.T) {
 		t.Fatalf("down: exit %d, stdout %q", r.code, r.stdout)
 	}
 	r = relayctl(t, env, append([]string{"migrate", "down", "--set", "eventrelay"}, guard...)...)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back eventrelay/00012_outbox_log_slots.sql") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "rolled back eventrelay/00013_inbox_aggregate_idx.sql") {
 		t.Fatalf("down --set eventrelay: exit %d, stdout %q", r.code, r.stdout)
 	}
 	r = relayctl(t, env, "migrate", "status")
 	status := strings.Join(strings.Fields(r.stdout), " ") // column widths follow the longest file name
-	for _, want := range []string{"eventrelay 3 00003_outbox_pending_key_idx.sql applied", "eventrelay 5 00005_outbox_wakeups.sql applied", "eventrelay 6 00006_outbox_notify.sql applied", "eventrelay 7 00007_outbox_status_statistics.sql applied", "eventrelay 8 00008_outbox_fillfactor.sql applied", "eventrelay 9 00009_outbox_unannounced.sql applied", "eventrelay 10 00010_outbox_claims.sql applied", "eventrelay 11 00011_outbox_fillfactor_three_versions.sql applied", "eventrelay 12 00012_outbox_log_slots.sql pending", "items 1 00001_items.sql pending"} {
+	for _, want := range []string{"eventrelay 3 00003_outbox_pending_key_idx.sql applied", "eventrelay 5 00005_outbox_wakeups.sql applied", "eventrelay 6 00006_outbox_notify.sql applied", "eventrelay 7 00007_outbox_status_statistics.sql applied", "eventrelay 8 00008_outbox_fillfactor.sql applied", "eventrelay 9 00009_outbox_unannounced.sql applied", "eventrelay 10 00010_outbox_claims.sql applied", "eventrelay 11 00011_outbox_fillfactor_three_versions.sql applied", "eventrelay 12 00012_outbox_log_slots.sql applied", "eventrelay 13 00013_inbox_aggregate_idx.sql pending", "items 1 00001_items.sql pending"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("status lacks %q:\n%s", want, r.stdout)
 		}
@@ -126,7 +126,7 @@ func TestMigrateDownPerSet(t *testing.T) {
 		t.Fatalf("items after the items set's down: %v, %v", items, err)
 	}
 	r = relayctl(t, env, "migrate", "up", "--set", "eventrelay")
-	if r.code != ExitOK || !strings.Contains(r.stdout, "applied eventrelay/00012_outbox_log_slots.sql") || strings.Contains(r.stdout, "items/") {
+	if r.code != ExitOK || !strings.Contains(r.stdout, "applied eventrelay/00013_inbox_aggregate_idx.sql") || strings.Contains(r.stdout, "items/") {
 		t.Fatalf("up --set eventrelay: exit %d, stdout %q", r.code, r.stdout)
 	}
 }

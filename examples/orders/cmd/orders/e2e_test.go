@@ -13,7 +13,9 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
+	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relayctl"
@@ -89,6 +91,35 @@ func TestOrdersEndToEnd(t *testing.T) {
 	}
 	t.Logf("projection %+v; strict Pub/Sub double: %d requests refused", st, ps.Refused())
 	rebuildCorrupted(t, db, p, st)
+	paidTotalsWithToken(t, client)
+}
+
+// paidTotalsWithToken: the customer summary is totals per customer, not a
+// row per order; read with the token of a payment it already counts that
+// payment, answered from what the projector recorded for order-summaries
+// (embedded's inbox lookup), with the projection running asynchronously.
+func paidTotalsWithToken(t *testing.T, client ordersv1.OrderServiceClient) {
+	ctx := context.Background()
+	o, err := client.PlaceOrder(ctx, &ordersv1.PlaceOrderRequest{CustomerId: "c-token", AmountCents: 250, Currency: "EUR"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paid metadata.MD
+	if _, err := client.PayOrder(ctx, &ordersv1.PayOrderRequest{Id: o.GetOrder().GetId(), PaymentRef: "psp"}, grpc.Header(&paid)); err != nil {
+		t.Fatal(err)
+	}
+	tokens := paid.Get(consistency.TokenHeader)
+	if len(tokens) != 1 {
+		t.Fatalf("PayOrder answered tokens %q, want one", tokens)
+	}
+	r, err := client.GetCustomerSummary(metadata.AppendToOutgoingContext(ctx, consistency.TokenHeader, tokens[0]),
+		&ordersv1.GetCustomerSummaryRequest{CustomerId: "c-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.GetSummary(); s.GetPaid() != 1 || s.GetPaidCents() != 250 || s.GetPlaced() != 0 {
+		t.Fatalf("the summary read with the payment's token: %+v, want the payment counted (paid 1, 250 cents)", s)
+	}
 }
 
 // rebuildCorrupted: a read model corrupted at the right versions (a paid

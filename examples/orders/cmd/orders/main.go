@@ -41,7 +41,6 @@ var orders = embedded.Options{
 	Waiter:      &consistency.WaiterOptions{},
 	Admin:       admin.Hooks,
 	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
-		e.Waiter.Register(orderproj.Summaries.Name, consistency.TableLookup(e.Pool, "order_summaries", "order_id", "version"))
 		uc, err := withSearch(e, biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(e.Pool, e.Writer))))
 		if err != nil {
 			return nil, err
