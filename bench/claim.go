@@ -49,7 +49,7 @@ func newPublisherClaimer(ctx context.Context, db *DB) (publisherClaimer, error) 
 func allPartitions(ctx context.Context, db *DB) ([]int32, error) {
 	rows, err := outboxdb.New(db.Pool).ListOutboxPartitions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing outbox partitions: %w", postgres.Classify(err))
+		return nil, fmt.Errorf("listing outbox partitions: %w", err)
 	}
 	parts := make([]int32, len(rows))
 	for i, r := range rows {
@@ -83,7 +83,7 @@ func (c publisherClaimer) Claim(ctx context.Context, worker string, bulk int) ([
 		return nil
 	})
 	if err != nil {
-		return nil, token, fmt.Errorf("claiming: %w", postgres.Classify(err))
+		return nil, token, fmt.Errorf("claiming: %w", err)
 	}
 	return ids, token, nil
 }
@@ -99,13 +99,13 @@ func (c publisherClaimer) MarkPublished(ctx context.Context, ids []int64, token 
 			LockToken: token, Ids: ids, MessageIds: msgIDs,
 		})
 		if err != nil {
-			return fmt.Errorf("marking published: %w", postgres.Classify(err))
+			return fmt.Errorf("marking published: %w", err)
 		}
 		if len(rows) != len(ids) {
 			return fmt.Errorf("marking published: %d of %d rows matched their token", len(rows), len(ids))
 		}
 		if err := q.SettleOutboxClaim(ctx, outboxdb.SettleOutboxClaimParams{LockToken: token, Settled: int32(len(rows))}); err != nil {
-			return fmt.Errorf("settling the claim: %w", postgres.Classify(err))
+			return fmt.Errorf("settling the claim: %w", err)
 		}
 		return nil
 	})
@@ -122,7 +122,7 @@ func retention(ctx context.Context, db *DB, batch int) (int64, error) {
 			RetentionSeconds: 0, BatchSize: int32(batch),
 		})
 		if err != nil {
-			return total, fmt.Errorf("retention: %w", postgres.Classify(err))
+			return total, fmt.Errorf("retention: %w", err)
 		}
 		total += n
 		if n < int64(batch) {

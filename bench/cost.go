@@ -14,8 +14,8 @@ import (
 	"github.com/eventrelay/eventrelay/cmd/publisher/config"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // costWriterConns is the connection pool of the cost scenario's writers:
@@ -129,7 +129,7 @@ func runCost(ctx context.Context, r *Runner) error {
 	if err != nil {
 		return err
 	}
-	pool, err := postgres.Open(ctx, postgres.Config{URL: writerURL, Schema: Schema, MaxConns: costWriterConns})
+	pool, err := settings.OpenPool(ctx, settings.Database{URL: writerURL, Schema: Schema}, costWriterConns)
 	if err != nil {
 		return err
 	}
@@ -446,7 +446,7 @@ func (r *Runner) startCPUBurst(ctx context.Context) (*Daemon, error) {
 func (r *Runner) walBytes(ctx context.Context) (float64, error) {
 	var b float64
 	if err := r.db.Pool.QueryRow(ctx, sqlWALBytes).Scan(&b); err != nil {
-		return 0, fmt.Errorf("reading the WAL position: %w", postgres.Classify(err))
+		return 0, fmt.Errorf("reading the WAL position: %w", err)
 	}
 	return b, nil
 }

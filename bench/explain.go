@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 )
 
@@ -60,7 +59,7 @@ func (r *Runner) explainClaim(ctx context.Context, name string) (string, string,
 	var plan strings.Builder
 	tx, err := r.db.Pool.Begin(ctx)
 	if err != nil {
-		return "", "", fmt.Errorf("explaining the claim: %w", postgres.Classify(err))
+		return "", "", fmt.Errorf("explaining the claim: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // the claim must not stick
 	parts, err := allPartitions(ctx, r.db)
@@ -69,13 +68,13 @@ func (r *Runner) explainClaim(ctx context.Context, name string) (string, string,
 	}
 	q := outboxdb.New(explainer{tx: tx, plan: &plan})
 	if err := q.LockClaimPartitions(ctx, parts); err != nil {
-		return "", "", fmt.Errorf("explaining the claim: %w", postgres.Classify(err))
+		return "", "", fmt.Errorf("explaining the claim: %w", err)
 	}
 	_, err = q.ClaimOutboxEvents(ctx, outboxdb.ClaimOutboxEventsParams{
 		WorkerID: "bench-explain", LockToken: [16]byte{1}, LeaseSeconds: 30, BatchSize: int32(r.cfg.Bulk), TopicShare: int32(max(1, r.cfg.Bulk/4)), Partitions: parts,
 	})
 	if !errors.Is(err, errExplained) {
-		return "", "", fmt.Errorf("explaining the claim: %w", postgres.Classify(err))
+		return "", "", fmt.Errorf("explaining the claim: %w", err)
 	}
 	dir := r.profileDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/internal/postgres/inboxdb"
 	"github.com/eventrelay/eventrelay/projection"
 )
@@ -91,7 +90,7 @@ func projectLoop(ctx context.Context, db *DB, args []projectionArgs, batch, work
 				if err != nil {
 					mu.Lock()
 					if first == nil {
-						first = fmt.Errorf("projecting: %w", postgres.Classify(err))
+						first = fmt.Errorf("projecting: %w", err)
 					}
 					mu.Unlock()
 					return

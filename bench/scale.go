@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/cmd/publisher/config"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relay"
 )
 
@@ -148,7 +147,7 @@ func (r *Runner) maintainOutboxIndexes(ctx context.Context) error {
 // vacuum runs VACUUM (ANALYZE) on the outbox.
 func vacuum(ctx context.Context, db *DB) error {
 	if _, err := db.Pool.Exec(ctx, "VACUUM (ANALYZE) outbox_events"); err != nil {
-		return fmt.Errorf("vacuum: %w", postgres.Classify(err))
+		return fmt.Errorf("vacuum: %w", err)
 	}
 	return nil
 }
@@ -215,7 +214,7 @@ func (r *Runner) claimLatency(ctx context.Context, cl claimer, fx *Fixture, size
 func (r *Runner) tableSizes(ctx context.Context, label, id string) error {
 	var table, index, rows int64
 	if err := r.db.Pool.QueryRow(ctx, sqlTableSizes).Scan(&table, &index, &rows); err != nil {
-		return fmt.Errorf("table sizes: %w", postgres.Classify(err))
+		return fmt.Errorf("table sizes: %w", err)
 	}
 	const mb = 1 << 20
 	perIndex, err := r.indexSizes(ctx)
@@ -234,7 +233,7 @@ func (r *Runner) tableSizes(ctx context.Context, label, id string) error {
 func (r *Runner) indexSizes(ctx context.Context) (string, error) {
 	rows, err := r.db.Pool.Query(ctx, sqlIndexSizes)
 	if err != nil {
-		return "", fmt.Errorf("index sizes: %w", postgres.Classify(err))
+		return "", fmt.Errorf("index sizes: %w", err)
 	}
 	defer rows.Close()
 	var parts []string
@@ -242,7 +241,7 @@ func (r *Runner) indexSizes(ctx context.Context) (string, error) {
 		var name string
 		var size int64
 		if err := rows.Scan(&name, &size); err != nil {
-			return "", fmt.Errorf("index sizes: %w", postgres.Classify(err))
+			return "", fmt.Errorf("index sizes: %w", err)
 		}
 		parts = append(parts, fmt.Sprintf("%s %.1f MB", name, float64(size)/(1<<20)))
 	}

@@ -39,6 +39,10 @@ const (
 	// between runs of the replicas scenario (epochs keep counting).
 	sqlResetPartitions = `UPDATE outbox_partitions SET owner = NULL, lease_until = NULL`
 	sqlResetPublishers = `DELETE FROM outbox_publishers`
+	// sqlLeasedPartitions counts each owner's partitions under a live
+	// lease (the replicas scenario waits on it).
+	sqlLeasedPartitions = `SELECT owner, count(*) FROM outbox_partitions
+    WHERE owner IS NOT NULL AND lease_until >= now() GROUP BY owner`
 	sqlCountInbox      = `SELECT count(*) FROM inbox_events`
 	sqlCountFailed     = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
 	sqlCountConsumer   = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
