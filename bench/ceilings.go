@@ -3,18 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // runCeilings measures what the parts can do with nothing else in the way:
 // claim+mark in Postgres, publish to Pub/Sub, project into Postgres.
 func runCeilings(ctx context.Context, r *Runner) error {
 	cfg := r.cfg
-	cl, err := newPublisherClaimer(ctx, r.db)
-	if err != nil {
-		return err
-	}
-	r.report.note("Claim ceiling SQL: %s.", cl.Describe())
+	r.report.note("Claim ceiling SQL: %s.", drainSQL)
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, w := range []int{1, 2} {
 			if err := r.db.reset(ctx); err != nil {
@@ -26,22 +21,18 @@ func runCeilings(ctx context.Context, r *Runner) error {
 			if err := analyze(ctx, r.db); err != nil {
 				return err
 			}
-			var n int
-			var d time.Duration
+			var ev float64
 			use, err := r.measure(func() (err error) {
-				n, d, err = drainLoop(ctx, r.db, cl, cfg.Bulk, w)
+				ev, err = r.drainStatements(ctx, cfg.Events, cfg.Bulk, w)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if n != cfg.Events {
-				return fmt.Errorf("claim loop moved %d rows, want %d", n, cfg.Events)
-			}
 			r.addRun(Measurement{ID: fmt.Sprintf("ceiling.claim.w%d", w), Scenario: "ceiling",
 				Name: fmt.Sprintf("claim+mark loop, %d worker(s), bulk %d", w, cfg.Bulk), Backend: "postgres",
-				Unit: "events/s"}, rate(n, d))
-			r.logf("  run %d: claim+mark w=%d: %.0f events/s; %s", run, w, rate(n, d), use)
+				Unit: "events/s"}, ev)
+			r.logf("  run %d: claim+mark w=%d: %.0f events/s; %s", run, w, ev, use)
 		}
 
 		fx := NewFixture(cfg.Aggregates)

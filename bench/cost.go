@@ -267,15 +267,6 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			return res, err
 		}
 	}
-	var sqlR *sqlRelay
-	if m.sqlRelay {
-		c, err := newPublisherClaimer(ctx, r.db)
-		if err != nil {
-			return res, err
-		}
-		sqlR = startSQLRelay(ctx, c, config.Default().Outbox.FetchCooldown, r.cfg.Bulk)
-		defer sqlR.Stop()
-	}
 	if m.burst {
 		burner, err := r.startCPUBurst(ctx)
 		if err != nil {
@@ -289,6 +280,21 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	evs, err := NewFixture(min(r.cfg.Aggregates, max(n/2, 1))).Generate(n)
 	if err != nil {
 		return res, err
+	}
+	var sqlR *statementRun
+	if m.sqlRelay {
+		// The relay's statements alone (relay/internal/claim's
+		// BenchmarkPacedClaims): one claim per fetch cooldown, marked at
+		// once, until the step's n events are published.
+		timeout := r.cfg.LatencyEach + r.cfg.LatencyDrain + time.Minute
+		if sqlR, err = r.startStatements(ctx, "PacedClaims", 1, "BENCH_BULK="+strconv.Itoa(r.cfg.Bulk), "BENCH_ROWS="+strconv.Itoa(n),
+			"BENCH_COOLDOWN_MS="+strconv.FormatInt(config.Default().Outbox.FetchCooldown.Milliseconds(), 10),
+			"BENCH_TIMEOUT_S="+strconv.Itoa(int(timeout.Seconds()))); err != nil {
+			return res, err
+		}
+		defer sqlR.cmd.Process.Kill() //nolint:errcheck // ends a run a failed step left behind; one that exited ignores it
+		r.cpu.daemons = map[int]string{sqlR.cmd.Process.Pid: "sql relay"}
+		defer func() { r.cpu.daemons = nil }()
 	}
 	w, err := newLoadWriter(m.writer, m.notifyEvery)
 	if err != nil {
@@ -326,9 +332,10 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			return res, err
 		}
 	}
+	var sqlFigures map[string]float64
 	if sqlR != nil {
-		if err := sqlR.waitPublished(ctx, n, r.cfg.LatencyDrain); err != nil {
-			return res, err
+		if sqlFigures, err = sqlR.wait(); err != nil {
+			return res, fmt.Errorf("sql relay: %w", err)
 		}
 	}
 	res.cpu = a.to(r.cpu.sample())
@@ -353,8 +360,7 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	}
 	switch {
 	case sqlR != nil:
-		sqlR.Stop()
-		res.empty, res.nonEmpty, res.claimed = float64(sqlR.empty), float64(sqlR.nonEmpty), float64(sqlR.rows)
+		res.empty, res.nonEmpty, res.claimed = sqlFigures["claims-empty"], sqlFigures["claims-nonempty"], sqlFigures["rows"]
 	case pubD != nil:
 		after, err := scrapePublisher(ctx, metricsURL)
 		if err != nil {

@@ -43,9 +43,9 @@ const (
 	// lease (the replicas scenario waits on it).
 	sqlLeasedPartitions = `SELECT owner, count(*) FROM outbox_partitions
     WHERE owner IS NOT NULL AND lease_until >= now() GROUP BY owner`
-	sqlCountInbox      = `SELECT count(*) FROM inbox_events`
-	sqlCountFailed     = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
-	sqlCountConsumer   = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
+	sqlCountInbox    = `SELECT count(*) FROM inbox_events`
+	sqlCountFailed   = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
+	sqlCountConsumer = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
 
 	// sqlEventTimes lists every outbox event with its claim and publish
 	// times and the time consumer $1 applied it.

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// statementsPkg holds the benchmarks of the publisher's statements
+// (claim, mark and settle, retention's delete, the claim's plan) in the
+// root module, next to the store that issues them. The bench runs them on
+// its own database (BENCH_DATABASE_URL), whose outbox its fixture filled.
+const statementsPkg = "./relay/internal/claim"
+
+// statementRun is one run of one of those benchmarks: its test binary with
+// -test.bench, its output kept for the figures.
+type statementRun struct {
+	name string
+	cmd  *exec.Cmd
+	out  bytes.Buffer
+}
+
+// startStatements starts benchmark Benchmark<name> for n iterations
+// (-test.benchtime nx) on the bench database, with env's BENCH_* settings.
+// The test binary is built once per run (go test -c), so no compile runs
+// beside a measurement.
+func (r *Runner) startStatements(ctx context.Context, name string, n int, env ...string) (*statementRun, error) {
+	bin, err := r.bins.testBinary(ctx, statementsPkg)
+	if err != nil {
+		return nil, err
+	}
+	s := &statementRun{name: name}
+	s.cmd = exec.CommandContext(ctx, bin, "-test.run", "^$", "-test.bench", "^Benchmark"+name+"$",
+		"-test.benchtime", strconv.Itoa(n)+"x")
+	s.cmd.Dir = filepath.Join(r.cfg.RepoDir, statementsPkg)
+	s.cmd.Env = append(os.Environ(), append([]string{"BENCH_DATABASE_URL=" + r.db.URL, "BENCH_DATABASE_SCHEMA=" + Schema}, env...)...)
+	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("benchmark %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// wait waits for the benchmark and returns its metrics by unit
+// (b.ReportMetric's, e.g. "events/s").
+func (s *statementRun) wait() (map[string]float64, error) {
+	err := s.cmd.Wait()
+	out := s.out.String()
+	if err != nil {
+		return nil, fmt.Errorf("benchmark %s: %w: %s", s.name, err, strings.TrimSpace(out))
+	}
+	m, err := benchmarkMetrics(out, "Benchmark"+s.name)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark %s: %w: %s", s.name, err, strings.TrimSpace(out))
+	}
+	return m, nil
+}
+
+// runStatements is startStatements and wait.
+func (r *Runner) runStatements(ctx context.Context, name string, n int, env ...string) (map[string]float64, error) {
+	s, err := r.startStatements(ctx, name, n, env...)
+	if err != nil {
+		return nil, err
+	}
+	return s.wait()
+}
+
+// benchmarkMetrics reads the result line of benchmark name from go test
+// output ("BenchmarkX-2   1   123 ns/op   456 events/s"): value per unit.
+func benchmarkMetrics(out, name string) (map[string]float64, error) {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || (f[0] != name && !strings.HasPrefix(f[0], name+"-")) {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue
+		}
+		m := map[string]float64{}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("result line %q: %w", line, err)
+			}
+			m[f[i+1]] = v
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("no result line of %s", name)
+}
+
+// metric is m[unit], an error naming it when the benchmark did not report it.
+func metric(m map[string]float64, unit string) (float64, error) {
+	v, ok := m[unit]
+	if !ok {
+		return 0, fmt.Errorf("the benchmark reported no %q (got %v)", unit, m)
+	}
+	return v, nil
+}
+
+// drainSQL says what drainStatements runs, for the report.
+const drainSQL = "the publisher's claim store (relay/internal/claim, BenchmarkDrain: LockClaimPartitions + ClaimOutboxEvents of all partitions in one transaction; MarkOutboxPublished + SettleOutboxClaim in another)"
+
+// drainStatements claims and marks published every pending row (want of
+// them) with workers concurrent loops of bulk rows and returns the rate
+// in events/s.
+func (r *Runner) drainStatements(ctx context.Context, want, bulk, workers int) (float64, error) {
+	m, err := r.runStatements(ctx, "Drain", 1, "BENCH_BULK="+strconv.Itoa(bulk), "BENCH_WORKERS="+strconv.Itoa(workers))
+	if err != nil {
+		return 0, err
+	}
+	moved, err := metric(m, "events/op")
+	if err != nil {
+		return 0, err
+	}
+	if int(moved) != want {
+		return 0, fmt.Errorf("claim loop moved %.0f rows, want %d", moved, want)
+	}
+	return metric(m, "events/s")
+}
