@@ -281,13 +281,13 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	if err != nil {
 		return res, err
 	}
-	var sqlR *statementRun
+	var sqlR *rootBenchmark
 	if m.sqlRelay {
 		// The relay's statements alone (relay/internal/claim's
 		// BenchmarkPacedClaims): one claim per fetch cooldown, marked at
 		// once, until the step's n events are published.
 		timeout := r.cfg.LatencyEach + r.cfg.LatencyDrain + time.Minute
-		if sqlR, err = r.startStatements(ctx, "PacedClaims", 1, "BENCH_BULK="+strconv.Itoa(r.cfg.Bulk), "BENCH_ROWS="+strconv.Itoa(n),
+		if sqlR, err = r.startBenchmark(ctx, statementsPkg, "PacedClaims", 1, "BENCH_BULK="+strconv.Itoa(r.cfg.Bulk), "BENCH_ROWS="+strconv.Itoa(n),
 			"BENCH_COOLDOWN_MS="+strconv.FormatInt(config.Default().Outbox.FetchCooldown.Milliseconds(), 10),
 			"BENCH_TIMEOUT_S="+strconv.Itoa(int(timeout.Seconds()))); err != nil {
 			return res, err

@@ -66,7 +66,7 @@ func runScale(ctx context.Context, r *Runner) error {
 	if err := r.tableSizes(ctx, "wave published, before retention", "published"); err != nil {
 		return err
 	}
-	del, err := r.runStatements(ctx, "DeletePublished", 1, "BENCH_BATCH=10000")
+	del, err := r.runBenchmark(ctx, statementsPkg, "DeletePublished", 1, "BENCH_BATCH=10000")
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (r *Runner) claimLatency(ctx context.Context, size int, label, id string) e
 		if err != nil {
 			return err
 		}
-		figures, err := r.runStatements(ctx, "ClaimMark", cfg.ClaimSamples, "BENCH_BULK="+strconv.Itoa(cfg.Bulk), "BENCH_PLAN_FILE="+planPath)
+		figures, err := r.runBenchmark(ctx, statementsPkg, "ClaimMark", cfg.ClaimSamples, "BENCH_BULK="+strconv.Itoa(cfg.Bulk), "BENCH_PLAN_FILE="+planPath)
 		if err != nil {
 			return fmt.Errorf("claims at %s (%d pending): %w", label, size, err)
 		}

@@ -1,8 +1,9 @@
 package bench
 
 // The bench's own SQL is plumbing only: resets, counts, spans and sizes.
-// The ceilings run the daemons' generated queries (outboxdb, inboxdb), so
-// "ceiling" means "the same database work without Pub/Sub or decoding".
+// The ceilings run the root module's benchmarks of the daemons' own
+// statements (rootbenchmark.go), so "ceiling" means "the same database
+// work without Pub/Sub or decoding".
 
 // Plumbing.
 const (

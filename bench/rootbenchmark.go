@@ -11,34 +11,40 @@ import (
 	"strings"
 )
 
-// statementsPkg holds the benchmarks of the publisher's statements
-// (claim, mark and settle, retention's delete, the claim's plan) in the
-// root module, next to the store that issues them. The bench runs them on
-// its own database (BENCH_DATABASE_URL), whose outbox its fixture filled.
-const statementsPkg = "./relay/internal/claim"
+// The root module measures its own statements in Go benchmarks next to
+// the code that issues them: statementsPkg the publisher's (claim, mark
+// and settle, retention's delete, the claim's plan), run on the bench
+// database (BENCH_DATABASE_URL), whose outbox the bench's fixture filled;
+// inboxPkg a transactional projection's inbox insert and upsert, on a
+// fresh test database of the bench's server (TEST_DATABASE_URL).
+const (
+	statementsPkg = "./relay/internal/claim"
+	inboxPkg      = "./projector"
+)
 
-// statementRun is one run of one of those benchmarks: its test binary with
-// -test.bench, its output kept for the figures.
-type statementRun struct {
+// rootBenchmark is one run of one of those benchmarks: its package's test
+// binary with -test.bench, its output kept for the figures.
+type rootBenchmark struct {
 	name string
 	cmd  *exec.Cmd
 	out  bytes.Buffer
 }
 
-// startStatements starts benchmark Benchmark<name> for n iterations
-// (-test.benchtime nx) on the bench database, with env's BENCH_* settings.
-// The test binary is built once per run (go test -c), so no compile runs
-// beside a measurement.
-func (r *Runner) startStatements(ctx context.Context, name string, n int, env ...string) (*statementRun, error) {
-	bin, err := r.bins.testBinary(ctx, statementsPkg)
+// startBenchmark starts benchmark Benchmark<name> of package pkg for n
+// iterations (-test.benchtime nx), with env's BENCH_* settings. The test
+// binary is built once per run (go test -c), so no compile runs beside a
+// measurement.
+func (r *Runner) startBenchmark(ctx context.Context, pkg, name string, n int, env ...string) (*rootBenchmark, error) {
+	bin, err := r.bins.testBinary(ctx, pkg)
 	if err != nil {
 		return nil, err
 	}
-	s := &statementRun{name: name}
+	s := &rootBenchmark{name: name}
 	s.cmd = exec.CommandContext(ctx, bin, "-test.run", "^$", "-test.bench", "^Benchmark"+name+"$",
 		"-test.benchtime", strconv.Itoa(n)+"x")
-	s.cmd.Dir = filepath.Join(r.cfg.RepoDir, statementsPkg)
-	s.cmd.Env = append(os.Environ(), append([]string{"BENCH_DATABASE_URL=" + r.db.URL, "BENCH_DATABASE_SCHEMA=" + Schema}, env...)...)
+	s.cmd.Dir = filepath.Join(r.cfg.RepoDir, pkg)
+	s.cmd.Env = append(os.Environ(), append([]string{"BENCH_DATABASE_URL=" + r.db.URL, "BENCH_DATABASE_SCHEMA=" + Schema,
+		"TEST_DATABASE_URL=" + r.cfg.AdminURL}, env...)...)
 	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", name, err)
@@ -48,7 +54,7 @@ func (r *Runner) startStatements(ctx context.Context, name string, n int, env ..
 
 // wait waits for the benchmark and returns its metrics by unit
 // (b.ReportMetric's, e.g. "events/s").
-func (s *statementRun) wait() (map[string]float64, error) {
+func (s *rootBenchmark) wait() (map[string]float64, error) {
 	err := s.cmd.Wait()
 	out := s.out.String()
 	if err != nil {
@@ -61,9 +67,9 @@ func (s *statementRun) wait() (map[string]float64, error) {
 	return m, nil
 }
 
-// runStatements is startStatements and wait.
-func (r *Runner) runStatements(ctx context.Context, name string, n int, env ...string) (map[string]float64, error) {
-	s, err := r.startStatements(ctx, name, n, env...)
+// runBenchmark is startBenchmark and wait.
+func (r *Runner) runBenchmark(ctx context.Context, pkg, name string, n int, env ...string) (map[string]float64, error) {
+	s, err := r.startBenchmark(ctx, pkg, name, n, env...)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +116,7 @@ const drainSQL = "the publisher's claim store (relay/internal/claim, BenchmarkDr
 // them) with workers concurrent loops of bulk rows and returns the rate
 // in events/s.
 func (r *Runner) drainStatements(ctx context.Context, want, bulk, workers int) (float64, error) {
-	m, err := r.runStatements(ctx, "Drain", 1, "BENCH_BULK="+strconv.Itoa(bulk), "BENCH_WORKERS="+strconv.Itoa(workers))
+	m, err := r.runBenchmark(ctx, statementsPkg, "Drain", 1, "BENCH_BULK="+strconv.Itoa(bulk), "BENCH_WORKERS="+strconv.Itoa(workers))
 	if err != nil {
 		return 0, err
 	}
