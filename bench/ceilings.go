@@ -23,12 +23,16 @@ func runCeilings(ctx context.Context, r *Runner) error {
 				return err
 			}
 			var ev float64
+			var n int
 			use, err := r.measure(func() (err error) {
-				ev, err = r.drainStatements(ctx, cfg.Events, cfg.Bulk, w)
+				ev, n, err = r.drainStatements(ctx, cfg.Bulk, w)
 				return err
 			})
 			if err != nil {
 				return err
+			}
+			if n != cfg.Events {
+				return fmt.Errorf("claim loop moved %d rows, want %d", n, cfg.Events)
 			}
 			r.addRun(Measurement{ID: fmt.Sprintf("ceiling.claim.w%d", w), Scenario: "ceiling",
 				Name: fmt.Sprintf("claim+mark loop, %d worker(s), bulk %d", w, cfg.Bulk), Backend: "postgres",

@@ -285,9 +285,9 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	if m.sqlRelay {
 		// The relay's statements alone (relay/internal/claim's
 		// BenchmarkPacedClaims): one claim per fetch cooldown, marked at
-		// once, until the step's n events are published.
+		// once, until the step's events are published.
 		timeout := r.cfg.LatencyEach + r.cfg.LatencyDrain + time.Minute
-		if sqlR, err = r.startBenchmark(ctx, statementsPkg, "PacedClaims", 1, "BENCH_BULK="+strconv.Itoa(r.cfg.Bulk), "BENCH_ROWS="+strconv.Itoa(n),
+		if sqlR, err = r.startBenchmark(ctx, statementsPkg, "PacedClaims", 1, "BENCH_BULK="+strconv.Itoa(r.cfg.Bulk), "BENCH_STOP=stdin",
 			"BENCH_COOLDOWN_MS="+strconv.FormatInt(config.Default().Outbox.FetchCooldown.Milliseconds(), 10),
 			"BENCH_TIMEOUT_S="+strconv.Itoa(int(timeout.Seconds()))); err != nil {
 			return res, err
@@ -334,7 +334,12 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	}
 	var sqlFigures map[string]float64
 	if sqlR != nil {
-		if sqlFigures, err = sqlR.wait(); err != nil {
+		err := r.db.waitNonePending(ctx, r.cfg.LatencyDrain)
+		var waitErr error
+		if sqlFigures, waitErr = sqlR.wait(); err == nil {
+			err = waitErr
+		}
+		if err != nil {
 			return res, fmt.Errorf("sql relay: %w", err)
 		}
 	}

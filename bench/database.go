@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -103,6 +104,27 @@ func (d *DB) count(ctx context.Context, sql string, args ...any) (int, error) {
 		return 0, fmt.Errorf("counting: %w", err)
 	}
 	return int(n), nil
+}
+
+// waitNonePending waits until no outbox row is pending (or timeout passed).
+func (d *DB) waitNonePending(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		left, err := d.count(ctx, sqlAnyPending)
+		switch {
+		case err != nil:
+			return err
+		case left == 0:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("rows still pending after %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // leasedPartitions counts each owner's leased partitions.

@@ -57,7 +57,7 @@ func runScale(ctx context.Context, r *Runner) error {
 	// leave the same dead versions in the same indexes) as when published.
 	bulk := max(cfg.Bulk, 5000)
 	r.logf("  publishing all %d rows (claim+mark loop, bulk %d)", total, bulk)
-	ev, err := r.drainStatements(ctx, total, bulk, 1)
+	ev, _, err := r.drainStatements(ctx, bulk, 1)
 	if err != nil {
 		return err
 	}

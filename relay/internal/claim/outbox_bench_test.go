@@ -3,6 +3,8 @@ package claim_test
 import (
 	"context"
 	"errors"
+	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -309,10 +311,12 @@ func BenchmarkDeletePublished(b *testing.B) {
 // BenchmarkPacedClaims runs the publisher's claim and mark alone, as a
 // publisher with nothing but its statements would: every BENCH_COOLDOWN_MS
 // (250) one claim of up to BENCH_BULK rows, marked published at once, until
-// BENCH_ROWS (1,000) rows were published or BENCH_TIMEOUT_S (300) passed,
-// while writers fill the outbox of BENCH_DATABASE_URL. Metrics: claims
-// that returned rows (claims-nonempty), claims that did not (claims-empty),
-// rows published (rows).
+// BENCH_ROWS (1,000) rows were published, or, with BENCH_STOP=stdin, until
+// standard input closes (the caller saw its writers' rows published), or
+// BENCH_TIMEOUT_S (300) passed; meanwhile writers may fill the outbox of
+// BENCH_DATABASE_URL. Metrics: claims that returned rows
+// (claims-nonempty), claims that did not (claims-empty), rows published
+// (rows).
 func BenchmarkPacedClaims(b *testing.B) {
 	ob := newOutboxBench(b)
 	b.ResetTimer()
@@ -320,6 +324,14 @@ func BenchmarkPacedClaims(b *testing.B) {
 	cooldown := time.Duration(benchEnv(b, "BENCH_COOLDOWN_MS", 250)) * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(benchEnv(b, "BENCH_TIMEOUT_S", 300))*time.Second)
 	defer cancel()
+	stopped := make(chan struct{})
+	if os.Getenv("BENCH_STOP") == "stdin" {
+		want = math.MaxInt
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin) // ends at EOF (or a read error: stop too)
+			close(stopped)
+		}()
+	}
 	var nonEmpty, empty, rows int
 	for range b.N {
 		nonEmpty, empty, rows = 0, 0, 0
@@ -329,17 +341,20 @@ func BenchmarkPacedClaims(b *testing.B) {
 			b.StartTimer()
 		}
 		tick := time.NewTicker(cooldown)
+	paced:
 		for rows < want {
 			select {
 			case <-ctx.Done():
 				tick.Stop()
-				b.Fatalf("%d of %d rows published: %v", rows, want, ctx.Err())
+				b.Fatalf("%d rows published: %v", rows, ctx.Err())
+			case <-stopped:
+				break paced
 			case <-tick.C:
 			}
 			evs, _, _, err := ob.claimMark(ctx, "bench-paced", bulk)
 			if err != nil {
 				tick.Stop()
-				b.Fatalf("after %d of %d rows: %v", rows, want, err)
+				b.Fatalf("after %d rows: %v", rows, err)
 			}
 			if len(evs) == 0 {
 				empty++
