@@ -81,7 +81,7 @@ func runScale(ctx context.Context, r *Runner) error {
 	r.addRun(Measurement{ID: "scale.retention", Scenario: "scale",
 		Name: fmt.Sprintf("retention: delete %.0f published rows in batches of 10,000", deleted), Backend: "postgres",
 		Unit: "rows/s"}, perSecond)
-	r.logf("  retention removed %d rows", deleted)
+	r.logf("  retention removed %.0f rows", deleted)
 	if err := r.tableSizes(ctx, "after retention (no vacuum yet)", "after-retention"); err != nil {
 		return err
 	}
