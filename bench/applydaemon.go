@@ -11,7 +11,6 @@ import (
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
 // runApplyDaemon measures the built projector draining Events messages
@@ -110,7 +109,7 @@ func (r *Runner) applyDaemonOnce(ctx context.Context, bin string, evs []Event, k
 	for _, c := range consumers {
 		var s float64
 		if err := r.db.Pool.QueryRow(ctx, sqlInboxSpan, c).Scan(&s); err != nil {
-			return fmt.Errorf("inbox span: %w", postgres.Classify(err))
+			return fmt.Errorf("inbox span: %w", err)
 		}
 		span = max(span, s)
 	}

@@ -23,7 +23,6 @@ import (
 
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/settings"
@@ -311,7 +310,7 @@ func watchProgress(ctx context.Context, cancel context.CancelCauseFunc, n func()
 // are settled (applied, duplicate, stale or dead-lettered, by its
 // metrics).
 func childProjectRun(ctx context.Context, cl *pubsub.Client, spec childSpec) (childResult, error) {
-	pool, err := postgres.Open(ctx, postgres.Config{URL: spec.DatabaseURL, Schema: Schema})
+	pool, err := settings.OpenPool(ctx, settings.Database{URL: spec.DatabaseURL, Schema: Schema}, 0)
 	if err != nil {
 		return childResult{}, err
 	}

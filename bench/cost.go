@@ -12,9 +12,9 @@ import (
 
 	"github.com/eventrelay/eventrelay/cmd/publisher/config"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relaytest"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // costWriterConns is the connection pool of the cost scenario's writers:
@@ -128,7 +128,7 @@ func runCost(ctx context.Context, r *Runner) error {
 	if err != nil {
 		return err
 	}
-	pool, err := postgres.Open(ctx, postgres.Config{URL: writerURL, Schema: Schema, MaxConns: costWriterConns})
+	pool, err := settings.OpenPool(ctx, settings.Database{URL: writerURL, Schema: Schema}, costWriterConns)
 	if err != nil {
 		return err
 	}
@@ -266,15 +266,6 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			return res, err
 		}
 	}
-	var sqlR *sqlRelay
-	if m.sqlRelay {
-		c, err := newPublisherClaimer(ctx, r.db)
-		if err != nil {
-			return res, err
-		}
-		sqlR = startSQLRelay(ctx, c, config.Default().Outbox.FetchCooldown, r.cfg.Bulk)
-		defer sqlR.Stop()
-	}
 	if m.burst {
 		burner, err := r.startCPUBurst(ctx)
 		if err != nil {
@@ -288,6 +279,21 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	evs, err := NewFixture(min(r.cfg.Aggregates, max(n/2, 1))).Generate(n)
 	if err != nil {
 		return res, err
+	}
+	var sqlR *rootBenchmark
+	if m.sqlRelay {
+		// The relay's statements alone (relay/internal/claim's
+		// BenchmarkPacedClaims): one claim per fetch cooldown, marked at
+		// once, until the step's events are published.
+		timeout := r.cfg.LatencyEach + r.cfg.LatencyDrain + time.Minute
+		if sqlR, err = r.startBenchmark(ctx, statementsPkg, "PacedClaims", 1, "BENCH_BULK="+strconv.Itoa(r.cfg.Bulk), "BENCH_STOP=stdin",
+			"BENCH_COOLDOWN_MS="+strconv.FormatInt(config.Default().Outbox.FetchCooldown.Milliseconds(), 10),
+			"BENCH_TIMEOUT_S="+strconv.Itoa(int(timeout.Seconds()))); err != nil {
+			return res, err
+		}
+		defer sqlR.cmd.Process.Kill() //nolint:errcheck // ends a run a failed step left behind; one that exited ignores it
+		r.cpu.daemons = map[int]string{sqlR.cmd.Process.Pid: "sql relay"}
+		defer func() { r.cpu.daemons = nil }()
 	}
 	w, err := newLoadWriter(m.writer, m.notifyEvery)
 	if err != nil {
@@ -325,9 +331,15 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			return res, err
 		}
 	}
+	var sqlFigures map[string]float64
 	if sqlR != nil {
-		if err := sqlR.waitPublished(ctx, n, r.cfg.LatencyDrain); err != nil {
-			return res, err
+		err := r.db.waitNonePending(ctx, r.cfg.LatencyDrain)
+		var waitErr error
+		if sqlFigures, waitErr = sqlR.wait(); err == nil {
+			err = waitErr
+		}
+		if err != nil {
+			return res, fmt.Errorf("sql relay: %w", err)
 		}
 	}
 	res.cpu = a.to(r.cpu.sample())
@@ -352,8 +364,7 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	}
 	switch {
 	case sqlR != nil:
-		sqlR.Stop()
-		res.empty, res.nonEmpty, res.claimed = float64(sqlR.empty), float64(sqlR.nonEmpty), float64(sqlR.rows)
+		res.empty, res.nonEmpty, res.claimed = sqlFigures["claims-empty"], sqlFigures["claims-nonempty"], sqlFigures["rows"]
 	case pubD != nil:
 		after, err := scrapePublisher(ctx, metricsURL)
 		if err != nil {
@@ -445,7 +456,7 @@ func (r *Runner) startCPUBurst(ctx context.Context) (*Daemon, error) {
 func (r *Runner) walBytes(ctx context.Context) (float64, error) {
 	var b float64
 	if err := r.db.Pool.QueryRow(ctx, sqlWALBytes).Scan(&b); err != nil {
-		return 0, fmt.Errorf("reading the WAL position: %w", postgres.Classify(err))
+		return 0, fmt.Errorf("reading the WAL position: %w", err)
 	}
 	return b, nil
 }

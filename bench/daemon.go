@@ -68,6 +68,30 @@ func (b *binaries) path(ctx context.Context, name string) (string, string, error
 	return out, "", nil
 }
 
+// testBinary returns the test binary of package pkg of the root module
+// (go test -c), building it first.
+func (b *binaries) testBinary(ctx context.Context, pkg string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := "test " + pkg
+	if p, ok := b.built[key]; ok {
+		return p, nil
+	}
+	out, err := filepath.Abs(filepath.Join(b.dir, filepath.Base(pkg)+".test")) // go -C resolves -o in the root
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "go", "-C", b.repo, "test", "-c", "-o", out, pkg)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the tests of %s: %w: %s", pkg, err, strings.TrimSpace(string(msg)))
+	}
+	if b.built == nil {
+		b.built = map[string]string{}
+	}
+	b.built[key] = out
+	return out, nil
+}
+
 // writeOverlay writes the pprof file and the overlay JSON that adds it to
 // package dir.
 func writeOverlay(dir, pkg, name string) (string, error) {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/embedded"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
-	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/migrations"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // Schema holds the eventrelay tables in the bench database.
@@ -27,8 +30,8 @@ type DB struct {
 	Name string
 }
 
-// Config is the postgres.Config daemons under test use.
-func (d *DB) Config() postgres.Config { return postgres.Config{URL: d.URL, Schema: Schema} }
+// Config is the database block daemons under test use.
+func (d *DB) Config() settings.Database { return settings.Database{URL: d.URL, Schema: Schema} }
 
 // openDB drops and re-creates the bench database next to admin's and
 // migrates it.
@@ -39,14 +42,14 @@ func openDB(ctx context.Context, admin, name string) (*DB, error) {
 	}
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", postgres.Redact(admin), postgres.Classify(err))
+		return nil, fmt.Errorf("connecting to %s: %w", embedded.RedactDatabaseURL(admin), err)
 	}
 	// One run per bench database: a second one would drop the database
 	// under the first.
 	var locked bool
 	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('relaybench.' || $1))", name).Scan(&locked); err != nil {
 		conn.Close(ctx)
-		return nil, fmt.Errorf("taking the run lock: %w", postgres.Classify(err))
+		return nil, fmt.Errorf("taking the run lock: %w", err)
 	}
 	if !locked {
 		conn.Close(ctx)
@@ -63,23 +66,22 @@ func openDB(ctx context.Context, admin, name string) (*DB, error) {
 	// A database a replication slot reads cannot be dropped: the log
 	// mode's slot of a run that died stays.
 	if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active`, name); err != nil {
-		return nil, fmt.Errorf("dropping the replication slots of %s: %w", name, postgres.Classify(err))
+		return nil, fmt.Errorf("dropping the replication slots of %s: %w", name, err)
 	}
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
-		return nil, fmt.Errorf("dropping %s: %w", name, postgres.Classify(err))
+		return nil, fmt.Errorf("dropping %s: %w", name, err)
 	}
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", name, postgres.Classify(err))
+		return nil, fmt.Errorf("creating %s: %w", name, err)
 	}
 	u.Path = "/" + name
 	d.URL = u.String()
-	if _, err := postgres.Migrate(ctx, d.Config(), catalogmigrations.Sets...); err != nil {
+	if d.Pool, err = settings.OpenPool(ctx, d.Config(), 16); err != nil {
 		return nil, err
 	}
-	cfg := d.Config()
-	cfg.MaxConns = 16
-	if d.Pool, err = postgres.Open(ctx, cfg); err != nil {
-		return nil, err
+	if _, err := migrations.Up(ctx, d.Pool, Schema, catalogmigrations.Sets...); err != nil {
+		d.Pool.Close()
+		return nil, fmt.Errorf("migrating %s: %w", name, err)
 	}
 	ok = true
 	return d, nil
@@ -90,7 +92,7 @@ func openDB(ctx context.Context, admin, name string) (*DB, error) {
 func (d *DB) reset(ctx context.Context) error {
 	_, err := d.Pool.Exec(ctx, sqlReset)
 	if err != nil {
-		return fmt.Errorf("resetting bench tables: %w", postgres.Classify(err))
+		return fmt.Errorf("resetting bench tables: %w", err)
 	}
 	return nil
 }
@@ -99,9 +101,52 @@ func (d *DB) reset(ctx context.Context) error {
 func (d *DB) count(ctx context.Context, sql string, args ...any) (int, error) {
 	var n int64
 	if err := d.Pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("counting: %w", postgres.Classify(err))
+		return 0, fmt.Errorf("counting: %w", err)
 	}
 	return int(n), nil
+}
+
+// waitNonePending waits until no outbox row is pending (or timeout passed).
+func (d *DB) waitNonePending(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		left, err := d.count(ctx, sqlAnyPending)
+		switch {
+		case err != nil:
+			return err
+		case left == 0:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("rows still pending after %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// leasedPartitions counts each owner's leased partitions.
+func (d *DB) leasedPartitions(ctx context.Context) (map[string]int, error) {
+	rows, err := d.Pool.Query(ctx, sqlLeasedPartitions)
+	if err != nil {
+		return nil, fmt.Errorf("listing partitions: %w", err)
+	}
+	owned := map[string]int{}
+	for rows.Next() {
+		var owner string
+		var n int
+		if err := rows.Scan(&owner, &n); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("listing partitions: %w", err)
+		}
+		owned[owner] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing partitions: %w", err)
+	}
+	return owned, nil
 }
 
 // Close closes the pool and releases the run lock (the database stays for

@@ -17,8 +17,8 @@
 //     latency under an open-loop load with a wait-event profile of their
 //     backends, Postgres CPU per 1,000 events, WAL per event, events per
 //     claim) with the relay off, NOTIFY on every commit, polling,
-//     coalesced wake-ups, and the relay's statements alone (sqlRelay: the
-//     judged figure); and no relay but a CPU burner with the publisher's
+//     coalesced wake-ups, and the relay's statements alone (mode "sql",
+//     relay/internal/claim's BenchmarkPacedClaims: the judged figure); and no relay but a CPU burner with the publisher's
 //     duty cycle (CPUBurstEnv), which separates the machine's reaction to
 //     a co-located publisher from the database's share.
 //   - Receive: the projector against a bare client-library Receive loop
@@ -39,9 +39,12 @@
 // re-created at the start of every run under a run lock, so tests sharing
 // the Postgres server are not disturbed and two runs never overlap.
 //
-// The ceilings run the daemons' own generated queries (outboxdb's claim,
-// mark and retention; inboxdb's inbox insert and video upsert, pipelined
-// through a pgx.Batch), the projector engine runs in process, and the
+// The ceilings, the scale scenario's claims and the relay's statements
+// alone run the root module's Go benchmarks of those statements
+// (relay/internal/claim: claim, mark, retention, the claim's plan, on the
+// bench database; projector: the inbox insert and a version-guarded
+// upsert pipelined in one round trip, on a fresh test database) and read
+// their b.ReportMetric figures; the projector engine runs in process, and the
 // publisher and projector run as processes built from cmd/ (with a pprof
 // listener added at build time). The bench's own SQL (sql.go) is plumbing:
 // resets, counts, spans and sizes.

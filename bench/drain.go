@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
 // runDrain measures the built publisher: Events pending rows, 1 and 2
@@ -200,7 +199,7 @@ func (d *DB) drainRate(ctx context.Context) (float64, error) {
 	var n int
 	var span float64
 	if err := d.Pool.QueryRow(ctx, sqlDrainSpan).Scan(&n, &span); err != nil {
-		return 0, fmt.Errorf("drain span: %w", postgres.Classify(err))
+		return 0, fmt.Errorf("drain span: %w", err)
 	}
 	return float64(n) / span, nil
 }

@@ -16,7 +16,6 @@ import (
 
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/wire"
 )
@@ -173,7 +172,7 @@ func (f *Fixture) Seed(ctx context.Context, db *DB, n int) error {
 		return genErr
 	}
 	if err != nil {
-		return fmt.Errorf("seeding outbox: %w", postgres.Classify(err))
+		return fmt.Errorf("seeding outbox: %w", err)
 	}
 	if int(got) != n {
 		return fmt.Errorf("seeding outbox: copied %d rows, want %d", got, n)
@@ -185,7 +184,7 @@ func (f *Fixture) Seed(ctx context.Context, db *DB, n int) error {
 // autovacuum would, eventually).
 func analyze(ctx context.Context, db *DB) error {
 	if _, err := db.Pool.Exec(ctx, "ANALYZE outbox_events"); err != nil {
-		return fmt.Errorf("analyzing outbox: %w", postgres.Classify(err))
+		return fmt.Errorf("analyzing outbox: %w", err)
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 )
 
 // pstestStreams is the projector's NumGoroutines on pstest, which delivers
@@ -291,7 +290,7 @@ type eventTimes struct{ claimed, published, projected *time.Time }
 func (r *Runner) eventTimes(ctx context.Context) (map[uuid.UUID]eventTimes, error) {
 	rows, err := r.db.Pool.Query(ctx, sqlEventTimes, catproj.VideosConsumer)
 	if err != nil {
-		return nil, fmt.Errorf("reading event times: %w", postgres.Classify(err))
+		return nil, fmt.Errorf("reading event times: %w", err)
 	}
 	defer rows.Close()
 	byID := map[uuid.UUID]eventTimes{}
@@ -299,12 +298,12 @@ func (r *Runner) eventTimes(ctx context.Context) (map[uuid.UUID]eventTimes, erro
 		var id uuid.UUID
 		var t eventTimes
 		if err := rows.Scan(&id, &t.claimed, &t.published, &t.projected); err != nil {
-			return nil, fmt.Errorf("reading event times: %w", postgres.Classify(err))
+			return nil, fmt.Errorf("reading event times: %w", err)
 		}
 		byID[id] = t
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading event times: %w", postgres.Classify(err))
+		return nil, fmt.Errorf("reading event times: %w", err)
 	}
 	return byID, nil
 }

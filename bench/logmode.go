@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
 	"github.com/eventrelay/eventrelay/wire"
 )
@@ -33,10 +32,10 @@ func (d *DB) logEnv() []string {
 // the server keeps no WAL for a slot nobody reads.
 func (d *DB) resetLog(ctx context.Context) error {
 	if _, err := d.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active`, d.logSlot()); err != nil {
-		return fmt.Errorf("dropping slot %s: %w", d.logSlot(), postgres.Classify(err))
+		return fmt.Errorf("dropping slot %s: %w", d.logSlot(), err)
 	}
 	if _, err := d.Pool.Exec(ctx, `DELETE FROM outbox_log_slots`); err != nil {
-		return fmt.Errorf("resetting outbox_log_slots: %w", postgres.Classify(err))
+		return fmt.Errorf("resetting outbox_log_slots: %w", err)
 	}
 	return nil
 }
@@ -314,7 +313,7 @@ func (r *Runner) logTakeover(ctx context.Context, bin string, b *Backend, run in
 	var walsender *int32
 	for walsender == nil {
 		if err := r.db.Pool.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, r.db.logSlot()).Scan(&walsender); err != nil {
-			return fmt.Errorf("reading the slot's walsender: %w", postgres.Classify(err))
+			return fmt.Errorf("reading the slot's walsender: %w", err)
 		}
 		if err := ds[0].Exited(); err != nil {
 			return err

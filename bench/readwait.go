@@ -13,11 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/consistency"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relay"
 	"github.com/eventrelay/eventrelay/relaytest/testevent"
+	"github.com/eventrelay/eventrelay/settings"
 )
 
 // readWaitRates are the offered write rates of the scenario.
@@ -111,9 +111,7 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 		}
 	}()
 	for _, name := range []string{"writers", "relay", "projector", "reads"} {
-		cfg := r.db.Config()
-		cfg.MaxConns = 16
-		p, err := postgres.Open(ctx, cfg)
+		p, err := settings.OpenPool(ctx, r.db.Config(), 16)
 		if err != nil {
 			return res, err
 		}
@@ -123,7 +121,7 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	for _, sql := range []string{sqlResetPartitions, sqlResetPublishers,
 		sqlCreateItems, `TRUNCATE ` + itemsTable} {
 		if _, err := pool.Exec(ctx, sql); err != nil {
-			return res, fmt.Errorf("preparing the read model: %w", postgres.Classify(err))
+			return res, fmt.Errorf("preparing the read model: %w", err)
 		}
 	}
 	if err := b.EnsureTopic(ctx, testevent.Topic); err != nil {
@@ -180,7 +178,7 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	// streams and the relay's partitions are up before the clock runs.
 	warm := testevent.Item("warm-up", 1, 0)
 	if err := pgx.BeginFunc(ctx, pools["writers"], func(tx pgx.Tx) error { _, err := ow.InsertTx(ctx, tx, warm); return err }); err != nil {
-		return res, fmt.Errorf("warm-up write: %w", postgres.Classify(err))
+		return res, fmt.Errorf("warm-up write: %w", err)
 	}
 	if err := w.Wait(ctx, itemsModel, []consistency.Token{{AggregateType: warm.AggregateType, AggregateID: warm.AggregateID, Version: 1}}, 10*time.Second); err != nil {
 		return res, fmt.Errorf("warm-up item not projected: %w", err)
@@ -233,7 +231,7 @@ func readWaitLoad(ctx context.Context, pool *pgxpool.Pool, ow *outbox.Writer, w 
 			})
 			locks[agg].Unlock()
 			if err != nil {
-				cancel(fmt.Errorf("writing %s v%d: %w", id, v, postgres.Classify(err)))
+				cancel(fmt.Errorf("writing %s v%d: %w", id, v, err))
 				out[i].failed = true
 				return
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relay"
 )
@@ -102,7 +101,7 @@ func (r *Runner) receiveOnce(ctx context.Context, b *Backend, run int) error {
 	}
 	for _, sql := range []string{sqlResetPartitions, sqlResetPublishers, sqlCreateItems, `TRUNCATE ` + itemsTable} {
 		if _, err := r.db.Pool.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("preparing the read model: %w", postgres.Classify(err))
+			return fmt.Errorf("preparing the read model: %w", err)
 		}
 	}
 	if err := b.EnsureTopic(ctx, events.Topic); err != nil {
@@ -213,7 +212,7 @@ func (r *Runner) publishItems(ctx context.Context, b *Backend, n int) error {
 			evs = append(evs, ev.Outbox())
 		}
 		if err := pgx.BeginFunc(ctx, r.db.Pool, func(tx pgx.Tx) error { _, err := ow.InsertTx(ctx, tx, evs...); return err }); err != nil {
-			return fmt.Errorf("writing items: %w", postgres.Classify(err))
+			return fmt.Errorf("writing items: %w", err)
 		}
 	}
 	rl, err := relay.New(r.db.Pool, b.Client, relay.Options{Schema: Schema, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/postgres"
-	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 )
 
 // The replicas scenario runs each publisher replica small (one batch of
@@ -81,7 +79,7 @@ func (r *Runner) startReplicas(ctx context.Context, bin string, b *Backend, n in
 	}
 	for _, q := range []string{sqlResetPartitions, sqlResetPublishers} {
 		if _, err := r.db.Pool.Exec(ctx, q); err != nil {
-			return nil, fmt.Errorf("resetting partition ownership: %w", postgres.Classify(err))
+			return nil, fmt.Errorf("resetting partition ownership: %w", err)
 		}
 	}
 	if err := b.EnsureTopic(ctx, events.Topic); err != nil {
@@ -209,15 +207,9 @@ func (r *Runner) replicaKill(ctx context.Context, bin string, b *Backend, run in
 func (r *Runner) waitOwners(ctx context.Context, ds []*Daemon, timeout time.Duration, ok func(owned map[string]int) bool) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		rows, err := outboxdb.New(r.db.Pool).ListOutboxPartitions(ctx)
+		owned, err := r.db.leasedPartitions(ctx)
 		if err != nil {
-			return fmt.Errorf("listing partitions: %w", postgres.Classify(err))
-		}
-		owned := map[string]int{}
-		for _, p := range rows {
-			if p.Leased {
-				owned[p.Owner]++
-			}
+			return err
 		}
 		if ok(owned) {
 			return nil

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/cmd/publisher/config"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/relay"
 )
 
@@ -19,10 +18,6 @@ import (
 // publisher's index upkeep (maintainOutboxIndexes) ran.
 func runScale(ctx context.Context, r *Runner) error {
 	cfg := r.cfg
-	cl, err := newPublisherClaimer(ctx, r.db)
-	if err != nil {
-		return err
-	}
 	if err := r.db.reset(ctx); err != nil {
 		return err
 	}
@@ -37,7 +32,7 @@ func runScale(ctx context.Context, r *Runner) error {
 		if err := analyze(ctx, r.db); err != nil {
 			return err
 		}
-		if err := r.claimLatency(ctx, cl, fx, size, strconv.Itoa(size)+" pending", "n"+strconv.Itoa(size)); err != nil {
+		if err := r.claimLatency(ctx, size, strconv.Itoa(size)+" pending", "n"+strconv.Itoa(size)); err != nil {
 			return err
 		}
 		label, id := fmt.Sprintf("wave at %d pending", size), "n"+strconv.Itoa(size)
@@ -62,24 +57,31 @@ func runScale(ctx context.Context, r *Runner) error {
 	// leave the same dead versions in the same indexes) as when published.
 	bulk := max(cfg.Bulk, 5000)
 	r.logf("  publishing all %d rows (claim+mark loop, bulk %d)", total, bulk)
-	n, d, err := drainLoop(ctx, r.db, cl, bulk, 1)
+	ev, _, err := r.drainStatements(ctx, bulk, 1)
 	if err != nil {
 		return err
 	}
 	r.addRun(Measurement{ID: "scale.drain", Scenario: "scale", Name: fmt.Sprintf("claim+mark (bulk %d) drain of a %d-row table", bulk, total),
-		Backend: "postgres", Unit: "events/s"}, rate(n, d))
+		Backend: "postgres", Unit: "events/s"}, ev)
 	if err := r.tableSizes(ctx, "wave published, before retention", "published"); err != nil {
 		return err
 	}
-	start := time.Now()
-	deleted, err := retention(ctx, r.db, 10_000)
+	del, err := r.runBenchmark(ctx, statementsPkg, "DeletePublished", 1, "BENCH_BATCH=10000")
+	if err != nil {
+		return err
+	}
+	deleted, err := metric(del, "rows/op")
+	if err != nil {
+		return err
+	}
+	perSecond, err := metric(del, "rows/s")
 	if err != nil {
 		return err
 	}
 	r.addRun(Measurement{ID: "scale.retention", Scenario: "scale",
-		Name: fmt.Sprintf("retention: delete %d published rows in batches of 10,000", deleted), Backend: "postgres",
-		Unit: "rows/s"}, rate(int(deleted), time.Since(start)))
-	r.logf("  retention removed %d rows", deleted)
+		Name: fmt.Sprintf("retention: delete %.0f published rows in batches of 10,000", deleted), Backend: "postgres",
+		Unit: "rows/s"}, perSecond)
+	r.logf("  retention removed %.0f rows", deleted)
 	if err := r.tableSizes(ctx, "after retention (no vacuum yet)", "after-retention"); err != nil {
 		return err
 	}
@@ -96,8 +98,8 @@ func runScale(ctx context.Context, r *Runner) error {
 	if err := analyze(ctx, r.db); err != nil {
 		return err
 	}
-	if err := r.claimLatency(ctx, cl, fx, small,
-		fmt.Sprintf("%d pending after %d rows passed through retention", small, deleted), "after-retention"); err != nil {
+	if err := r.claimLatency(ctx, small,
+		fmt.Sprintf("%d pending after %.0f rows passed through retention", small, deleted), "after-retention"); err != nil {
 		return err
 	}
 	if err := r.maintainOutboxIndexes(ctx); err != nil {
@@ -106,7 +108,7 @@ func runScale(ctx context.Context, r *Runner) error {
 	if err := r.tableSizes(ctx, fmt.Sprintf("after the index upkeep (%d pending, as before the wave)", small), "after-maintenance"); err != nil {
 		return err
 	}
-	return r.claimLatency(ctx, cl, fx, small,
+	return r.claimLatency(ctx, small,
 		fmt.Sprintf("%d pending after the index upkeep", small), "after-maintenance")
 }
 
@@ -148,15 +150,16 @@ func (r *Runner) maintainOutboxIndexes(ctx context.Context) error {
 // vacuum runs VACUUM (ANALYZE) on the outbox.
 func vacuum(ctx context.Context, db *DB) error {
 	if _, err := db.Pool.Exec(ctx, "VACUUM (ANALYZE) outbox_events"); err != nil {
-		return fmt.Errorf("vacuum: %w", postgres.Classify(err))
+		return fmt.Errorf("vacuum: %w", err)
 	}
 	return nil
 }
 
 // claimLatency times ClaimSamples claims (each followed by its mark and a
-// top-up COPY, so the pending count stays at size) per run, each run after
-// a VACUUM.
-func (r *Runner) claimLatency(ctx context.Context, cl claimer, fx *Fixture, size int, label, id string) error {
+// top-up insert of copies of the claimed rows, so the pending count stays
+// at size: relay/internal/claim's BenchmarkClaimMark) per run, each run
+// after a VACUUM, and explains one more claim after them.
+func (r *Runner) claimLatency(ctx context.Context, size int, label, id string) error {
 	cfg := r.cfg
 	var plans, notes []string
 	for run := 1; run <= cfg.Runs; run++ {
@@ -166,47 +169,35 @@ func (r *Runner) claimLatency(ctx context.Context, cl claimer, fx *Fixture, size
 		if err := vacuum(ctx, r.db); err != nil {
 			return err
 		}
-		claims := make([]time.Duration, 0, cfg.ClaimSamples)
-		marks := make([]time.Duration, 0, cfg.ClaimSamples)
-		for range cfg.ClaimSamples {
-			t0 := time.Now()
-			ids, token, err := cl.Claim(ctx, "bench-scale", cfg.Bulk)
-			if err != nil {
-				return err
-			}
-			t1 := time.Now()
-			if len(ids) != min(cfg.Bulk, size) {
-				return fmt.Errorf("claim at %s returned %d rows, want %d", label, len(ids), min(cfg.Bulk, size))
-			}
-			if err := cl.MarkPublished(ctx, ids, token); err != nil {
-				return err
-			}
-			claims = append(claims, t1.Sub(t0))
-			marks = append(marks, time.Since(t1))
-			if err := fx.Seed(ctx, r.db, len(ids)); err != nil {
-				return err
-			}
-		}
-		plan, exec, err := r.explainClaim(ctx, fmt.Sprintf("claim-plan.%s.run%d", id, run))
+		planPath, err := r.planPath(fmt.Sprintf("claim-plan.%s.run%d", id, run))
 		if err != nil {
 			return err
 		}
+		figures, err := r.runBenchmark(ctx, statementsPkg, "ClaimMark", cfg.ClaimSamples, "BENCH_BULK="+strconv.Itoa(cfg.Bulk), "BENCH_PLAN_FILE="+planPath)
+		if err != nil {
+			return fmt.Errorf("claims at %s (%d pending): %w", label, size, err)
+		}
+		exec, err := planSummary(planPath)
+		if err != nil {
+			return err
+		}
+		plan := r.rel(planPath)
 		plans = append(plans, plan)
 		notes = append(notes, fmt.Sprintf("run %d: %s", run, exec))
 		base := Measurement{Scenario: "scale", Backend: "postgres", Unit: "ms", Profile: strings.Join(plans, ","),
 			Note: "EXPLAIN ANALYZE of the claim after each run: " + strings.Join(notes, "; ")}
-		for _, p := range []struct {
-			slug, name string
-			pct        float64
-			ds         []time.Duration
-		}{{"claim-p50", "claim p50", 50, claims}, {"claim-p99", "claim p99", 99, claims}, {"mark-p50", "mark p50", 50, marks}} {
+		for _, p := range []struct{ slug, name string }{{"claim-p50", "claim p50"}, {"claim-p99", "claim p99"}, {"mark-p50", "mark p50"}} {
+			v, err := metric(figures, p.slug+"-ms")
+			if err != nil {
+				return err
+			}
 			m := base
 			m.ID = fmt.Sprintf("scale.%s.%s", p.slug, id)
 			m.Name = fmt.Sprintf("%s (bulk %d), %s", p.name, cfg.Bulk, label)
-			r.addRun(m, Percentile(p.ds, p.pct))
+			r.addRun(m, v)
 		}
 		r.logf("  run %d: %s: claim p50 %.2f ms p99 %.2f ms, mark p50 %.2f ms", run, label,
-			Percentile(claims, 50), Percentile(claims, 99), Percentile(marks, 50))
+			figures["claim-p50-ms"], figures["claim-p99-ms"], figures["mark-p50-ms"])
 	}
 	return nil
 }
@@ -215,7 +206,7 @@ func (r *Runner) claimLatency(ctx context.Context, cl claimer, fx *Fixture, size
 func (r *Runner) tableSizes(ctx context.Context, label, id string) error {
 	var table, index, rows int64
 	if err := r.db.Pool.QueryRow(ctx, sqlTableSizes).Scan(&table, &index, &rows); err != nil {
-		return fmt.Errorf("table sizes: %w", postgres.Classify(err))
+		return fmt.Errorf("table sizes: %w", err)
 	}
 	const mb = 1 << 20
 	perIndex, err := r.indexSizes(ctx)
@@ -234,7 +225,7 @@ func (r *Runner) tableSizes(ctx context.Context, label, id string) error {
 func (r *Runner) indexSizes(ctx context.Context) (string, error) {
 	rows, err := r.db.Pool.Query(ctx, sqlIndexSizes)
 	if err != nil {
-		return "", fmt.Errorf("index sizes: %w", postgres.Classify(err))
+		return "", fmt.Errorf("index sizes: %w", err)
 	}
 	defer rows.Close()
 	var parts []string
@@ -242,7 +233,7 @@ func (r *Runner) indexSizes(ctx context.Context) (string, error) {
 		var name string
 		var size int64
 		if err := rows.Scan(&name, &size); err != nil {
-			return "", fmt.Errorf("index sizes: %w", postgres.Classify(err))
+			return "", fmt.Errorf("index sizes: %w", err)
 		}
 		parts = append(parts, fmt.Sprintf("%s %.1f MB", name, float64(size)/(1<<20)))
 	}

@@ -1,8 +1,9 @@
 package bench
 
 // The bench's own SQL is plumbing only: resets, counts, spans and sizes.
-// The ceilings run the daemons' generated queries (outboxdb, inboxdb), so
-// "ceiling" means "the same database work without Pub/Sub or decoding".
+// The ceilings run the root module's benchmarks of the daemons' own
+// statements (rootbenchmark.go), so "ceiling" means "the same database
+// work without Pub/Sub or decoding".
 
 // Plumbing.
 const (
@@ -39,9 +40,13 @@ const (
 	// between runs of the replicas scenario (epochs keep counting).
 	sqlResetPartitions = `UPDATE outbox_partitions SET owner = NULL, lease_until = NULL`
 	sqlResetPublishers = `DELETE FROM outbox_publishers`
-	sqlCountInbox      = `SELECT count(*) FROM inbox_events`
-	sqlCountFailed     = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
-	sqlCountConsumer   = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
+	// sqlLeasedPartitions counts each owner's partitions under a live
+	// lease (the replicas scenario waits on it).
+	sqlLeasedPartitions = `SELECT owner, count(*) FROM outbox_partitions
+    WHERE owner IS NOT NULL AND lease_until >= now() GROUP BY owner`
+	sqlCountInbox    = `SELECT count(*) FROM inbox_events`
+	sqlCountFailed   = `SELECT count(*) FROM outbox_events WHERE status = 'failed'`
+	sqlCountConsumer = `SELECT count(*) FROM inbox_events WHERE consumer = $1`
 
 	// sqlEventTimes lists every outbox event with its claim and publish
 	// times and the time consumer $1 applied it.

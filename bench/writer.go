@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
-	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 )
 
@@ -123,7 +122,7 @@ func commitEvent(ctx context.Context, db interface {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("writing event: %w", postgres.Classify(err))
+		return fmt.Errorf("writing event: %w", err)
 	}
 	return nil
 }
@@ -185,7 +184,7 @@ func openLoad(ctx context.Context, pool *pgxpool.Pool, w *loadWriter, evs []Even
 				return
 			}
 			if err != nil {
-				cancel(fmt.Errorf("writing event: %w", postgres.Classify(err)))
+				cancel(fmt.Errorf("writing event: %w", err))
 				return
 			}
 			defer conn.Release()

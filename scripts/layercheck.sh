@@ -21,12 +21,10 @@
 #
 #   scripts/layercheck.sh [dir]   # exit 1 and one line per offending import
 #
-# dir is the root module (default: this repository); the allow-list is
-# scripts/layercheck-allow.txt there, "importer -> imported" per line, paths
-# relative to the root module.
+# dir is the root module (default: this repository). There is no
+# allow-list: every import against the layers fails make verify.
 set -euo pipefail
 root=$(cd "${1:-$(dirname "$0")/..}" && pwd)
-allow="$root/scripts/layercheck-allow.txt"
 cd "$root"
 mod=$(go list -m)
 
@@ -81,7 +79,7 @@ nested=$(find . -name go.mod -not -path './go.mod' -not -path '*/testdata/*' -no
 		imports "$m"
 		xtests "$m"
 	done
-} | awk -F'|' -v mod="$mod" -v rootdeps="$tmp/rootdeps" -v allowfile="$allow" '
+} | awk -F'|' -v mod="$mod" -v rootdeps="$tmp/rootdeps" '
 function rel(p) { return p == mod ? "." : substr(p, length(mod) + 2) }
 function internal(r) { return r ~ /(^|\/)internal(\/|$)/ }
 function demo(r) { return r ~ /^(internal\/catalog|api\/catalog|cmd|examples|docs)(\/|$)/ || r == "cmd" }
@@ -89,7 +87,6 @@ function fixture(r) { return internal(r) && r ~ /fixture$/ }
 function contract(r) { return r ~ /^(wire|api\/eventrelay)(\/|$)/ }
 function public(r) { return !internal(r) && !demo(r) }
 function report(line, rule) {
-	if (line in allowed) { used[line] = 1; return }
 	if (line in printed) return
 	printed[line] = 1
 	print line "    (" rule ")"
@@ -99,10 +96,6 @@ BEGIN {
 	while ((getline l < rootdeps) > 0) {
 		m = split(l, f, "|"); inroot[f[1]] = 1
 		for (j = 2; j <= m; j++) deps[f[1], f[j]] = 1
-	}
-	while ((getline l < allowfile) > 0) {
-		sub(/#.*/, "", l); gsub(/^[ \t]+|[ \t]+$/, "", l)
-		if (l != "") allowed[l] = 1
 	}
 }
 /^@root/ { where = "root"; next }
@@ -138,11 +131,9 @@ BEGIN {
 	}
 }
 END {
-	for (l in allowed) if (!(l in used)) { print "layercheck: " allowfile ": \"" l "\" is allowed but no longer imported: remove it"; stale++ }
 	if (bad > 0) {
 		printf "layercheck: %d import(s) against the layers (above: importer -> imported)\n", bad
 		exit 1
 	}
-	if (stale > 0) exit 1
 	print "layercheck: no module imports the root module\047s internal/, no internal package imports back up"
 }'
