@@ -19,8 +19,9 @@ import (
 // last result. The ceilings run it in a child process (childPublish), so
 // that its CPU is the library's alone.
 func publishLoop(ctx context.Context, client *pubsub.Client, topic string, msgs []*pubsub.Message) (time.Duration, error) {
-	def := pubconfig.Default().Publish
-	p := gpubsub.NewPublishers(client, def.Settings())
+	def, s := pubconfig.Default().Publish, pubsub.DefaultPublishSettings
+	s.DelayThreshold, s.CountThreshold, s.NumGoroutines, s.Timeout = def.DelayThreshold, def.CountThreshold, def.MaxInflightRequests, def.Timeout
+	p := gpubsub.NewPublishers(client, s)
 	defer p.Stop()
 	results := make([]*pubsub.PublishResult, len(msgs))
 	start := time.Now()

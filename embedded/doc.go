@@ -15,7 +15,7 @@
 //     Config.EmbedRelay, and the Kratos app: /readyz fails first on
 //     SIGTERM, then every server drains within Config.ShutdownTimeout
 //     (default: the longest drain of the engines, the relay's
-//     Options.StopTimeout, GracePeriod + Lease, and the projector's
+//     Options.StopTimeout, DrainTimeout + Lease, and the projector's
 //     DrainTimeout; not Kratos' 10s);
 //   - Main: LoadConfig, the Postgres pool (relay.PoolConfig: search_path
 //     starts with the schema) and the Pub/Sub client, New, and the app run

@@ -34,7 +34,7 @@ func summarize(ctx context.Context, tx pgx.Tx, ev *projection.Event, order *wrap
 
 // A service declares its projections and its servers once; New builds
 // the engines and the Kratos app, whose stop timeout covers the relay's
-// drain (GracePeriod + Lease), not Kratos' 10s. Main does the same from the
+// drain (DrainTimeout + Lease), not Kratos' 10s. Main does the same from the
 // environment and runs the app. This example contacts neither Postgres
 // nor Pub/Sub (an in-process pstest).
 func ExampleNew() {

@@ -153,7 +153,7 @@ func fillTree(raw json.RawMessage, prefix string, dst any, d decoder) error {
 	rv := reflect.ValueOf(dst).Elem()
 	defaults := reflect.New(rv.Type()).Elem()
 	defaults.Set(rv)
-	if err := d.section(rv, tree, prefix); err != nil {
+	if err := d.section(rv, tree, prefix, ""); err != nil {
 		return err
 	}
 	if err := d.refuseZeroed(defaults, rv, prefix); err != nil {
