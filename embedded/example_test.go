@@ -77,7 +77,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	fmt.Println(e.Config.Schema, e.Producer.Service, e.Producer.Instance, len(e.Servers), e.Relay != nil, e.Projector != nil)
-	fmt.Println("stop timeout:", e.Config.ShutdownTimeout) // then e.App.Run() serves until SIGINT or SIGTERM
+	fmt.Println("stop timeout:", e.Config.StopTimeout) // then e.App.Run() serves until SIGINT or SIGTERM
 	// Output:
 	// orders orders orders-0 1 true true
 	// stop timeout: 50s
