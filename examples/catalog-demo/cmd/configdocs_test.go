@@ -1,10 +1,13 @@
 package cmd_test
 
 import (
+	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	pubconf "github.com/eventrelay/eventrelay/cmd/publisher/config"
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
@@ -43,7 +46,41 @@ func TestConfigurationDocumentsEveryKey(t *testing.T) {
 			}
 			if !strings.Contains(doc, row) {
 				t.Errorf("docs/configuration.md, section %s: no row %q", daemon, row)
+				continue
+			}
+			line, _, _ := strings.Cut(doc[strings.Index(doc, row):], "\n")
+			if cells := strings.Split(line, " | "); len(cells) > 2 && literal.MatchString(cells[2]) {
+				if want := shown(s); strings.Trim(cells[2], "`") != want {
+					t.Errorf("docs/configuration.md, section %s: %s's default is %s, its struct's is `%s`", daemon, s.Key, cells[2], want)
+				}
 			}
 		}
 	}
+}
+
+// literal is a Default cell that is one value (not "lease/4", "host name",
+// "eventrelay_<schema>").
+var literal = regexp.MustCompile("^`[^`<]*`$")
+
+// shown is a setting's default as the tables write it: durations without
+// trailing zero units (1m, 72h), listen as the opposite of ListenOff.
+func shown(s settings.Setting) string {
+	v := s.Value.Interface()
+	if s.Field.Tag.Get("negate") == "true" {
+		v = !s.Value.Bool()
+	}
+	if d, ok := v.(time.Duration); ok {
+		out := d.String()
+		if strings.HasSuffix(out, "m0s") {
+			out = strings.TrimSuffix(out, "0s")
+		}
+		if strings.HasSuffix(out, "h0m") {
+			out = strings.TrimSuffix(out, "0m")
+		}
+		return out
+	}
+	if s.Value.Kind() == reflect.Map {
+		return "{}"
+	}
+	return fmt.Sprint(v)
 }
