@@ -18,9 +18,13 @@ import (
 // last result. The ceilings run it in a child process (childPublish), so
 // that its CPU is the library's alone.
 func publishLoop(ctx context.Context, client *pubsub.Client, topic string, msgs []*pubsub.Message) (time.Duration, error) {
-	def := pubconfig.Default().Publish
+	def, s := pubconfig.Default().Publish, pubsub.DefaultPublishSettings
+	s.DelayThreshold, s.CountThreshold, s.NumGoroutines, s.Timeout = def.DelayThreshold, def.CountThreshold, def.MaxInflightRequests, def.Timeout
+	if def.DelayThresholdOff {
+		s.DelayThreshold = 0
+	}
 	p := client.Publisher(topic)
-	p.PublishSettings = def.Settings()
+	p.PublishSettings = s
 	p.EnableMessageOrdering = true
 	defer p.Stop()
 	results := make([]*pubsub.PublishResult, len(msgs))

@@ -22,7 +22,7 @@ func TestLoadConfigDefaultsAndErrorsNameTheVariable(t *testing.T) {
 		t.Errorf("defaults: %+v", c)
 	}
 	for key, bad := range map[string]string{
-		"DATABASE_URL": "", "PUBSUB_PROJECT_ID": "", "EMBED_RELAY": "sometimes", "REQUEST_TIMEOUT": "10", "SHUTDOWN_TIMEOUT": "-1s",
+		"DATABASE_URL": "", "PUBSUB_PROJECT_ID": "", "EMBED_RELAY": "sometimes", "REQUEST_TIMEOUT": "soon", "SHUTDOWN_TIMEOUT": "-1s",
 	} {
 		saved := env[key]
 		env[key] = bad
@@ -32,7 +32,7 @@ func TestLoadConfigDefaultsAndErrorsNameTheVariable(t *testing.T) {
 		env[key] = saved
 	}
 	env["EMBED_RELAY"], env["DATABASE_SCHEMA"], env["SHUTDOWN_TIMEOUT"] = "true", "shop", "70s"
-	if c, err := embedded.LoadConfig("orders", nil, getenv, io.Discard, embedded.Config{}); err != nil || !c.EmbedRelay || c.Schema != "shop" || c.ShutdownTimeout != 70*time.Second {
+	if c, err := embedded.LoadConfig("orders", nil, getenv, io.Discard, embedded.Config{}); err != nil || !c.EmbedRelay || c.Schema != "shop" || c.StopTimeout != 70*time.Second {
 		t.Errorf("from the environment: %+v, %v", c, err)
 	}
 }
@@ -49,7 +49,7 @@ func TestLoadConfigHelpAndUnknownFlags(t *testing.T) {
 		}
 	}
 	var out strings.Builder // the service's own defaults, not the library's
-	_, err := embedded.LoadConfig("billing", []string{"--help"}, getenv, &out, embedded.Config{EmbedRelay: true, ShutdownTimeout: 70 * time.Second, HTTPAddr: ":8200"})
+	_, err := embedded.LoadConfig("billing", []string{"--help"}, getenv, &out, embedded.Config{EmbedRelay: true, StopTimeout: 70 * time.Second, HTTPAddr: ":8200"})
 	for _, want := range []string{"EMBED_RELAY        run eventrelay's relay in the app (default true)", "(default 1m10s)", "(default :8200)"} {
 		if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), want) {
 			t.Errorf("help of a service with its own defaults: %v, usage %q, want %q", err, out.String(), want)

@@ -13,9 +13,9 @@
 //     engines and the service's servers, the projector with the
 //     service's projections (Options.Projections), the relay when
 //     Config.EmbedRelay, and the Kratos app: /readyz fails first on
-//     SIGTERM, then every server drains within Config.ShutdownTimeout
+//     SIGTERM, then every server drains within Config.StopTimeout
 //     (default: the longest drain of the engines, the relay's
-//     Options.StopTimeout, GracePeriod + Lease, and the projector's
+//     Options.StopTimeout, DrainTimeout + Lease, and the projector's
 //     DrainTimeout; not Kratos' 10s);
 //   - Main: LoadConfig, the Postgres pool (relay.PoolConfig: search_path
 //     starts with the schema) and the Pub/Sub client, New, and the app run

@@ -130,7 +130,7 @@ type Engines struct {
 	Servers []transport.Server
 	// App runs the servers, the projector and the relay: Run until SIGINT
 	// or SIGTERM; then /readyz fails and every server drains within
-	// Config.ShutdownTimeout.
+	// Config.StopTimeout.
 	App *kratos.App
 }
 
@@ -222,13 +222,13 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 		e.Servers = own
 	}
 	e.Servers = mountHealth(e.Servers, c.HTTPAddr, e.Health, e.Metrics)
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = drain // an explicit shorter one stands: the relay warns at Stop
+	if c.StopTimeout == 0 {
+		c.StopTimeout = drain // an explicit shorter one stands: the relay warns at Stop
 	}
 	e.Config = c
 	opts := []kratos.Option{
 		kratos.Name(o.Name),
-		kratos.StopTimeout(c.ShutdownTimeout),
+		kratos.StopTimeout(c.StopTimeout),
 		kratos.Server(append(e.Servers, engines...)...),
 		kratos.BeforeStop(func(context.Context) error {
 			e.Health.SetDraining()

@@ -23,7 +23,7 @@ import (
 )
 
 // TestNewStopTimeoutAndErrors: the app's stop timeout defaults to the
-// longest drain of what it embeds (the relay's GracePeriod + Lease, else
+// longest drain of what it embeds (the relay's DrainTimeout + Lease, else
 // the projector's DrainTimeout), an explicit one stands, and a failing
 // registration or server names the service.
 func TestNewStopTimeoutAndErrors(t *testing.T) {
@@ -44,16 +44,16 @@ func TestNewStopTimeoutAndErrors(t *testing.T) {
 		want time.Duration
 	}{
 		{embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true}, Register: register}, 50 * time.Second},
-		{embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true}, Relay: relay.Options{GracePeriod: 5 * time.Second, Lease: 10 * time.Second}}, 15 * time.Second},
+		{embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true}, Relay: relay.Options{DrainTimeout: 5 * time.Second, Lease: 10 * time.Second}}, 15 * time.Second},
 		{embedded.Options{Name: "shop", Register: register}, 30 * time.Second},
 		{embedded.Options{Name: "shop", Register: register, Projector: projector.Options{DrainTimeout: 45 * time.Second}}, 45 * time.Second},
-		{embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true, ShutdownTimeout: 20 * time.Second}}, 20 * time.Second},
+		{embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true, StopTimeout: 20 * time.Second}}, 20 * time.Second},
 	} {
 		e, err := embedded.New(pool, client, tc.o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := e.Config.ShutdownTimeout; got != tc.want {
+		if got := e.Config.StopTimeout; got != tc.want {
 			t.Errorf("%+v: stop timeout %v, want %v", tc.o.Config, got, tc.want)
 		}
 	}

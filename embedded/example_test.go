@@ -34,7 +34,7 @@ func summarize(ctx context.Context, tx pgx.Tx, ev *projection.Event, order *wrap
 
 // A service declares its projections and its servers once; New builds
 // the engines and the Kratos app, whose stop timeout covers the relay's
-// drain (GracePeriod + Lease), not Kratos' 10s. Main does the same from the
+// drain (DrainTimeout + Lease), not Kratos' 10s. Main does the same from the
 // environment and runs the app. This example contacts neither Postgres
 // nor Pub/Sub (an in-process pstest).
 func ExampleNew() {
@@ -77,7 +77,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	fmt.Println(e.Config.Schema, e.Producer.Service, e.Producer.Instance, len(e.Servers), e.Relay != nil, e.Projector != nil)
-	fmt.Println("stop timeout:", e.Config.ShutdownTimeout) // then e.App.Run() serves until SIGINT or SIGTERM
+	fmt.Println("stop timeout:", e.Config.StopTimeout) // then e.App.Run() serves until SIGINT or SIGTERM
 	// Output:
 	// orders orders orders-0 1 true true
 	// stop timeout: 50s

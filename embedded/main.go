@@ -105,7 +105,7 @@ func serve(ctx context.Context, o Options) error {
 		return err
 	}
 	o.Logger.Info(o.Name+" starting", "http_addr", e.Config.HTTPAddr, "grpc_addr", e.Config.GRPCAddr, "schema", e.Config.Schema,
-		"embedded_relay", e.Config.EmbedRelay, "shutdown_timeout", e.Config.ShutdownTimeout.String())
+		"embedded_relay", e.Config.EmbedRelay, "stop_timeout", e.Config.StopTimeout.String())
 	return e.App.Run()
 }
 

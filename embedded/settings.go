@@ -10,9 +10,11 @@ import (
 
 // ConfigKey is the key of eventrelay's settings in a service's own Kratos
 // configuration: ConfigKey.relay holds relay.Options and
-// ConfigKey.projector projector.Options, each field under its name in
-// snake case (bulk_size, publish.max_message_bytes, drain_timeout), with
-// the meaning, default and range its doc states:
+// ConfigKey.projector projector.Options, each field under the key the
+// daemons read it by (its name in snake case or its yaml tag: bulk_size,
+// log_slot, publish.max_message_bytes, drain_timeout; 0 of a key with an
+// off switch turns it off), with the meaning, default and range its doc
+// states:
 //
 //	eventrelay:
 //	  relay:

@@ -12,8 +12,11 @@ import (
 )
 
 // Options configure a Projector. A zero field takes the default its doc
-// states (see WithDefaults); New refuses values out of range with an error
-// naming the field.
+// states (see WithDefaults), and features that can be turned off have a
+// switch of their own (StallAfterOff, SubscriptionCheckOff), as in
+// relay.Options; New refuses values out of range with an *OptionError.
+// The `yaml` and `env` tags are the keys and variables of a daemon's
+// configuration file (package settings).
 type Options struct {
 	// Schema is the Postgres schema holding inbox_events and the
 	// projections' tables. The projector names tables unqualified, so the
@@ -21,25 +24,29 @@ type Options struct {
 	// ConnConfig.RuntimeParams["search_path"]). Default: the first entry
 	// of the pool's search_path; New fails when neither is set or they
 	// differ.
-	Schema string
+	Schema string `yaml:"-"`
 	// Receive is the StreamingPull flow control of every projection's
 	// subscription.
-	Receive ReceiveOptions
+	Receive ReceiveOptions `yaml:"receive"`
 	// DrainTimeout bounds how long Run waits, once its context is done,
 	// for in-flight messages to be settled (default 30s). Start/Stop take
 	// their bound from Stop's context instead.
-	DrainTimeout time.Duration
+	DrainTimeout time.Duration `env:"PROJECTOR_SHUTDOWN_TIMEOUT" alias:"shutdown_timeout"`
 	// StallAfter is how long a projection may hold received messages
 	// without acking any before it counts as stalled: projector_stalled
 	// is 1 and, with Health, the readiness check "stall/<name>" fails
-	// (default 2m; negative: off).
-	StallAfter time.Duration
+	// (default 2m).
+	StallAfter time.Duration `env:"PROJECTOR_STALL_AFTER" off:"StallAfterOff"`
+	// StallAfterOff turns stall detection off.
+	StallAfterOff bool `yaml:"-"`
 	// SubscriptionCheckInterval is how often each projection's
 	// subscription is read to see that it is still attached to a topic
-	// (default 30s; negative: never): a detached one is reported by
+	// (default 30s): a detached one is reported by
 	// projector_subscription_detached and, with Health, the readiness
 	// check "subscription/<name>".
 	SubscriptionCheckInterval time.Duration
+	// SubscriptionCheckOff never reads the subscriptions.
+	SubscriptionCheckOff bool `yaml:"-"`
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// Registerer receives the projector_* metrics (applied, duplicate,
@@ -74,31 +81,32 @@ type Options struct {
 type ReceiveOptions struct {
 	// MaxOutstandingMessages bounds unacked messages held per
 	// subscription (default 1000).
-	MaxOutstandingMessages int
+	MaxOutstandingMessages int `env:"PROJECTOR_MAX_OUTSTANDING_MESSAGES"`
 	// MaxOutstandingBytes bounds their size (1024 up to and default
 	// MaxOutstandingBytesLimit: the Go client refuses a StreamingPull
 	// response over 20 MiB, and the server packs a response up to this
 	// many bytes).
-	MaxOutstandingBytes int
+	MaxOutstandingBytes int `env:"PROJECTOR_MAX_OUTSTANDING_BYTES"`
 	// NumGoroutines is the number of StreamingPull streams per
 	// subscription (1..256, default 4).
-	NumGoroutines int
+	NumGoroutines int `env:"PROJECTOR_NUM_GOROUTINES"`
 	// MaxExtension bounds automatic ack deadline extension (>= 10s,
 	// default 10m).
-	MaxExtension time.Duration
+	MaxExtension time.Duration `env:"PROJECTOR_MAX_EXTENSION"`
 	// AckDeadline caps every ack deadline the client asks for (10s..600s,
 	// default 15s): how long the messages of a crashed projector stay
 	// invisible before redelivery (on an ordered subscription their keys
 	// wait that long too). A short deadline costs only extension requests;
 	// a process stalled beyond it gets duplicates, which the inbox absorbs.
-	AckDeadline time.Duration
+	AckDeadline time.Duration `env:"PROJECTOR_ACK_DEADLINE"`
 	// RetryMin and RetryMax bound the pause before a failed Receive (a
 	// missing subscription, a broken stream) is started again; it doubles
 	// per failure (defaults 1s and 30s). Other projections keep receiving.
-	RetryMin, RetryMax time.Duration
+	RetryMin time.Duration `env:"PROJECTOR_RECEIVE_RETRY_MIN"`
+	RetryMax time.Duration `env:"PROJECTOR_RECEIVE_RETRY_MAX"`
 	// ExactlyOnce waits for each ack's confirmation; set it when the
 	// subscription has exactly-once delivery enabled.
-	ExactlyOnce bool
+	ExactlyOnce bool `env:"PROJECTOR_EXACTLY_ONCE"`
 }
 
 // BatchOptions shape how a projection's messages are grouped into
@@ -106,19 +114,20 @@ type ReceiveOptions struct {
 // values take the defaults noted on each field.
 type BatchOptions struct {
 	// Size is the most messages per batch (1..10000, default 100).
-	Size int
+	Size int `env:"PROJECTOR_BATCH_SIZE"`
 	// Linger is how long a partial batch waits for more messages (up to
 	// 10s, default 20ms).
-	Linger time.Duration
+	Linger time.Duration `env:"PROJECTOR_BATCH_LINGER"`
 	// Workers is how many batches are applied concurrently (1..256,
 	// default 4).
-	Workers int
+	Workers int `env:"PROJECTOR_WORKERS"`
 	// Timeout bounds one batch's apply (>= 1s, default 30s).
-	Timeout time.Duration
+	Timeout time.Duration `env:"PROJECTOR_BATCH_TIMEOUT"`
 	// RetryBackoffMin and RetryBackoffMax bound the delay before a
 	// transiently failed message is nacked; it doubles while failures
 	// continue (defaults 100ms and 5s).
-	RetryBackoffMin, RetryBackoffMax time.Duration
+	RetryBackoffMin time.Duration `env:"PROJECTOR_RETRY_BACKOFF_MIN"`
+	RetryBackoffMax time.Duration `env:"PROJECTOR_RETRY_BACKOFF_MAX"`
 }
 
 // WithDefaults returns o with every zero field of Receive, DrainTimeout, StallAfter,
@@ -166,19 +175,21 @@ func or[T int | time.Duration](v, def T) T {
 	return v
 }
 
-// OptionError is the error of an option out of range.
+// OptionError is an option New or Register refuses (the same shape as
+// relay.OptionError).
 type OptionError struct {
-	// Option names the field, e.g. "Options.Receive.NumGoroutines" or
+	// Field is the field's path, e.g. "Options.Receive.NumGoroutines" or
 	// "Projection.Batching.Size".
-	Option string
-	// Problem says what is wrong, e.g. "must be 1..256, got 999".
+	Field string
+	// Problem says what is wrong, e.g. "must be 1..256, got 999"; other
+	// fields it mentions are written the same way.
 	Problem string
 }
 
-func (e *OptionError) Error() string { return e.Option + " " + e.Problem }
+func (e *OptionError) Error() string { return "projector: " + e.Field + " " + e.Problem }
 
-func invalid(option, format string, args ...any) error {
-	return &OptionError{Option: option, Problem: fmt.Sprintf(format, args...)}
+func invalid(field, format string, args ...any) error {
+	return &OptionError{Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
 // Validate checks o with its defaults applied (New calls it): an option
@@ -201,7 +212,11 @@ func (o Options) Validate() error {
 	case r.RetryMin <= 0:
 		return invalid("Options.Receive.RetryMin", "must be > 0, got %s", r.RetryMin)
 	case r.RetryMax < r.RetryMin:
-		return invalid("Options.Receive.RetryMax", "must be >= RetryMin (%s), got %s", r.RetryMin, r.RetryMax)
+		return invalid("Options.Receive.RetryMax", "must be >= Options.Receive.RetryMin (%s), got %s", r.RetryMin, r.RetryMax)
+	case o.StallAfter <= 0:
+		return invalid("Options.StallAfter", "must be > 0, got %s", o.StallAfter)
+	case o.SubscriptionCheckInterval <= 0:
+		return invalid("Options.SubscriptionCheckInterval", "must be > 0, got %s", o.SubscriptionCheckInterval)
 	case o.DrainTimeout < 0:
 		return invalid("Options.DrainTimeout", "must be >= 0, got %s", o.DrainTimeout)
 	case o.InboxRetentionInterval <= 0:
@@ -228,7 +243,7 @@ func (b BatchOptions) Validate() error {
 	case b.RetryBackoffMin < 0:
 		return invalid("Projection.Batching.RetryBackoffMin", "must be >= 0, got %s", b.RetryBackoffMin)
 	case b.RetryBackoffMax < b.RetryBackoffMin:
-		return invalid("Projection.Batching.RetryBackoffMax", "must be >= RetryBackoffMin (%s), got %s", b.RetryBackoffMin, b.RetryBackoffMax)
+		return invalid("Projection.Batching.RetryBackoffMax", "must be >= Projection.Batching.RetryBackoffMin (%s), got %s", b.RetryBackoffMin, b.RetryBackoffMax)
 	}
 	return nil
 }

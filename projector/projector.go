@@ -63,7 +63,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Projector, erro
 	}
 	o = o.WithDefaults()
 	if err := o.Validate(); err != nil {
-		return nil, fmt.Errorf("projector: %w", err)
+		return nil, err
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -90,10 +90,10 @@ func (p *Projector) Register(pr Projection) error {
 	}
 	pr.Batching = pr.Batching.WithDefaults()
 	if err := pr.Batching.Validate(); err != nil {
-		return fmt.Errorf("projector: projection %s: %w", pr.Name, err)
+		return fmt.Errorf("projection %s: %w", pr.Name, err)
 	}
 	if pr.InboxRetention < 0 {
-		return fmt.Errorf("projector: projection %s: %w", pr.Name, invalid("Projection.InboxRetention", "must be >= 0 (0 keeps inbox rows forever), got %s", pr.InboxRetention))
+		return fmt.Errorf("projection %s: %w", pr.Name, invalid("Projection.InboxRetention", "must be >= 0 (0 keeps inbox rows forever), got %s", pr.InboxRetention))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -112,7 +112,9 @@ func (p *Projector) Register(pr Projection) error {
 		return err
 	}
 	r := newReceiver(p.client, pr.Subscription, e, p.opts.Receive, p.opts.Health, p.opts.Logger)
-	r.DetectStalls(max(p.opts.StallAfter, 0))
+	if !p.opts.StallAfterOff {
+		r.DetectStalls(p.opts.StallAfter)
+	}
 	needs := postgres.Merge(postgres.ProjectorNeeds, postgres.ReadWrite(pr.Tables...))
 	checkSchema := func(ctx context.Context) error { return postgres.CheckSchema(ctx, p.pool, needs) }
 	r.RequireBeforeReceive(checkSchema)
@@ -123,7 +125,7 @@ func (p *Projector) Register(pr Projection) error {
 	p.engines[pr.Name], p.subs[pr.Subscription] = e, true
 	p.receivers = append(p.receivers, r)
 	p.deadLet = append(p.deadLet, dl)
-	if p.opts.SubscriptionCheckInterval > 0 {
+	if !p.opts.SubscriptionCheckOff {
 		p.watches = append(p.watches, newAttachmentWatch(p.client, pr.Name, pr.Subscription, p.opts.SubscriptionCheckInterval,
 			p.metrics.detached.WithLabelValues(pr.Name, pr.Subscription), p.opts.Health, p.opts.Logger))
 	}

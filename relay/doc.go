@@ -96,9 +96,9 @@
 // A Relay runs once: Run(ctx), or Start and Stop as a Kratos
 // transport.Server. Stop marks Options.Health draining, stops claiming,
 // hands claimed-but-unstarted rows back at once and lets in-flight
-// batches finish within GracePeriod; what is still unfinished then is
+// batches finish within DrainTimeout; what is still unfinished then is
 // handed back to be published by another replica. Give the Kratos app a
-// stop timeout of at least GracePeriod plus Lease (Options.StopTimeout, 50s
+// stop timeout of at least DrainTimeout plus Lease (Options.StopTimeout, 50s
 // by default; Kratos' own default is 10s): Stop warns, naming both values,
 // when its context's deadline is shorter.
 package relay

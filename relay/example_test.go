@@ -55,7 +55,7 @@ func Example() {
 	}
 	app := kratos.New(
 		kratos.Name("orders"),
-		kratos.StopTimeout(opts.StopTimeout()), // GracePeriod + Lease: 50s, not Kratos' 10s
+		kratos.StopTimeout(opts.StopTimeout()), // DrainTimeout + Lease: 50s, not Kratos' 10s
 		kratos.Server(r, health.NewServer(":8081", h, reg)),
 	)
 	if err := app.Run(); err != nil {
@@ -100,10 +100,10 @@ func ExampleNew() {
 }
 
 // StopTimeout is the Kratos stop timeout an app embedding the relay needs:
-// GracePeriod plus Lease.
+// DrainTimeout plus Lease.
 func ExampleOptions_StopTimeout() {
 	fmt.Println(relay.Options{}.StopTimeout())
-	fmt.Println(relay.Options{GracePeriod: 5 * time.Second, Lease: 10 * time.Second}.StopTimeout())
+	fmt.Println(relay.Options{DrainTimeout: 5 * time.Second, Lease: 10 * time.Second}.StopTimeout())
 	// Output:
 	// 50s
 	// 15s

@@ -27,28 +27,35 @@ import (
 // ReindexOff, Publish.DelayThresholdOff). New validates the result;
 // its errors are *OptionError and name the field ("relay: Options.Lease
 // must be ...").
+//
+// Each field is also a key of a configuration file read by package
+// settings (cmd/publisher's outbox and publish sections, a service's
+// eventrelay.relay): its name in snake case or its `yaml` tag, with the
+// environment variable of its `env` tag. A key's 0 turns off what its
+// `off` tag names (retention: 0 sets RetentionOff); listen is the opposite
+// of ListenOff.
 type Options struct {
 	// Mode is how the relay finds committed rows: ModePoll (the default)
 	// claims them from outbox_events; ModeLog reads their inserts from a
 	// logical replication slot and writes nothing per event (see Log and
 	// docs/design.md).
-	Mode Mode
+	Mode Mode `env:"OUTBOX_MODE"`
 	// Log configures ModeLog; ignored by ModePoll.
-	Log LogOptions
+	Log LogOptions `yaml:",inline"`
 
 	// Schema holds outbox_events. Empty: the first schema of the pool's
 	// search_path. The relay's SQL is unqualified: the pool's search_path
 	// must start with Schema (see PoolConfig); New refuses a pool
 	// configured otherwise, or one that sets no search_path when Schema is
 	// empty.
-	Schema string
+	Schema string `yaml:"-"`
 	// NotifyChannel is the LISTEN channel (default
 	// outbox.NotifyChannelFor(Schema), the channel an outbox.Writer on
 	// Schema notifies by default). Set it only together with the writers'
 	// outbox.Config.NotifyChannel.
 	NotifyChannel string
 	// ListenOff turns LISTEN off: the relay only polls every PollInterval.
-	ListenOff bool
+	ListenOff bool `yaml:"listen" env:"OUTBOX_LISTEN" negate:"true"`
 	// FetchCooldown is the least time between two claims that were not
 	// forced by a full batch (default 40ms, below PollInterval). Wake-ups
 	// within it coalesce into one claim; while claims return rows the
@@ -56,90 +63,90 @@ type Options struct {
 	// notify (outbox_wakeups), which spares their commits NOTIFY's
 	// database-wide lock. After an idle period a NOTIFY is answered at
 	// once.
-	FetchCooldown time.Duration
+	FetchCooldown time.Duration `env:"OUTBOX_FETCH_COOLDOWN_SECONDS" off:"FetchCooldownOff"`
 	// FetchCooldownOff claims on every wake-up, with no cooldown (writers
 	// then notify on every commit).
-	FetchCooldownOff bool
+	FetchCooldownOff bool `yaml:"-"`
 
 	// WorkerID names this replica in locked_by (default hostname-pid; at
 	// most 255 bytes of printable UTF-8).
-	WorkerID string
+	WorkerID string `env:"OUTBOX_WORKER_ID"`
 	// Concurrency is the number of claimed batches in flight (default 4,
 	// 1..256).
-	Concurrency int
+	Concurrency int `env:"OUTBOX_CONCURRENCY"`
 	// BulkSize is the maximum number of rows per claim (default 500,
 	// 1..10000).
-	BulkSize int
+	BulkSize int `env:"OUTBOX_BULK_SIZE"`
 	// MaxAttempts is the number of publish attempts before a row fails
 	// with max_attempts_exceeded (default 12, 1..1000). Only errors that
 	// may be the event's own spend attempts: an outage, a quota, a missing
 	// topic or permission holds the topic instead.
-	MaxAttempts int
+	MaxAttempts int `env:"OUTBOX_MAX_ATTEMPTS"`
 	// PollInterval is the fallback when no NOTIFY arrives (default 1s).
 	// Like every duration below, it must be positive.
-	PollInterval time.Duration
+	PollInterval time.Duration `env:"OUTBOX_POLL_INTERVAL_SECONDS"`
 	// Lease is how long a claim is valid without extension (default 30s,
 	// at least 500ms).
-	Lease time.Duration
+	Lease time.Duration `env:"OUTBOX_LEASE_SECONDS"`
 	// PartitionHeartbeat is how often the replica renews its membership
 	// and its outbox partitions' leases and rebalances them (default
 	// Lease/4, at most Lease/3). A crashed replica's partitions move to
 	// the others within one Lease.
-	PartitionHeartbeat time.Duration
+	PartitionHeartbeat time.Duration `env:"OUTBOX_PARTITION_HEARTBEAT_SECONDS" zero:"allowed"`
 	// ReclaimInterval is how often expired claims are taken over (default
 	// 10s).
-	ReclaimInterval time.Duration
+	ReclaimInterval time.Duration `env:"OUTBOX_RECLAIM_INTERVAL_SECONDS"`
 	// MaxProcessing bounds a claim even when its lease keeps being
 	// extended (default 5m, at least Lease).
-	MaxProcessing time.Duration
+	MaxProcessing time.Duration `env:"OUTBOX_MAX_PROCESSING_SECONDS"`
 	// BaseBackoff and MaxBackoff bound the retry delay
 	// min(MaxBackoff, BaseBackoff * 2^attempts), jittered (defaults 1s and
 	// 5m).
-	BaseBackoff time.Duration
-	MaxBackoff  time.Duration
+	BaseBackoff time.Duration `env:"OUTBOX_BASE_BACKOFF_SECONDS"`
+	MaxBackoff  time.Duration `env:"OUTBOX_MAX_BACKOFF_SECONDS"`
 	// Jitter is "equal" (delay in [d/2, d], the default) or "full" (delay
 	// in [0, d]).
-	Jitter string
+	Jitter string `env:"OUTBOX_BACKOFF_JITTER"`
 	// StatsInterval is how often the lag/age/stuck gauges are refreshed
 	// (default 10s). Their read counts the pending rows: while a backlog
 	// makes it slow, a read that took d is followed by the next after
 	// 50 × d when that is longer, at most a minute (a read keeps a
 	// backend busy at most 2 % of the time).
-	StatsInterval time.Duration
+	StatsInterval time.Duration `env:"OUTBOX_STATS_INTERVAL_SECONDS"`
 	// StallAfter is how long the outbox may hold pending rows older than
 	// it while this replica, owning partitions, publishes nothing, before
 	// it reports a stall: readiness check "stall" fails and outbox_stalled
 	// is 1 until the next publish (default 2m; checked at every refresh
 	// of the gauges, see StatsInterval).
-	StallAfter time.Duration
+	StallAfter time.Duration `env:"OUTBOX_STALL_AFTER_SECONDS" off:"StallAfterOff"`
 	// StallAfterOff turns stall detection off.
-	StallAfterOff bool
-	// GracePeriod bounds the drain on Stop (default 20s): in-flight
+	StallAfterOff bool `yaml:"-"`
+	// DrainTimeout bounds the drain on Stop (default 20s): in-flight
 	// batches finish within it, then unfinished rows are handed back.
-	GracePeriod time.Duration
+	DrainTimeout time.Duration `env:"OUTBOX_GRACE_PERIOD_SECONDS" alias:"grace_period"`
 	// Retention keeps published rows this long before deleting them
 	// (default 72h).
-	Retention time.Duration
+	Retention time.Duration `env:"OUTBOX_RETENTION_SECONDS" off:"RetentionOff"`
 	// RetentionOff never deletes published rows.
-	RetentionOff bool
+	RetentionOff bool `yaml:"-"`
 	// RetentionInterval is how often old published rows are deleted
 	// (default 1m).
-	RetentionInterval time.Duration
+	RetentionInterval time.Duration `env:"OUTBOX_RETENTION_INTERVAL_SECONDS"`
 	// RetentionBatchSize bounds each DELETE (default 5000,
 	// 1..1,000,000).
-	RetentionBatchSize int
+	RetentionBatchSize int `env:"OUTBOX_RETENTION_BATCH_SIZE"`
 	// ReindexBloatFactor: every RetentionInterval, an outbox index whose
 	// size at its last VACUUM/ANALYZE is more than this many times what
 	// its live entries need is rebuilt (REINDEX CONCURRENTLY), by one
 	// replica at a time (default 4, at least 2: a healthy index measures
 	// 1.0 to 1.4 times its estimate).
-	ReindexBloatFactor float64
+	ReindexBloatFactor float64 `env:"OUTBOX_REINDEX_BLOAT_FACTOR" off:"ReindexOff"`
 	// ReindexMinBytes: smaller indexes are never rebuilt (default 8 MiB;
 	// 1 rebuilds bloated indexes of any size).
-	ReindexMinBytes int64
+	ReindexMinBytes int64 `env:"OUTBOX_REINDEX_MIN_BYTES"`
 	// ReindexOff never rebuilds the outbox's indexes (their sizes are
 	// still exported as outbox_index_bytes).
-	ReindexOff bool
+	ReindexOff bool `yaml:"-"`
 
 	// Publish configures the Pub/Sub side.
 	Publish PublishOptions
@@ -185,17 +192,17 @@ type LogOptions struct {
 	// Slot is the logical replication slot (default "eventrelay_" +
 	// Schema; lower-case letters, digits and underscores, at most 63).
 	// The relay creates it, and creates it again when it is lost.
-	Slot string
+	Slot string `yaml:"log_slot" env:"OUTBOX_LOG_SLOT"`
 	// Publication is the publication of outbox_events' inserts the slot
 	// streams (default "eventrelay_" + Schema; same rule). The relay
 	// creates it when it is missing (the role must own the table).
-	Publication string
+	Publication string `yaml:"log_publication" env:"OUTBOX_LOG_PUBLICATION"`
 	// StandbyRetry is how often a standby tries to become the slot's
 	// reader (default 1s): a reader that dies is replaced within about it.
-	StandbyRetry time.Duration
+	StandbyRetry time.Duration `yaml:"log_standby_retry"`
 	// ConfirmInterval is how often the slot's confirmed position and the
 	// published horizon (outbox_log_slots) are written (default 1s).
-	ConfirmInterval time.Duration
+	ConfirmInterval time.Duration `yaml:"log_confirm_interval"`
 }
 
 // PublishOptions configures publishing. Zero values take the defaults.
@@ -205,30 +212,30 @@ type PublishOptions struct {
 	Topics map[string]string
 	// MaxMessageBytes fails larger messages with message_too_large
 	// without calling Pub/Sub (default and maximum 10,000,000).
-	MaxMessageBytes int
+	MaxMessageBytes int `env:"OUTBOX_MAX_MESSAGE_BYTES"`
 	// Timeout bounds one publish; the client retries transient errors
 	// within it (default 20s).
-	Timeout time.Duration
+	Timeout time.Duration `env:"OUTBOX_PUBLISH_TIMEOUT_SECONDS"`
 	// DelayThreshold is how long an ordering key's bundle waits for more
 	// messages (default 2ms). Cloud Pub/Sub takes one ordering key per
 	// Publish request.
-	DelayThreshold time.Duration
+	DelayThreshold time.Duration `env:"OUTBOX_PUBLISH_DELAY_THRESHOLD" off:"DelayThresholdOff"`
 	// DelayThresholdOff sends each bundle without waiting for more
 	// messages.
-	DelayThresholdOff bool
+	DelayThresholdOff bool `yaml:"-"`
 	// CountThreshold is the most messages per Publish request (default
 	// 100, 1..1000).
-	CountThreshold int
+	CountThreshold int `env:"OUTBOX_PUBLISH_COUNT_THRESHOLD"`
 	// MaxInflightRequests is how many Publish requests (each of one
 	// ordering key) are in flight at once per topic (default 256,
 	// 1..10000): the client library's NumGoroutines. Throughput per topic
 	// is at most this many requests per round trip.
-	MaxInflightRequests int
+	MaxInflightRequests int `env:"OUTBOX_PUBLISH_MAX_INFLIGHT_REQUESTS"`
 	// ReadyTopic is probed by the "pubsub" readiness check (GetTopic,
 	// pubsub.topics.get on it). Empty: the Topics routes and the topics
 	// published to since the start (none yet: nothing to check); never a
 	// project-wide list, which a publisher granted its topics alone lacks.
-	ReadyTopic string
+	ReadyTopic string `env:"OUTBOX_READY_TOPIC"`
 	// Subscriptions declares, per topic id, the subscriptions that must
 	// receive what is published to it (the consumers' subscriptions of
 	// configs/pubsub.yaml). Every SubscriptionCheckInterval each is read
@@ -241,7 +248,7 @@ type PublishOptions struct {
 	Subscriptions map[string][]string
 	// SubscriptionCheckInterval is how often Subscriptions are read
 	// (default 30s).
-	SubscriptionCheckInterval time.Duration
+	SubscriptionCheckInterval time.Duration `env:"OUTBOX_SUBSCRIPTION_CHECK_SECONDS"`
 }
 
 // Defaults of the fields whose zero value means "default".
@@ -259,7 +266,7 @@ const (
 	defaultJitter             = "equal"
 	defaultStatsInterval      = 10 * time.Second
 	defaultStallAfter         = 2 * time.Minute
-	defaultGracePeriod        = 20 * time.Second
+	defaultDrainTimeout       = 20 * time.Second
 	defaultRetention          = 72 * time.Hour
 	defaultRetentionInterval  = time.Minute
 	defaultRetentionBatchSize = 5000
@@ -289,20 +296,21 @@ const (
 	maxPubSubMessageBytes = 10_000_000
 )
 
-// An OptionError is an Options field that New or Validate refuses.
+// An OptionError is an Options field that New or Validate refuses (the
+// same shape as projector.OptionError).
 type OptionError struct {
-	// Field is the field's Go name below Options: "Lease",
-	// "Publish.Timeout".
+	// Field is the field's path: "Options.Lease",
+	// "Options.Publish.Timeout".
 	Field string
 	// Problem says what is wrong with it; other fields it mentions are
-	// written Options.<Field>.
+	// written the same way.
 	Problem string
 }
 
-func (e *OptionError) Error() string { return "relay: Options." + e.Field + " " + e.Problem }
+func (e *OptionError) Error() string { return "relay: " + e.Field + " " + e.Problem }
 
 func optionErrorf(field, format string, args ...any) *OptionError {
-	return &OptionError{Field: field, Problem: fmt.Sprintf(format, args...)}
+	return &OptionError{Field: "Options." + field, Problem: fmt.Sprintf(format, args...)}
 }
 
 // Validate reports whether New would accept o (with a pool on o.Schema):
@@ -312,13 +320,13 @@ func optionErrorf(field, format string, args ...any) *OptionError {
 func (o Options) Validate() error { return o.WithDefaults().check() }
 
 // StopTimeout is the shortest stop timeout of a Kratos app (kratos.StopTimeout)
-// that embeds this relay: GracePeriod plus Lease, with their defaults (50s).
+// that embeds this relay: DrainTimeout plus Lease, with their defaults (50s).
 // Kratos' own default is 10s; a shorter timeout cuts the drain short (Stop
 // logs a warning naming both values), so rows in flight are handed back and
 // may be published twice.
 func (o Options) StopTimeout() time.Duration {
 	d := o.WithDefaults()
-	return d.GracePeriod + d.Lease
+	return d.DrainTimeout + d.Lease
 }
 
 // withDefaults returns o with its zero fields set to their defaults
@@ -338,7 +346,7 @@ func (o Options) WithDefaults() Options {
 	orDefault(&o.Jitter, defaultJitter)
 	orDefault(&o.StatsInterval, defaultStatsInterval)
 	orDefault(&o.StallAfter, defaultStallAfter)
-	orDefault(&o.GracePeriod, defaultGracePeriod)
+	orDefault(&o.DrainTimeout, defaultDrainTimeout)
 	orDefault(&o.Retention, defaultRetention)
 	orDefault(&o.RetentionInterval, defaultRetentionInterval)
 	orDefault(&o.RetentionBatchSize, defaultRetentionBatchSize)
@@ -428,7 +436,7 @@ func (o Options) check() error {
 		{"MaxBackoff", o.MaxBackoff},
 		{"StatsInterval", o.StatsInterval},
 		{"StallAfter", o.StallAfter},
-		{"GracePeriod", o.GracePeriod},
+		{"DrainTimeout", o.DrainTimeout},
 		{"Retention", o.Retention},
 		{"RetentionInterval", o.RetentionInterval},
 		{"Publish.Timeout", o.Publish.Timeout},
@@ -454,7 +462,7 @@ func (o Options) check() error {
 		return optionErrorf("PartitionHeartbeat", "must be at most %s (a third of Options.Lease; zero means a quarter), got %s",
 			o.Lease/3, o.PartitionHeartbeat)
 	case !(o.ReindexBloatFactor >= minReindexBloatFactor):
-		return optionErrorf("ReindexBloatFactor", "must be >= %d (ReindexOff turns rebuilds off), got %v", minReindexBloatFactor, o.ReindexBloatFactor)
+		return optionErrorf("ReindexBloatFactor", "must be >= %d (Options.ReindexOff turns rebuilds off), got %v", minReindexBloatFactor, o.ReindexBloatFactor)
 	case o.ReindexMinBytes < 0:
 		return optionErrorf("ReindexMinBytes", "must be > 0, got %d", o.ReindexMinBytes)
 	case o.Jitter != "equal" && o.Jitter != "full":

@@ -185,7 +185,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 // its default).
 func (r *Relay) WorkerID() string { return r.opts.WorkerID }
 
-// Run runs the relay until ctx is done, then drains within GracePeriod
+// Run runs the relay until ctx is done, then drains within DrainTimeout
 // (as Stop does) and returns. It returns an error only when the relay
 // cannot run (e.g. it already ran).
 func (r *Relay) Run(ctx context.Context) error {
@@ -213,11 +213,11 @@ func (r *Relay) Start(ctx context.Context) error {
 // Stop implements transport.Server: it marks Options.Health draining
 // (/readyz 503), stops claiming, hands claimed-but-unstarted rows back at
 // once and lets in-flight batches publish and record their outcomes
-// within GracePeriod (or ctx's deadline, whichever is first). Rows still
+// within DrainTimeout (or ctx's deadline, whichever is first). Rows still
 // unfinished then are handed back (another replica publishes them,
 // possibly twice, never lost); Stop logs that and returns nil. It returns
 // once the relay has stopped and its Pub/Sub publishers are flushed. A ctx
-// deadline that leaves less than GracePeriod (a Kratos app's stop timeout
+// deadline that leaves less than DrainTimeout (a Kratos app's stop timeout
 // is 10s unless kratos.StopTimeout sets it) is logged as a warning naming
 // both values.
 func (r *Relay) Stop(ctx context.Context) error {
@@ -225,13 +225,13 @@ func (r *Relay) Stop(ctx context.Context) error {
 	start := time.Now()
 	// The deadline left is compared with the drain's own budget: an app
 	// whose stop timeout equals StopTimeout has slightly less left here.
-	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(start) < r.opts.GracePeriod {
+	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(start) < r.opts.DrainTimeout {
 		r.log.Warn("the app's stop timeout leaves the relay's drain less than its grace period: rows still in flight are handed back and may be published twice; "+
-			"give the app a stop timeout of at least GracePeriod + Lease (kratos.StopTimeout(relay.Options.StopTimeout()))",
+			"give the app a stop timeout of at least DrainTimeout + Lease (kratos.StopTimeout(relay.Options.StopTimeout()))",
 			"stop_timeout", deadline.Sub(start).Round(100*time.Millisecond).String(), "drain", r.opts.StopTimeout().String(),
-			"grace_period", r.opts.GracePeriod.String(), "lease", r.opts.Lease.String())
+			"drain_timeout", r.opts.DrainTimeout.String(), "lease", r.opts.Lease.String())
 	}
-	dctx, cancel := context.WithTimeout(ctx, r.opts.GracePeriod)
+	dctx, cancel := context.WithTimeout(ctx, r.opts.DrainTimeout)
 	defer cancel()
 	if err := r.drain(dctx); err != nil {
 		r.log.Error("outbox relay drain incomplete", "error", err, "latency_ms", time.Since(start).Milliseconds())

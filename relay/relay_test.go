@@ -122,7 +122,7 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 	r, err := relay.New(pool, client, relay.Options{
 		Schema: schema, WorkerID: "embedded", PollInterval: time.Hour, Lease: 10 * time.Second,
 		Concurrency: 2, BulkSize: 20, // the backlog below takes many batches
-		GracePeriod: 10 * time.Second, Registerer: reg, Health: h, Logger: fx.Logger(),
+		DrainTimeout: 10 * time.Second, Registerer: reg, Health: h, Logger: fx.Logger(),
 		Publish: relay.PublishOptions{ReadyTopic: topic},
 	})
 	if err != nil {
@@ -271,7 +271,7 @@ func TestNewNamesTheField(t *testing.T) {
 		t.Errorf("Validate(Lease 1s) = %v, want nil (the heartbeat defaults to a quarter of the lease)", err)
 	}
 	var oe *relay.OptionError
-	if err := (relay.Options{Publish: relay.PublishOptions{CountThreshold: 5000}}).Validate(); !errors.As(err, &oe) || oe.Field != "Publish.CountThreshold" {
+	if err := (relay.Options{Publish: relay.PublishOptions{CountThreshold: 5000}}).Validate(); !errors.As(err, &oe) || oe.Field != "Options.Publish.CountThreshold" {
 		t.Errorf("Validate: %v, want an *OptionError on Publish.CountThreshold", err)
 	}
 	// An empty Schema is the pool's.

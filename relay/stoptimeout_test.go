@@ -14,7 +14,7 @@ import (
 )
 
 // TestStopWarnsOfAShortStopTimeout: a Stop context whose deadline leaves
-// less than GracePeriod (Kratos' default 10s against the relay's 20s) is
+// less than DrainTimeout (Kratos' default 10s against the relay's 20s) is
 // logged as a warning naming both values and the option
 // to change; a long enough one is not.
 func TestStopWarnsOfAShortStopTimeout(t *testing.T) {

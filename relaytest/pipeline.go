@@ -28,7 +28,7 @@ type PipelineOptions struct {
 	// relay, works in DB.Schema, listens on loopback ports chosen by the
 	// system (Pipeline.Endpoint) and discards the logs unless
 	// Service.Logger is set. Service.Name defaults to "relaytest"; of
-	// Service.Config, RequestTimeout (default 10s), ShutdownTimeout
+	// Service.Config, RequestTimeout (default 10s), StopTimeout
 	// (default 1m) and Instance (default the test's name) stand.
 	Service embedded.Options
 }
@@ -67,7 +67,7 @@ func StartPipeline(t testing.TB, o PipelineOptions) *Pipeline {
 	}
 	c := s.Config
 	s.Config = embedded.Config{Schema: o.DB.Schema, HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", EmbedRelay: true,
-		RequestTimeout: cmp.Or(c.RequestTimeout, 10*time.Second), ShutdownTimeout: cmp.Or(c.ShutdownTimeout, time.Minute),
+		RequestTimeout: cmp.Or(c.RequestTimeout, 10*time.Second), StopTimeout: cmp.Or(c.StopTimeout, time.Minute),
 		Instance: cmp.Or(c.Instance, t.Name())}
 	e, err := embedded.New(servicePool(t, o.DB, s.Projections != nil || s.Register != nil), o.PubSub.Client, s)
 	if err != nil {

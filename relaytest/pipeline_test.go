@@ -122,10 +122,10 @@ func TestPipelineKeepsTheServicesConfig(t *testing.T) {
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "notes", Migrations: []migrations.Set{migrations.Eventrelay, notesSet}})
 	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "testdata/notes-pubsub.yaml", RTT: time.Millisecond})
 	service := notesService
-	service.Config = embedded.Config{Schema: "elsewhere", RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, Instance: "notes-1"}
+	service.Config = embedded.Config{Schema: "elsewhere", RequestTimeout: 3 * time.Second, StopTimeout: 5 * time.Second, Instance: "notes-1"}
 	p := relaytest.StartPipeline(t, relaytest.PipelineOptions{DB: db, PubSub: ps, Service: service})
 	want := embedded.Config{Schema: "notes", HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", EmbedRelay: true,
-		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, Instance: "notes-1"}
+		RequestTimeout: 3 * time.Second, StopTimeout: 5 * time.Second, Instance: "notes-1"}
 	if p.Config != want {
 		t.Errorf("pipeline config %+v, want %+v", p.Config, want)
 	}

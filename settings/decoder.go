@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,20 +23,26 @@ type decoder struct {
 }
 
 // section fills struct v from tree, refusing a key no field has.
-func (d decoder) section(v reflect.Value, tree map[string]any, prefix string) error {
+func (d decoder) section(v reflect.Value, tree map[string]any, prefix, skip string) error {
 	fields := map[string]reflect.Value{}
 	tags := map[string]reflect.StructField{}
-	var collect func(v reflect.Value)
-	collect = func(v reflect.Value) {
+	parents := map[string]reflect.Value{}
+	var collect func(v reflect.Value, skip string)
+	collect = func(v reflect.Value, skip string) {
 		for i := range v.NumField() {
-			if f := v.Type().Field(i); inline(f) {
-				collect(v.Field(i))
-			} else if configurable(f) {
-				fields[KeyOf(f)], tags[KeyOf(f)] = v.Field(i), f
+			f := v.Type().Field(i)
+			switch {
+			case inline(f):
+				collect(v.Field(i), f.Tag.Get("skip"))
+			case configurable(f) && !skipped(skip, KeyOf(f)):
+				for _, k := range []string{KeyOf(f), f.Tag.Get("alias")} {
+					fields[k], tags[k], parents[k] = v.Field(i), f, v
+				}
 			}
 		}
 	}
-	collect(v)
+	collect(v, skip)
+	delete(fields, "")
 	names := make([]string, 0, len(tree))
 	for k := range tree {
 		names = append(names, k)
@@ -48,7 +55,7 @@ func (d decoder) section(v reflect.Value, tree map[string]any, prefix string) er
 			return fmt.Errorf("invalid configuration: unknown key %s", key)
 		}
 		if sub, ok := tree[k].(map[string]any); ok && fv.Kind() == reflect.Struct {
-			if err := d.section(fv, sub, key); err != nil {
+			if err := d.section(fv, sub, key, tags[k].Tag.Get("skip")); err != nil {
 				return err
 			}
 			continue
@@ -59,8 +66,28 @@ func (d decoder) section(v reflect.Value, tree map[string]any, prefix string) er
 			}
 			return fmt.Errorf("invalid configuration: %s %q: %w", d.name(key, tags[k]), show(tree[k]), err)
 		}
+		switched(parents[k], tags[k], fv)
 	}
 	return nil
+}
+
+// switched applies a key's switch tags once its value is set: `negate`
+// (the key says the opposite of its bool field: listen sets ListenOff) and
+// `off:"Switch"` (the key's 0 sets the bool field Switch, which turns the
+// feature off; the field itself keeps 0, its default).
+func switched(parent reflect.Value, f reflect.StructField, fv reflect.Value) {
+	if f.Tag.Get("negate") == "true" && fv.Kind() == reflect.Bool {
+		fv.SetBool(!fv.Bool())
+	}
+	if sw := parent.FieldByName(f.Tag.Get("off")); sw.Kind() == reflect.Bool && fv.IsZero() {
+		sw.SetBool(true)
+	}
+}
+
+// skipped reports whether key is in the comma-separated `skip` tag of the
+// field holding it (a section that is set under another key).
+func skipped(skip, key string) bool {
+	return skip != "" && slices.Contains(strings.Split(skip, ","), key)
 }
 
 // inline reports whether a field's keys are its parent's (`yaml:",inline"`).
@@ -89,7 +116,7 @@ func (d decoder) value(fv reflect.Value, val any, key string) error {
 		if !ok {
 			return errors.New("want a section of keys")
 		}
-		return unwrapped(d.section(fv, sub, key))
+		return unwrapped(d.section(fv, sub, key, ""))
 	case reflect.Map:
 		sub, ok := val.(map[string]any)
 		if !ok {
@@ -160,7 +187,7 @@ func (d decoder) refuseZeroed(defaults, v reflect.Value, prefix string) error {
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 			reflect.Float32, reflect.Float64:
-			if fv.IsZero() && !def.IsZero() && f.Tag.Get("zero") != "allowed" {
+			if fv.IsZero() && !def.IsZero() && f.Tag.Get("zero") != "allowed" && f.Tag.Get("off") == "" {
 				return fmt.Errorf("invalid configuration: %s is 0, which would not mean 0 but the default %v: remove it to keep the default, or give another value", d.name(key, f), def.Interface())
 			}
 		}

@@ -13,4 +13,9 @@
 //
 // A service that already has a Kratos config.Config reads eventrelay's
 // settings from it under one key with Scan.
+//
+// Kratos' config package logs each key it loads through Kratos' global
+// logger; while that is still Kratos' default (plain text on stderr), the
+// first Load raises it to errors, so that a daemon's stderr holds only its
+// own lines. A process that installed a global logger keeps it.
 package settings

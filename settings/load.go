@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sync"
 
 	"github.com/go-kratos/kratos/v2/config"
 	"github.com/go-kratos/kratos/v2/config/env"
 	"github.com/go-kratos/kratos/v2/config/file"
+	klog "github.com/go-kratos/kratos/v2/log"
 )
 
 // ExitInvalid is the exit status of every daemon whose configuration is
@@ -108,6 +110,11 @@ func load(path string, dst any, environment config.Source) error {
 	if err := checkTarget(dst); err != nil {
 		return Invalid(err)
 	}
+	quietKratos.Do(func() {
+		if klog.GetLogger() == klog.DefaultLogger {
+			klog.SetLogger(klog.NewFilter(klog.DefaultLogger, klog.FilterLevel(klog.LevelError)))
+		}
+	})
 	var sources []config.Source
 	if path != "" {
 		if _, err := os.Stat(path); err != nil {
@@ -128,6 +135,13 @@ func load(path string, dst any, environment config.Source) error {
 	}
 	return Invalid(fillTree(raw, "", dst, decoder{withEnv: true, fromEnv: fromEnv}))
 }
+
+// quietKratos keeps Kratos' config package from printing, through Kratos'
+// default global logger (plain text on stderr, before a daemon installs its
+// own logger), a line per key it loads and one per watcher that ends: Load
+// returns every failure as its error. It raises that default logger to
+// errors once; a global logger the process installed itself stays as it is.
+var quietKratos sync.Once
 
 func checkTarget(dst any) error {
 	if rv := reflect.ValueOf(dst); rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
@@ -153,7 +167,7 @@ func fillTree(raw json.RawMessage, prefix string, dst any, d decoder) error {
 	rv := reflect.ValueOf(dst).Elem()
 	defaults := reflect.New(rv.Type()).Elem()
 	defaults.Set(rv)
-	if err := d.section(rv, tree, prefix); err != nil {
+	if err := d.section(rv, tree, prefix, ""); err != nil {
 		return err
 	}
 	if err := d.refuseZeroed(defaults, rv, prefix); err != nil {

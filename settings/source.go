@@ -1,8 +1,6 @@
 package settings
 
 import (
-	"reflect"
-
 	"github.com/go-kratos/kratos/v2/config"
 	"github.com/go-kratos/kratos/v2/config/env"
 )
@@ -57,25 +55,11 @@ func (s lookupSource) Watch() (config.Watcher, error) { return env.NewWatcher() 
 // its key.
 func bindings(dst any) map[string]string {
 	keys := map[string]string{}
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !configurable(f) {
-				continue
-			}
-			key := join(prefix, KeyOf(f))
-			if inline(f) {
-				key = prefix
-			}
-			if name := f.Tag.Get("env"); name != "" {
-				keys[name] = key
-			} else if f.Type.Kind() == reflect.Struct {
-				walk(f.Type, key)
-			}
+	for _, s := range Keys(dst) {
+		if s.Env != "" {
+			keys[s.Env] = s.Key
 		}
 	}
-	walk(reflect.TypeOf(dst).Elem(), "")
 	return keys
 }
 

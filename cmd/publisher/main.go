@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-kratos/kratos/v2"
+	klog "github.com/go-kratos/kratos/v2/log"
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -43,6 +44,7 @@ func main() {
 	}
 	logger := slog.New(ops.JSONHandler(os.Stdout, cfg.Log.SlogLevel(), ops.LogProject()))
 	slog.SetDefault(logger)
+	klog.SetLogger(ops.KratosLogger(logger)) // Kratos' own lines join the JSON stream
 
 	shutdownTracing, err := telemetry.Setup(context.Background(), "publisher")
 	if err != nil {

@@ -48,7 +48,7 @@ func LoadDaemon(daemon, path string, lookup func(string) (string, bool)) (Daemon
 		if err := settings.LoadWithEnv(path, &c, lookup); err != nil {
 			return Daemon{}, fmt.Errorf("projector configuration: %w", err)
 		}
-		return Daemon{Drain: c.ShutdownTimeout, HTTPPort: c.HTTP.Port}, nil
+		return Daemon{Drain: c.Projector.DrainTimeout, HTTPPort: c.HTTP.Port}, nil
 	case "catalog":
 		c := catconf.Default()
 		if err := settings.LoadWithEnv(path, &c, lookup); err != nil {

@@ -48,7 +48,7 @@ func NewConfig(worker string, ps gpubsub.Config) Config {
 		BaseBackoff:        50 * time.Millisecond,
 		MaxBackoff:         time.Second,
 		StatsInterval:      200 * time.Millisecond,
-		GracePeriod:        10 * time.Second,
+		DrainTimeout:       10 * time.Second,
 		Publish:            relay.PublishOptions{Timeout: 2 * time.Second},
 	}}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +85,11 @@ var everySetting = []setting{
 	{"outbox.stats_interval", "OUTBOX_STATS_INTERVAL_SECONDS", "5", "5s", func(_ Config, o relay.Options) bool { return o.StatsInterval == 5*time.Second }},
 	{"outbox.stall_after", "OUTBOX_STALL_AFTER_SECONDS", "90", "90s", func(_ Config, o relay.Options) bool { return o.StallAfter == 90*time.Second && !o.StallAfterOff }},
 	{"outbox.stall_after", "OUTBOX_STALL_AFTER_SECONDS", "0", "", func(_ Config, o relay.Options) bool { return o.StallAfterOff }},
-	{"outbox.grace_period", "OUTBOX_GRACE_PERIOD_SECONDS", "8", "8s", func(_ Config, o relay.Options) bool { return o.GracePeriod == 8*time.Second }},
+	{"outbox.drain_timeout", "OUTBOX_GRACE_PERIOD_SECONDS", "8", "8s", func(_ Config, o relay.Options) bool { return o.DrainTimeout == 8*time.Second }},
+	{"outbox.grace_period", "", "", "9s", func(_ Config, o relay.Options) bool { return o.DrainTimeout == 9*time.Second }}, // alias
+	{"outbox.notify_channel", "", "", "orders_wakeups", func(_ Config, o relay.Options) bool { return o.NotifyChannel == "orders_wakeups" }},
+	{"outbox.log_standby_retry", "", "", "3s", func(_ Config, o relay.Options) bool { return o.Log.StandbyRetry == 3*time.Second }},
+	{"outbox.log_confirm_interval", "", "", "2s", func(_ Config, o relay.Options) bool { return o.Log.ConfirmInterval == 2*time.Second }},
 	{"outbox.retention", "OUTBOX_RETENTION_SECONDS", "3600", "1h", func(_ Config, o relay.Options) bool { return o.Retention == time.Hour && !o.RetentionOff }},
 	{"outbox.retention", "OUTBOX_RETENTION_SECONDS", "0", "", func(_ Config, o relay.Options) bool { return o.RetentionOff }},
 	{"outbox.retention_interval", "OUTBOX_RETENTION_INTERVAL_SECONDS", "30", "30s", func(_ Config, o relay.Options) bool { return o.RetentionInterval == 30*time.Second }},
@@ -94,7 +97,6 @@ var everySetting = []setting{
 	{"outbox.reindex_bloat_factor", "OUTBOX_REINDEX_BLOAT_FACTOR", "5.5", "", func(_ Config, o relay.Options) bool { return o.ReindexBloatFactor == 5.5 && !o.ReindexOff }},
 	{"outbox.reindex_bloat_factor", "OUTBOX_REINDEX_BLOAT_FACTOR", "0", "", func(_ Config, o relay.Options) bool { return o.ReindexOff }},
 	{"outbox.reindex_min_bytes", "OUTBOX_REINDEX_MIN_BYTES", "1234567", "", func(_ Config, o relay.Options) bool { return o.ReindexMinBytes == 1234567 }},
-	{"outbox.reindex_min_bytes", "OUTBOX_REINDEX_MIN_BYTES", "0", "", func(_ Config, o relay.Options) bool { return o.ReindexMinBytes == 1 }},
 	{"publish.topics", "", "", "{orders.order: orders-events}", func(_ Config, o relay.Options) bool {
 		return o.Publish.Topics["orders.order"] == "orders-events"
 	}},
@@ -156,66 +158,12 @@ func TestEveryKeyAndVariableReachesTheRelay(t *testing.T) {
 			t.Errorf("%s: %s in a file did not reach the relay: %+v", s.key, v, c.Options())
 		}
 	}
-	var walk func(t reflect.Type, prefix string)
-	walk = func(typ reflect.Type, prefix string) {
-		for i := range typ.NumField() {
-			f := typ.Field(i)
-			key := prefix + settings.KeyOf(f)
-			if f.Type.Kind() == reflect.Struct && f.Tag.Get("env") == "" {
-				walk(f.Type, key+".")
-				continue
-			}
-			env, ok := listed[key]
-			if !ok {
-				t.Errorf("key %s (%s) is not in the list of settings", key, f.Tag.Get("env"))
-			} else if env != f.Tag.Get("env") {
-				t.Errorf("key %s: listed with %q, its variable is %q", key, env, f.Tag.Get("env"))
-			}
-		}
-	}
-	walk(reflect.TypeOf(Config{}), "")
-}
-
-// TestKeysNameTheOptionsFields: the names the daemon's errors give the
-// relay's fields are the keys and variables of the fields that set them.
-func TestKeysNameTheOptionsFields(t *testing.T) {
-	for field, name := range keys {
-		path := "Outbox." + field
-		switch {
-		case field == "Schema":
-			path = "Database.Schema"
-		case strings.HasPrefix(field, "Publish."):
-			path = field
-		case strings.HasPrefix(field, "Log."): // Options.Log.Slot is outbox.log_slot
-			path = "Outbox.Log" + strings.TrimPrefix(field, "Log.")
-		}
-		typ := reflect.TypeOf(Config{})
-		var key, env string
-		for i, part := range strings.Split(path, ".") {
-			f, ok := typ.FieldByName(part)
-			if !ok {
-				t.Fatalf("keys[%q]: Config has no field %s", field, path)
-			}
-			if i > 0 {
-				key += "."
-			}
-			key, env, typ = key+settings.KeyOf(f), f.Tag.Get("env"), f.Type
-		}
-		want := key
-		if env != "" {
-			want += " (" + env + ")"
-		}
-		if name != want {
-			t.Errorf("keys[%q] = %q, want %q", field, name, want)
-		}
-		opt := reflect.TypeOf(relay.Options{})
-		for _, part := range strings.Split(field, ".") {
-			f, ok := opt.FieldByName(part)
-			if !ok {
-				t.Errorf("keys[%q]: relay.Options has no such field", field)
-				break
-			}
-			opt = f.Type
+	for _, s := range settings.Keys(Default()) {
+		env, ok := listed[s.Key]
+		if !ok {
+			t.Errorf("key %s (%s) is not in the list of settings", s.Key, s.Env)
+		} else if env != s.Env {
+			t.Errorf("key %s: listed with %q, its variable is %q", s.Key, env, s.Env)
 		}
 	}
 }
@@ -276,7 +224,9 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{map[string]string{"OUTBOX_REINDEX_BLOAT_FACTOR": "1.5"}, []string{"outbox.reindex_bloat_factor", "OUTBOX_REINDEX_BLOAT_FACTOR", ">= 2"}},
 		{map[string]string{"OUTBOX_REINDEX_BLOAT_FACTOR": "-4"}, []string{"outbox.reindex_bloat_factor", "OUTBOX_REINDEX_BLOAT_FACTOR"}},
 		{map[string]string{"OUTBOX_REINDEX_MIN_BYTES": "-1"}, []string{"outbox.reindex_min_bytes", "OUTBOX_REINDEX_MIN_BYTES"}},
-		{map[string]string{"OUTBOX_GRACE_PERIOD_SECONDS": "0"}, []string{"outbox.grace_period", "OUTBOX_GRACE_PERIOD_SECONDS"}},
+		{map[string]string{"OUTBOX_GRACE_PERIOD_SECONDS": "0"}, []string{"outbox.drain_timeout", "OUTBOX_GRACE_PERIOD_SECONDS"}},
+		{map[string]string{"OUTBOX_GRACE_PERIOD_SECONDS": "-1"}, []string{"outbox.drain_timeout (OUTBOX_GRACE_PERIOD_SECONDS) must be > 0"}},
+		{map[string]string{"OUTBOX_REINDEX_MIN_BYTES": "0"}, []string{"outbox.reindex_min_bytes (OUTBOX_REINDEX_MIN_BYTES) is 0"}},
 		{map[string]string{"OUTBOX_FETCH_COOLDOWN_SECONDS": "-1"}, []string{"outbox.fetch_cooldown", "OUTBOX_FETCH_COOLDOWN_SECONDS"}},
 		{map[string]string{"OUTBOX_FETCH_COOLDOWN_SECONDS": "2"}, []string{"outbox.fetch_cooldown", "below outbox.poll_interval"}},
 		{map[string]string{"LOG_LEVEL": "loud"}, []string{"log.level", "LOG_LEVEL"}},

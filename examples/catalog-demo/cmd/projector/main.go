@@ -80,8 +80,8 @@ func run(confPath string, logger *slog.Logger, level *slog.LevelVar) error {
 		"search", cfg.Search.Enabled, "search_subscription", cfg.Search.Subscription,
 		"elastic", elastic.RedactURL(cfg.Elastic.URL), "search_alias", cfg.Search.Alias,
 		"batch_size", cfg.Batch.Size, "batch_linger", cfg.Batch.Linger.String(),
-		"num_goroutines", cfg.Receive.NumGoroutines, "max_outstanding_messages", cfg.Receive.MaxOutstandingMessages,
-		"exactly_once", cfg.Receive.ExactlyOnce)
+		"num_goroutines", cfg.Projector.Receive.NumGoroutines, "max_outstanding_messages", cfg.Projector.Receive.MaxOutstandingMessages,
+		"exactly_once", cfg.Projector.Receive.ExactlyOnce)
 	if err := app.Run(); err != nil {
 		return fmt.Errorf("running: %w", err)
 	}

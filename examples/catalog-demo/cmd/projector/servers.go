@@ -27,7 +27,7 @@ func projectorOptions(cfg *pconf.Config, reg *prometheus.Registry, h *health.Hea
 
 // registerCatalog registers the catalog's enabled projections.
 func registerCatalog(cfg *pconf.Config, p *projector.Projector, videos *catproj.Videos, es *elastic.Client) (catalogProjector, error) {
-	if err := catproj.RegisterEnabled(p, cfg.Catalog(), cfg.Batching(), cfg.InboxRetention.Age, videos, es); err != nil {
+	if err := catproj.RegisterEnabled(p, cfg.Catalog(), cfg.Batch, cfg.InboxRetention.Age, videos, es); err != nil {
 		return catalogProjector{}, err
 	}
 	return catalogProjector{p}, nil
@@ -44,7 +44,7 @@ func newApp(cfg *pconf.Config, p catalogProjector, opsSrv *khttp.Server, health 
 		kratos.Name("projector"),
 		kratos.Version(version),
 		kratos.Server(opsSrv, p.Projector),
-		kratos.StopTimeout(cfg.ShutdownTimeout),
+		kratos.StopTimeout(cfg.Projector.DrainTimeout),
 		kratos.BeforeStart(func(ctx context.Context) error {
 			health.LogFailing(ctx, logger, "schema") // e.g. "run relayctl migrate up"
 			return nil

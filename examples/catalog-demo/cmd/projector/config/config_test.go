@@ -45,17 +45,17 @@ func TestShippedConfigLoadsWithEnvOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Batch.Size != 1 || c.Batch.Linger != 5*time.Millisecond || !c.Receive.ExactlyOnce ||
-		c.Receive.MaxOutstandingMessages != 50 || c.Receive.NumGoroutines != 8 || c.Videos.Subscription != "videos-sub" ||
+	if c.Batch.Size != 1 || c.Batch.Linger != 5*time.Millisecond || !c.Projector.Receive.ExactlyOnce ||
+		c.Projector.Receive.MaxOutstandingMessages != 50 || c.Projector.Receive.NumGoroutines != 8 || c.Videos.Subscription != "videos-sub" ||
 		!c.Search.RequireReady || c.PubSub.EmulatorHost != "127.0.0.1:8085" || c.Search.Alias != "videos" {
 		t.Fatalf("overrides not applied: %+v", c)
 	}
 	// A StreamingPull response is packed up to max_outstanding_bytes and the
 	// client refuses one over 20 MiB: the shipped value must stay below.
-	if c.Receive.MaxOutstandingBytes > 10<<20 {
-		t.Fatalf("receive.max_outstanding_bytes %d can wedge a subscription", c.Receive.MaxOutstandingBytes)
+	if c.Projector.Receive.MaxOutstandingBytes > 10<<20 {
+		t.Fatalf("receive.max_outstanding_bytes %d can wedge a subscription", c.Projector.Receive.MaxOutstandingBytes)
 	}
-	if c.Batch.Workers != 4 || c.Receive.MaxExtension != 10*time.Minute || c.HTTP.Port != 8082 || c.Receive.AckDeadline != 15*time.Second {
+	if c.Batch.Workers != 4 || c.Projector.Receive.MaxExtension != 10*time.Minute || c.HTTP.Port != 8082 || c.Projector.Receive.AckDeadline != 15*time.Second {
 		t.Fatalf("file values/defaults not kept: %+v", c)
 	}
 }
@@ -102,7 +102,7 @@ func TestAckDeadlineDefaultsTo15s(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Receive.AckDeadline; got != 15*time.Second {
+	if got := c.Projector.Receive.AckDeadline; got != 15*time.Second {
 		t.Fatalf("receive.ack_deadline = %s, want the 15s default", got)
 	}
 	_, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_ACK_DEADLINE": "0s"})
@@ -141,8 +141,8 @@ func TestExplicitZeroIsRefused(t *testing.T) {
 		t.Errorf("batch.size: 0 in the file: %v", err)
 	}
 	c, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
-	if err != nil || c.Batch.Size != 100 || c.Batch.Workers != 4 || c.Receive.NumGoroutines != 4 {
-		t.Fatalf("defaults: %+v %+v, %v", c.Batch, c.Receive, err)
+	if err != nil || c.Batch.Size != 100 || c.Batch.Workers != 4 || c.Projector.Receive.NumGoroutines != 4 {
+		t.Fatalf("defaults: %+v %+v, %v", c.Batch, c.Projector.Receive, err)
 	}
 }
 
@@ -178,20 +178,29 @@ func TestInboxRetentionKeys(t *testing.T) {
 	}
 }
 
-// stall_after: 2m shipped, 0 turns stall detection off (as the
-// publisher's outbox.stall_after), a negative value is refused naming the
-// key.
+// stall_after: 2m shipped, 0 turns stall detection off
+// (projector.Options.StallAfterOff, as the publisher's outbox.stall_after),
+// a negative value is refused naming the key; drain_timeout is also read
+// under its former key shutdown_timeout.
 func TestStallAfterZeroIsOff(t *testing.T) {
 	c, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false"})
-	if err != nil || c.StallAfter != 2*time.Minute || c.Options(nil, nil, nil).StallAfter != 2*time.Minute {
-		t.Fatalf("shipped stall_after: %s, %v", c.StallAfter, err)
+	if o := c.Options(nil, nil, nil); err != nil || o.StallAfter != 2*time.Minute || o.StallAfterOff {
+		t.Fatalf("shipped stall_after: %s (off %v), %v", o.StallAfter, o.StallAfterOff, err)
 	}
 	c, err = load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_STALL_AFTER": "0"})
-	if err != nil || c.Options(nil, nil, nil).StallAfter >= 0 {
-		t.Fatalf("PROJECTOR_STALL_AFTER=0: projector.Options.StallAfter %s, %v; want negative (off)", c.Options(nil, nil, nil).StallAfter, err)
+	if err != nil || !c.Options(nil, nil, nil).StallAfterOff {
+		t.Fatalf("PROJECTOR_STALL_AFTER=0: projector.Options %+v, %v; want StallAfterOff", c.Options(nil, nil, nil), err)
 	}
 	if _, err := load(map[string]string{"PROJECTOR_SEARCH_ENABLED": "false", "PROJECTOR_STALL_AFTER": "-1s"}); err == nil ||
-		!strings.Contains(err.Error(), "stall_after (PROJECTOR_STALL_AFTER) must be >= 0") {
+		!strings.Contains(err.Error(), "stall_after (PROJECTOR_STALL_AFTER) must be > 0") {
 		t.Errorf("PROJECTOR_STALL_AFTER=-1s: %v, want a refusal naming the key", err)
+	}
+	path := filepath.Join(t.TempDir(), "projector.yaml")
+	if err := os.WriteFile(path, []byte("shutdown_timeout: 12s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c = pconf.Default()
+	if err := settings.LoadWithEnv(path, &c, func(k string) (string, bool) { v, ok := base[k]; return v, ok }); err != nil || c.Projector.DrainTimeout != 12*time.Second {
+		t.Errorf("shutdown_timeout: 12s: drain timeout %s, %v", c.Projector.DrainTimeout, err)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	pconf "github.com/eventrelay/eventrelay/examples/catalog-demo/cmd/projector/config"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/settings"
@@ -55,7 +53,7 @@ var accepted = []struct{ key, env, value string }{
 	{"search.dead_letter_topic", "PROJECTOR_SEARCH_DEAD_LETTER_TOPIC", "search-dlq-7"},
 	{"search.alias", "ELASTIC_INDEX_ALIAS", "videos-7"},
 	{"search.require_ready", "PROJECTOR_REQUIRE_ES_READY", "true"},
-	{"shutdown_timeout", "PROJECTOR_SHUTDOWN_TIMEOUT", "7s"},
+	{"drain_timeout", "PROJECTOR_SHUTDOWN_TIMEOUT", "7s"},
 	{"stall_after", "PROJECTOR_STALL_AFTER", "7s"},
 	{"log_level", "PROJECTOR_LOG_LEVEL", "debug"},
 }
@@ -66,27 +64,16 @@ var needs = map[string]map[string]string{"ELASTIC_PASSWORD": {"ELASTIC_USERNAME"
 // base is what every load below needs to validate.
 var base = map[string]string{"DATABASE_URL": "postgres://u@db:5432/x", "ELASTIC_URL": "http://es:9200"}
 
-// lookupIn reads key's value (a dotted path) from c as YAML would write it.
+// lookupIn reads key's value from c.
 func lookupIn(t *testing.T, c pconf.Config, key string) string {
 	t.Helper()
-	b, err := yaml.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	parts := strings.Split(key, ".")
-	var v any = m
-	for _, p := range parts {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			t.Fatalf("%s: %v is not a section", key, v)
+	for _, s := range settings.Keys(c) {
+		if s.Key == key {
+			return fmt.Sprint(s.Value.Interface())
 		}
-		v = mm[p]
 	}
-	return fmt.Sprint(v)
+	t.Fatalf("%s is no key of the configuration", key)
+	return ""
 }
 
 // TestEveryKeyAndVariableTakesEffect sets each accepted key, once from the
@@ -153,7 +140,7 @@ func TestOptionsCarryEveryGenericKey(t *testing.T) {
 	}
 	for _, a := range accepted {
 		if strings.HasPrefix(a.key, "receive.") || strings.HasPrefix(a.key, "batch.") ||
-			strings.HasPrefix(a.key, "inbox_retention.") || a.key == "shutdown_timeout" || a.key == "stall_after" || a.key == "database.schema" {
+			strings.HasPrefix(a.key, "inbox_retention.") || a.key == "drain_timeout" || a.key == "stall_after" || a.key == "database.schema" {
 			env[a.env] = a.value
 		}
 	}
@@ -161,12 +148,13 @@ func TestOptionsCarryEveryGenericKey(t *testing.T) {
 	if err := settings.LoadWithEnv("", &c, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
-	o, b := c.Options(nil, nil, nil), c.Batching()
+	o, b := c.Options(nil, nil, nil), c.Batch
 	want := projector.Options{
 		Schema: "other",
 		Receive: projector.ReceiveOptions{MaxOutstandingMessages: 77, MaxOutstandingBytes: 7777, NumGoroutines: 7,
 			MaxExtension: 7 * time.Minute, AckDeadline: 17 * time.Second, RetryMin: 7 * time.Second, RetryMax: 7 * time.Minute, ExactlyOnce: true},
 		DrainTimeout: 7 * time.Second, StallAfter: 7 * time.Second, InboxRetentionInterval: 7 * time.Second, InboxRetentionBatchSize: 77,
+		SubscriptionCheckInterval: 30 * time.Second,
 	}
 	if o != want {
 		t.Errorf("Options() = %+v, want %+v", o, want)
