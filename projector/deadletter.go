@@ -9,25 +9,6 @@ import (
 	"github.com/eventrelay/eventrelay/projector/internal/deadletter"
 )
 
-// Attributes a dead letter carries on top of all the original attributes
-// (see Projection.DeadLetterTopic). (Written by
-// projector/internal/deadletter; the tests read them by these names.)
-const (
-	// AttrErrorReason is the failure's projection.Reason.
-	AttrErrorReason = "error_reason"
-	// AttrError is the error text, cut to Pub/Sub's 1024-byte limit.
-	AttrError = "error"
-	// AttrProjection is the Projection.Name.
-	AttrProjection = "projection"
-	// AttrDeliveryAttempt is the delivery attempt (0 without a
-	// subscription dead-letter policy).
-	AttrDeliveryAttempt = "delivery_attempt"
-	// AttrOriginalMessageID is the dead-lettered message's ID.
-	AttrOriginalMessageID = "original_message_id"
-	// AttrDeadLetteredAt is when, RFC 3339 with nanoseconds, UTC.
-	AttrDeadLetteredAt = "dead_lettered_at"
-)
-
 // deadLetterer records a message that can never be applied. It returns nil
 // only once the record is durable; the engine acks the message after that.
 type deadLetterer interface {

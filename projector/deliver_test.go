@@ -86,8 +86,8 @@ func TestDeliverSettlesLikeAReceivedMessage(t *testing.T) {
 		t.Errorf("dead letter reason %q, want %q", out[2].Reason, projection.PayloadInvalid)
 	}
 	dl := deadLetters(t, ps, "dlq-read", 1)
-	if a := dl[bad.id.String()]; a[projector.AttrErrorReason] != string(projection.PayloadInvalid) || a[projector.AttrProjection] != "counters" ||
-		a[projector.AttrOriginalMessageID] != "bad/1" || a[projector.AttrDeliveryAttempt] != "1" {
+	if a := dl[bad.id.String()]; a[wire.AttrErrorReason] != string(projection.PayloadInvalid) || a[wire.AttrProjection] != "counters" ||
+		a[wire.AttrOriginalMessageID] != "bad/1" || a[wire.AttrDeliveryAttempt] != "1" {
 		t.Errorf("dead letter attributes %v", a)
 	}
 

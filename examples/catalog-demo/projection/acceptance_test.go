@@ -10,7 +10,7 @@ import (
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/projector"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 func TestSameEventThreeTimesAppliedOnce(t *testing.T) {
@@ -144,11 +144,11 @@ func TestBadInputIsDeadLetteredAndProjectorKeepsGoing(t *testing.T) {
 	dls := h.deadLetters("videos", len(want), 15*time.Second)
 	for _, m := range dls {
 		id := m.Attributes["event_id"]
-		if m.Attributes[projector.AttrErrorReason] != want[id] {
-			t.Errorf("dead letter of %s: error_reason %q, want %q (error: %s)", id, m.Attributes[projector.AttrErrorReason], want[id], m.Attributes[projector.AttrError])
+		if m.Attributes[wire.AttrErrorReason] != want[id] {
+			t.Errorf("dead letter of %s: error_reason %q, want %q (error: %s)", id, m.Attributes[wire.AttrErrorReason], want[id], m.Attributes[wire.AttrError])
 		}
-		if m.Attributes[projector.AttrProjection] != "videos" || m.Attributes[projector.AttrOriginalMessageID] == "" ||
-			m.Attributes[projector.AttrError] == "" || m.Attributes[projector.AttrDeliveryAttempt] == "" {
+		if m.Attributes[wire.AttrProjection] != "videos" || m.Attributes[wire.AttrOriginalMessageID] == "" ||
+			m.Attributes[wire.AttrError] == "" || m.Attributes[wire.AttrDeliveryAttempt] == "" {
 			t.Errorf("dead letter of %s lacks attributes: %v", id, m.Attributes)
 		}
 		delete(want, id)

@@ -14,20 +14,8 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
-
-// Attributes a dead letter carries on top of all the original attributes.
-const (
-	AttrErrorReason       = "error_reason"
-	AttrError             = "error"
-	AttrProjection        = "projection"
-	AttrDeliveryAttempt   = "delivery_attempt"
-	AttrOriginalMessageID = "original_message_id"
-	AttrDeadLetteredAt    = "dead_lettered_at"
-)
-
-// maxAttrValue is Pub/Sub's limit on an attribute value, in bytes.
-const maxAttrValue = 1024
 
 // Topic publishes dead letters to a Pub/Sub topic.
 type Topic struct {
@@ -69,12 +57,12 @@ func Attributes(m Original, proj string, reason projection.Reason, cause error) 
 	for k, v := range m.Attributes {
 		attrs[k] = v
 	}
-	attrs[AttrErrorReason] = string(reason)
-	attrs[AttrError] = truncate(cause.Error(), maxAttrValue)
-	attrs[AttrProjection] = proj
-	attrs[AttrDeliveryAttempt] = strconv.Itoa(m.DeliveryAttempt)
-	attrs[AttrOriginalMessageID] = m.ID
-	attrs[AttrDeadLetteredAt] = time.Now().UTC().Format(time.RFC3339Nano)
+	attrs[wire.AttrErrorReason] = string(reason)
+	attrs[wire.AttrError] = truncate(cause.Error(), wire.MaxAttributeValueBytes)
+	attrs[wire.AttrProjection] = proj
+	attrs[wire.AttrDeliveryAttempt] = strconv.Itoa(m.DeliveryAttempt)
+	attrs[wire.AttrOriginalMessageID] = m.ID
+	attrs[wire.AttrDeadLetteredAt] = time.Now().UTC().Format(time.RFC3339Nano)
 	return attrs
 }
 

@@ -7,19 +7,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/eventrelay/eventrelay/projection"
+	"github.com/eventrelay/eventrelay/wire"
 )
 
 // A dead letter keeps the original attributes, says why, and cuts an
 // error over Pub/Sub's attribute limit without splitting a character.
 func TestAttributes(t *testing.T) {
-	cause := errors.New(strings.Repeat("é", maxAttrValue)) // 2 bytes each
+	cause := errors.New(strings.Repeat("é", wire.MaxAttributeValueBytes)) // 2 bytes each
 	a := Attributes(Original{ID: "m-1", Attributes: map[string]string{"event_id": "e-1"}, DeliveryAttempt: 3},
 		"items", projection.PayloadInvalid, cause)
-	if a["event_id"] != "e-1" || a[AttrErrorReason] != "payload_invalid" || a[AttrProjection] != "items" ||
-		a[AttrDeliveryAttempt] != "3" || a[AttrOriginalMessageID] != "m-1" || a[AttrDeadLetteredAt] == "" {
+	if a["event_id"] != "e-1" || a[wire.AttrErrorReason] != "payload_invalid" || a[wire.AttrProjection] != "items" ||
+		a[wire.AttrDeliveryAttempt] != "3" || a[wire.AttrOriginalMessageID] != "m-1" || a[wire.AttrDeadLetteredAt] == "" {
 		t.Errorf("attributes %v", a)
 	}
-	if e := a[AttrError]; len(e) != maxAttrValue || !utf8.ValidString(e) {
-		t.Errorf("error attribute: %d bytes, valid UTF-8 %v; want %d, true", len(e), utf8.ValidString(e), maxAttrValue)
+	if e := a[wire.AttrError]; len(e) != wire.MaxAttributeValueBytes || !utf8.ValidString(e) {
+		t.Errorf("error attribute: %d bytes, valid UTF-8 %v; want %d, true", len(e), utf8.ValidString(e), wire.MaxAttributeValueBytes)
 	}
 }
