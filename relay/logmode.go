@@ -73,6 +73,11 @@ func (r *Relay) logLoop(ctx context.Context) {
 				r.log.Warn("log relay: cannot take the slot's reader lock", "slot", r.opts.Log.Slot, "error", err)
 			}
 			if !ok {
+				if err == nil {
+					// Another replica reads the slot: this one's failed sessions say nothing of the stream.
+					failures = 0
+					r.logFault.Store(nil)
+				}
 				if !r.logPause(ctx, r.opts.Log.StandbyRetry) {
 					return
 				}

@@ -30,9 +30,9 @@ type logPipe struct {
 	wm    *logread.Watermark
 	items chan logItem
 
-	mu     sync.Mutex           // orders a key's hold before its next publish
-	held   map[logread.Key]bool // keys behind a failed row
-	paused map[logread.Key]*claim.Event
+	mu     sync.Mutex                   // orders a key's hold before its next publish
+	held   map[logread.Key]bool         // keys behind a failed row
+	paused map[logread.Key]*claim.Event // keys a failed publish paused in the client (the collector's): resumed by close
 
 	stop     chan struct{} // closed: the session ends
 	stopOnce sync.Once
@@ -313,6 +313,11 @@ func (p *logPipe) collect() {
 		_, err := it.res.Get(r.work)
 		r.m.Inflight.Dec()
 		key := logread.Key{Topic: it.e.Topic, OrderingKey: it.e.OrderingKey}
+		if err != nil && !errors.Is(err, publish.ErrAbandoned) {
+			// Every failed key, not only the one that ended the session: a
+			// key left paused in the client fails all its later publishes.
+			p.paused[key] = it.e
+		}
 		p.mu.Lock()
 		held := p.held[key]
 		p.mu.Unlock()
@@ -334,6 +339,10 @@ func (p *logPipe) collect() {
 			p.wm.Done(it.txn) // behind a failed row of its key: waits in the table
 		case p.ended():
 			// The session ends: the event is read again from the slot.
+		case publish.Paused(err):
+			// Failed behind an earlier failure of its key, not for its own
+			// fault: no attempt spent; the next session publishes it again.
+			p.end(r.opts.BaseBackoff, fmt.Sprintf("publishing event %s: %s", it.e.EventID, err))
 		default:
 			if p.failed(it.e, err, true) {
 				p.wm.Done(it.txn)
@@ -344,16 +353,11 @@ func (p *logPipe) collect() {
 
 // failed classifies a publish error as the polling relay does
 // (Relay.failure): the event's own fault fails its row and holds its key;
-// anything else ends the session (a hold, or a retry after backoff). A
-// failed publish pauses the key in the client: it is resumed when the
-// session's results are all in. It reports whether e is done (its
-// failure recorded).
+// anything else ends the session (a hold, or a retry after backoff). It
+// reports whether e is done (its failure recorded).
 func (p *logPipe) failed(e *claim.Event, err error, attempted bool) bool {
 	r := p.r
 	key := logread.Key{Topic: e.Topic, OrderingKey: e.OrderingKey}
-	if attempted {
-		p.paused[key] = e
-	}
 	e.Attempts = r.logAttempts.get(e.EventID)
 	var out claim.Outcomes
 	r.failure(e, err, attempted, &out)

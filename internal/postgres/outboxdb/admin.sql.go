@@ -426,7 +426,8 @@ SET status          = 'pending',
     resolved_at     = NULL,
     resolve_audit_id = NULL,
     replay_count    = replay_count + 1
-WHERE id = ANY($1::bigint[]) AND status = ANY($2::text[])
+WHERE id = ANY($1::bigint[])
+  AND (status = ANY($2::text[]) OR ('published' = ANY($2::text[]) AND status = 'pending'))
 RETURNING id, event_id
 `
 
@@ -443,6 +444,8 @@ type ReplayOutboxRowsRow struct {
 // ReplayOutboxRows moves the rows still in one of the statuses back to
 // pending for an immediate attempt: attempts reset, claim cleared,
 // replay_count + 1. error_history, last_error and error_reason are kept.
+// With 'published', pending rows move too: the caller selected them as
+// published by the log mode (SelectOutboxRows) in the same transaction.
 func (q *Queries) ReplayOutboxRows(ctx context.Context, arg ReplayOutboxRowsParams) ([]ReplayOutboxRowsRow, error) {
 	rows, err := q.db.Query(ctx, replayOutboxRows, arg.Ids, arg.Statuses)
 	if err != nil {
@@ -507,25 +510,36 @@ func (q *Queries) ResolveFailedOutboxRows(ctx context.Context, arg ResolveFailed
 }
 
 const selectOutboxRows = `-- name: SelectOutboxRows :many
-SELECT id, event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
-       topic, status, attempts, error_reason, last_error, error_history,
-       replay_count, origin, created_at, failed_at, published_at, resolved_at
-FROM outbox_events
-WHERE status = ANY($1::text[])
-  AND id > $2
+SELECT o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version, o.event_type,
+       o.topic, o.status, o.attempts, o.error_reason, o.last_error, o.error_history,
+       o.replay_count, o.origin, o.created_at, o.failed_at, o.published_at, o.resolved_at
+FROM outbox_events o
+WHERE (o.status = ANY($1::text[])
+       OR ('published' = ANY($1::text[]) AND o.status = 'pending'
+           AND EXISTS (SELECT 1 FROM outbox_log_slots)
+           AND NOT EXISTS (SELECT 1 FROM outbox_log_slots l
+                           WHERE l.published_xmin IS NULL OR l.recovering
+                              OR age(o.xmin) <= age(l.published_xmin::text::xid))
+           AND NOT EXISTS (SELECT 1 FROM outbox_events b
+                           WHERE b.topic = o.topic AND b.ordering_key = o.ordering_key AND b.id < o.id
+                             AND (b.status = 'failed'
+                                  OR ((b.status = 'resolved' OR b.replay_count > 0)
+                                      AND EXISTS (SELECT 1 FROM outbox_log_slots l
+                                                  WHERE age(b.xmin) <= age(l.published_xmin::text::xid)))))))
+  AND o.id > $2
   AND ((cardinality($3::bigint[]) = 0 AND cardinality($4::uuid[]) = 0)
-       OR id = ANY($3::bigint[]) OR event_id = ANY($4::uuid[]))
-  AND ($5::text IS NULL OR error_reason = $5::text)
+       OR o.id = ANY($3::bigint[]) OR o.event_id = ANY($4::uuid[]))
+  AND ($5::text IS NULL OR o.error_reason = $5::text)
   AND ($6::text IS NULL
-       OR coalesce(error_history->-1->>'reason', error_reason) = $6::text)
-  AND ($7::text IS NULL OR topic = $7::text)
-  AND ($8::text IS NULL OR aggregate_type = $8::text)
-  AND ($9::text IS NULL OR aggregate_id = $9::text)
+       OR coalesce(o.error_history->-1->>'reason', o.error_reason) = $6::text)
+  AND ($7::text IS NULL OR o.topic = $7::text)
+  AND ($8::text IS NULL OR o.aggregate_type = $8::text)
+  AND ($9::text IS NULL OR o.aggregate_id = $9::text)
   AND ($10::timestamptz IS NULL
-       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END >= $10::timestamptz)
+       OR CASE WHEN o.status IN ('failed', 'resolved') THEN o.failed_at ELSE coalesce(o.published_at, o.created_at) END >= $10::timestamptz)
   AND ($11::timestamptz IS NULL
-       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END < $11::timestamptz)
-ORDER BY id
+       OR CASE WHEN o.status IN ('failed', 'resolved') THEN o.failed_at ELSE coalesce(o.published_at, o.created_at) END < $11::timestamptz)
+ORDER BY o.id
 LIMIT $12
 `
 
@@ -572,6 +586,12 @@ type SelectOutboxRowsRow struct {
 // published_at of published ones; cause is the reason of the row's last
 // error, its last error_history entry, which for a row failed as
 // max_attempts_exceeded is the error that spent the last attempt).
+// 'published' also selects the rows the log mode published: it leaves them
+// pending, and a row is published once inserted by a transaction older
+// than the published horizon of every slot in outbox_log_slots, with no
+// earlier row of its key failed, or replayed or resolved at or after a
+// horizon (relay's retention in the log mode decides the same; their time
+// window applies to created_at).
 func (q *Queries) SelectOutboxRows(ctx context.Context, arg SelectOutboxRowsParams) ([]SelectOutboxRowsRow, error) {
 	rows, err := q.db.Query(ctx, selectOutboxRows,
 		arg.Statuses,

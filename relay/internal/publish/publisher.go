@@ -178,6 +178,14 @@ func (s *Publisher) Flush() { s.pubs.Flush() }
 // Resume un-pauses e's ordering key after a failed publish.
 func (s *Publisher) Resume(e *claim.Event) { s.pubs.ResumePublish(s.topic(e), e.OrderingKey) }
 
+// Paused reports whether err failed a message without sending it because
+// an earlier message of its ordering key failed: not the message's own
+// fault, and the key stays paused until Resume.
+func Paused(err error) bool {
+	var paused pubsub.ErrPublishingPaused
+	return errors.As(err, &paused)
+}
+
 // Result is the pending result of one publish.
 type Result struct {
 	r    *pubsub.PublishResult
@@ -205,9 +213,8 @@ func (r Result) Get(ctx context.Context) (string, error) {
 		}
 		r.span.End()
 	}
-	var paused pubsub.ErrPublishingPaused
 	switch {
-	case errors.As(err, &paused):
+	case Paused(err):
 		return "", errclass.New(errclass.Unknown, fmt.Errorf("ordering key paused by an earlier failure: %w", err))
 	case errors.Is(err, pubsub.ErrPublisherStopped):
 		return "", errclass.New(errclass.Unknown, err)

@@ -19,7 +19,9 @@ replay [filters] [--include-published] [--include-resolved] (--dry-run | --by WH
 
 Moves outbox rows back to pending so the publisher sends them again:
 failed rows by default; --include-published also re-drives published rows
-(to rebuild a projection from the outbox); --include-resolved also sends
+(to rebuild a projection from the outbox; the log mode leaves the rows it
+published pending: those inserted below every slot's published horizon, as
+its retention counts them); --include-resolved also sends
 rows closed with "failed resolve" (never selected otherwise: they were
 meant never to be sent). At least one filter, or --all, is required.
 

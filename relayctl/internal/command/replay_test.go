@@ -138,3 +138,53 @@ func snapshotOutbox(t *testing.T, db *testDB) string {
 	}
 	return s
 }
+
+// TestReplayIncludesRowsTheLogModePublished: the log mode leaves the rows
+// it published pending; --include-published selects those inserted below
+// every slot's published horizon (outbox_log_slots), not a row inserted
+// after it, nothing while a slot has no horizon yet, and the replayed
+// rows are above the horizon again until the relay passes them.
+func TestReplayIncludesRowsTheLogModePublished(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	published := seedOutbox(t, db, 2)
+	exec(t, db, `INSERT INTO outbox_log_slots (slot_name, published_xmin)
+		VALUES ('reader', txid_current() % 4294967296)`) // newer than the seeded rows' transaction, older than later ones
+	later := seedOutbox(t, db, 1)
+
+	dry := func() []outboxRow {
+		t.Helper()
+		r := relayctl(t, env, "replay", "--all", "--include-published", "--dry-run", "--json")
+		var rows []outboxRow
+		if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || r.code != ExitOK {
+			t.Fatalf("replay --dry-run: exit %d, err %v, stdout %q", r.code, err, r.stdout)
+		}
+		return rows
+	}
+	rows := dry()
+	if len(rows) != 2 || rows[0].ID != published[0].ID || rows[1].ID != published[1].ID {
+		t.Fatalf("selected %+v, want the 2 rows below the horizon (ids %d, %d), not row %d", rows, published[0].ID, published[1].ID, later[0].ID)
+	}
+	exec(t, db, `INSERT INTO outbox_log_slots (slot_name) VALUES ('new-reader')`)
+	if rows := dry(); len(rows) != 0 {
+		t.Fatalf("selected %d rows while a slot has no horizon, want none", len(rows))
+	}
+	exec(t, db, `DELETE FROM outbox_log_slots WHERE slot_name = 'new-reader'`)
+
+	r := relayctl(t, env, "replay", "--all", "--include-published", "--by", "alice", "--why", "rebuild the projection")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "replayed 2 row(s)") {
+		t.Fatalf("replay: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for i, want := range []string{"pending/0/1", "pending/0/1"} {
+		if got := rowState(t, db, published[i].ID); got != want {
+			t.Errorf("row %d: %s, want %s", published[i].ID, got, want)
+		}
+	}
+	if got := rowState(t, db, later[0].ID); got != "pending/0/0" {
+		t.Errorf("row %d inserted after the horizon: %s, want pending/0/0", later[0].ID, got)
+	}
+	if rows := dry(); len(rows) != 0 {
+		t.Fatalf("selected %d rows right after their replay, want none (above the horizon until the relay passes them)", len(rows))
+	}
+}

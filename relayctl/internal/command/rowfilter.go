@@ -43,7 +43,7 @@ func addRowFilterFlags(fs *flag.FlagSet, defLimit int) *rowFilter {
 	fs.StringVar(&f.Topic, "topic", "", "Pub/Sub topic id, e.g. orders.events")
 	fs.StringVar(&f.AggregateType, "aggregate-type", "", "aggregate type, e.g. order")
 	fs.StringVar(&f.AggregateID, "aggregate", "", "aggregate id")
-	fs.StringVar(&f.Since, "since", "", "window start: RFC 3339 time or a duration ago (e.g. 2h); failed_at for failed rows, published_at for published")
+	fs.StringVar(&f.Since, "since", "", "window start: RFC 3339 time or a duration ago (e.g. 2h); failed_at for failed rows, published_at for published (created_at for those the log mode published)")
 	fs.StringVar(&f.Until, "until", "", "window end (exclusive): RFC 3339 time or a duration ago")
 	fs.IntVar(&f.Limit, "limit", defLimit, "at most this many rows (0: no limit)")
 	return f

@@ -156,31 +156,50 @@ ORDER BY consumer;
 -- published_at of published ones; cause is the reason of the row's last
 -- error, its last error_history entry, which for a row failed as
 -- max_attempts_exceeded is the error that spent the last attempt).
+-- 'published' also selects the rows the log mode published: it leaves them
+-- pending, and a row is published once inserted by a transaction older
+-- than the published horizon of every slot in outbox_log_slots, with no
+-- earlier row of its key failed, or replayed or resolved at or after a
+-- horizon (relay's retention in the log mode decides the same; their time
+-- window applies to created_at).
 -- name: SelectOutboxRows :many
-SELECT id, event_id, aggregate_type, aggregate_id, aggregate_version, event_type,
-       topic, status, attempts, error_reason, last_error, error_history,
-       replay_count, origin, created_at, failed_at, published_at, resolved_at
-FROM outbox_events
-WHERE status = ANY(@statuses::text[])
-  AND id > @after_id
+SELECT o.id, o.event_id, o.aggregate_type, o.aggregate_id, o.aggregate_version, o.event_type,
+       o.topic, o.status, o.attempts, o.error_reason, o.last_error, o.error_history,
+       o.replay_count, o.origin, o.created_at, o.failed_at, o.published_at, o.resolved_at
+FROM outbox_events o
+WHERE (o.status = ANY(@statuses::text[])
+       OR ('published' = ANY(@statuses::text[]) AND o.status = 'pending'
+           AND EXISTS (SELECT 1 FROM outbox_log_slots)
+           AND NOT EXISTS (SELECT 1 FROM outbox_log_slots l
+                           WHERE l.published_xmin IS NULL OR l.recovering
+                              OR age(o.xmin) <= age(l.published_xmin::text::xid))
+           AND NOT EXISTS (SELECT 1 FROM outbox_events b
+                           WHERE b.topic = o.topic AND b.ordering_key = o.ordering_key AND b.id < o.id
+                             AND (b.status = 'failed'
+                                  OR ((b.status = 'resolved' OR b.replay_count > 0)
+                                      AND EXISTS (SELECT 1 FROM outbox_log_slots l
+                                                  WHERE age(b.xmin) <= age(l.published_xmin::text::xid)))))))
+  AND o.id > @after_id
   AND ((cardinality(@row_ids::bigint[]) = 0 AND cardinality(@event_ids::uuid[]) = 0)
-       OR id = ANY(@row_ids::bigint[]) OR event_id = ANY(@event_ids::uuid[]))
-  AND (sqlc.narg(reason)::text IS NULL OR error_reason = sqlc.narg(reason)::text)
+       OR o.id = ANY(@row_ids::bigint[]) OR o.event_id = ANY(@event_ids::uuid[]))
+  AND (sqlc.narg(reason)::text IS NULL OR o.error_reason = sqlc.narg(reason)::text)
   AND (sqlc.narg(cause)::text IS NULL
-       OR coalesce(error_history->-1->>'reason', error_reason) = sqlc.narg(cause)::text)
-  AND (sqlc.narg(topic)::text IS NULL OR topic = sqlc.narg(topic)::text)
-  AND (sqlc.narg(aggregate_type)::text IS NULL OR aggregate_type = sqlc.narg(aggregate_type)::text)
-  AND (sqlc.narg(aggregate_id)::text IS NULL OR aggregate_id = sqlc.narg(aggregate_id)::text)
+       OR coalesce(o.error_history->-1->>'reason', o.error_reason) = sqlc.narg(cause)::text)
+  AND (sqlc.narg(topic)::text IS NULL OR o.topic = sqlc.narg(topic)::text)
+  AND (sqlc.narg(aggregate_type)::text IS NULL OR o.aggregate_type = sqlc.narg(aggregate_type)::text)
+  AND (sqlc.narg(aggregate_id)::text IS NULL OR o.aggregate_id = sqlc.narg(aggregate_id)::text)
   AND (sqlc.narg(since)::timestamptz IS NULL
-       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END >= sqlc.narg(since)::timestamptz)
+       OR CASE WHEN o.status IN ('failed', 'resolved') THEN o.failed_at ELSE coalesce(o.published_at, o.created_at) END >= sqlc.narg(since)::timestamptz)
   AND (sqlc.narg(until)::timestamptz IS NULL
-       OR CASE WHEN status IN ('failed', 'resolved') THEN failed_at ELSE published_at END < sqlc.narg(until)::timestamptz)
-ORDER BY id
+       OR CASE WHEN o.status IN ('failed', 'resolved') THEN o.failed_at ELSE coalesce(o.published_at, o.created_at) END < sqlc.narg(until)::timestamptz)
+ORDER BY o.id
 LIMIT @row_limit;
 
 -- ReplayOutboxRows moves the rows still in one of the statuses back to
 -- pending for an immediate attempt: attempts reset, claim cleared,
 -- replay_count + 1. error_history, last_error and error_reason are kept.
+-- With 'published', pending rows move too: the caller selected them as
+-- published by the log mode (SelectOutboxRows) in the same transaction.
 -- name: ReplayOutboxRows :many
 UPDATE outbox_events
 SET status          = 'pending',
@@ -194,7 +213,8 @@ SET status          = 'pending',
     resolved_at     = NULL,
     resolve_audit_id = NULL,
     replay_count    = replay_count + 1
-WHERE id = ANY(@ids::bigint[]) AND status = ANY(@statuses::text[])
+WHERE id = ANY(@ids::bigint[])
+  AND (status = ANY(@statuses::text[]) OR ('published' = ANY(@statuses::text[]) AND status = 'pending'))
 RETURNING id, event_id;
 
 -- ResolveFailedOutboxRows closes failed rows that must never be sent
