@@ -11,6 +11,7 @@ import (
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // runApplyDaemon measures the built projector draining Events messages
@@ -136,7 +137,7 @@ func (r *Runner) projectorEnv(ctx context.Context, b *Backend, withES bool) ([]s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	port, err := freePort()
+	port, err := relaytest.FreePort()
 	if err != nil {
 		return nil, nil, nil, err
 	}

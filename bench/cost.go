@@ -230,7 +230,7 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 			}
 			defer recv.stop()
 		}
-		port, err := freePort()
+		port, err := relaytest.FreePort()
 		if err != nil {
 			return res, err
 		}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // pprofOverlay is compiled into every daemon the bench builds (go build
@@ -156,7 +158,7 @@ func startDaemon(bin, name, repo, logDir string, env []string) (*Daemon, error) 
 	if err != nil {
 		return nil, err
 	}
-	pport, err := freePort()
+	pport, err := relaytest.FreePort()
 	if err != nil {
 		logf.Close()
 		return nil, err

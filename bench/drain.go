@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // runDrain measures the built publisher: Events pending rows, 1 and 2
@@ -85,7 +86,7 @@ func (r *Runner) drainOnce(ctx context.Context, bin string, b *Backend, instance
 	sentBefore := b.Double.Stats()
 	a := r.cpu.sample()
 	for i := range instances {
-		port, err := freePort()
+		port, err := relaytest.FreePort()
 		if err != nil {
 			return err
 		}
@@ -167,7 +168,7 @@ const startupIdle = 500 * time.Millisecond
 // publish window, its client made before: taking an instance's start-up
 // off each instance's CPU compares the two over the same kind of window.
 func (r *Runner) publisherStartup(ctx context.Context, bin string, b *Backend, run int) (float64, error) {
-	port, err := freePort()
+	port, err := relaytest.FreePort()
 	if err != nil {
 		return 0, err
 	}

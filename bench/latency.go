@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // pstestStreams is the projector's NumGoroutines on pstest, which delivers
@@ -191,7 +192,7 @@ func (r *Runner) latencyStep(ctx context.Context, backend latencyBackend, pubBin
 		return res, err
 	}
 	defer projD.Stop(30 * time.Second) //nolint:errcheck
-	port, err := freePort()
+	port, err := relaytest.FreePort()
 	if err != nil {
 		return res, err
 	}

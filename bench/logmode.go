@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
+	"github.com/eventrelay/eventrelay/relaytest"
 	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
 	"github.com/eventrelay/eventrelay/wire"
 )
@@ -177,7 +178,7 @@ func (r *Runner) drainLogOnce(ctx context.Context, bin string, b *Backend, run i
 		return err
 	}
 	start := func(name string) (*Daemon, error) {
-		port, err := freePort()
+		port, err := relaytest.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +290,7 @@ func (r *Runner) logTakeover(ctx context.Context, bin string, b *Backend, run in
 		}
 	}()
 	for i := range 2 {
-		port, err := freePort()
+		port, err := relaytest.FreePort()
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/relaytest"
 	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
 	"github.com/eventrelay/eventrelay/settings"
 )
@@ -123,7 +124,7 @@ func (r *Runner) startPubsubServer(ctx context.Context, rtt time.Duration) (*Bac
 	if bin == "" {
 		return nil, nil, fmt.Errorf("pubsub server: %s", why)
 	}
-	port, err := freePort()
+	port, err := relaytest.FreePort()
 	if err != nil {
 		return nil, nil, err
 	}

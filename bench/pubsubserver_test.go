@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 
 	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/relaytest"
 	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
 	"github.com/eventrelay/eventrelay/settings"
 )
@@ -31,7 +32,7 @@ func TestParsePubsubServer(t *testing.T) {
 // The server is pstest behind the strict double: it refuses what Cloud
 // Pub/Sub refuses, and its counts reach the stats file at exit.
 func TestServePubsubCountsWhatItServed(t *testing.T) {
-	port, err := freePort()
+	port, err := relaytest.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // The replicas scenario runs each publisher replica small (one batch of
@@ -60,7 +61,7 @@ func runReplicas(ctx context.Context, r *Runner) error {
 // replicaEnv is publisherEnv with the replica-bound settings (later
 // entries of an exec environment win).
 func (r *Runner) replicaEnv(b *Backend, name string) ([]string, error) {
-	port, err := freePort()
+	port, err := relaytest.FreePort()
 	if err != nil {
 		return nil, err
 	}

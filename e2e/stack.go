@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/eventrelay/eventrelay/embedded"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // StackConfig describes one run of the whole system.
@@ -189,11 +190,11 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		return nil, err
 	}
 
-	psPort, err := FreePort()
+	psPort, err := relaytest.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	serverPort, err := FreePort()
+	serverPort, err := relaytest.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -339,11 +340,11 @@ func (s *Stack) snapshotConfigs() error {
 }
 
 func (s *Stack) startES(ctx context.Context) error {
-	port, err := FreePort()
+	port, err := relaytest.FreePort()
 	if err != nil {
 		return err
 	}
-	cport, err := FreePort()
+	cport, err := relaytest.FreePort()
 	if err != nil {
 		return err
 	}
@@ -362,11 +363,11 @@ func (s *Stack) startES(ctx context.Context) error {
 }
 
 func (s *Stack) startCatalog(ctx context.Context) error {
-	hp, err := FreePort()
+	hp, err := relaytest.FreePort()
 	if err != nil {
 		return err
 	}
-	gp, err := FreePort()
+	gp, err := relaytest.FreePort()
 	if err != nil {
 		return err
 	}
@@ -392,7 +393,7 @@ func (s *Stack) startCatalog(ctx context.Context) error {
 }
 
 func (s *Stack) startPublisher(ctx context.Context, i int) error {
-	port, err := FreePort()
+	port, err := relaytest.FreePort()
 	if err != nil {
 		return err
 	}
@@ -429,7 +430,7 @@ func (s *Stack) modeEnv() []string {
 }
 
 func (s *Stack) startProjector(ctx context.Context) error {
-	port, err := FreePort()
+	port, err := relaytest.FreePort()
 	if err != nil {
 		return err
 	}
