@@ -43,6 +43,18 @@ func TestConsoleRebuildProjection(t *testing.T) {
 		count(t, db, `SELECT count(*) FROM outbox_events WHERE status = 'published'`) != 3 {
 		t.Fatalf("the preview changed something: %d view and inbox rows (want 6), audit %v -> %v", n, before, lastAuditID(t, db))
 	}
+	if strings.Contains(page, "no longer in the outbox") {
+		t.Errorf("rebuild preview with every applied event in the outbox says some are gone:\n%s", page)
+	}
+	// An event the projection applied that retention deleted from the
+	// outbox: the plan says it will not come back.
+	exec(t, db, `INSERT INTO inbox_events (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, event_type)
+		VALUES ('item-view', gen_random_uuid(), 'items.item', 'gone', 1, 'seeded')`)
+	if r := relayctl(t, env, "rebuild", "--projection", "item-view", "--dry-run"); r.code != ExitOK ||
+		!strings.Contains(r.stdout, "1 event(s) the projection applied are no longer in the outbox") {
+		t.Errorf("rebuild --dry-run with an applied event retention deleted: exit %d, want 0 and the plan saying 1 event is gone", r.code)
+	}
+	exec(t, db, `DELETE FROM inbox_events WHERE aggregate_id = 'gone'`)
 	if code, page := c.post("/rebuild", url.Values{"projection": {"items"}, "why": {why}, "confirm": {"1"}}); code != http.StatusBadRequest || !strings.Contains(page, "not a projection of this service (item-view)") {
 		t.Errorf("rebuild of an undeclared projection: %d, want 400 naming the declared ones\n%s", code, page)
 	}

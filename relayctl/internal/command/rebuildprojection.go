@@ -18,10 +18,14 @@ type projectionPlan struct {
 	hook.Projection
 	// Rows are the rows of each table, Inbox the consumer's inbox rows,
 	// Published the outbox rows replayed and Oldest the oldest of them.
+	// Gone counts the events the projection applied that the outbox no
+	// longer holds (retention deleted them): the replay cannot bring them
+	// back.
 	Rows      map[string]int64
 	Inbox     int64
 	Published int64
 	Oldest    time.Time
+	Gone      int64
 }
 
 // findProjection is the projection named name among the hooks', or
@@ -70,6 +74,10 @@ func planProjection(ctx context.Context, tx pgx.Tx, p hook.Projection) (projecti
 	if oldest != nil {
 		plan.Oldest = *oldest
 	}
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM inbox_events i WHERE i.consumer = $1
+		AND NOT EXISTS (SELECT 1 FROM outbox_events o WHERE o.event_id = i.event_id)`, p.Consumer).Scan(&plan.Gone); err != nil {
+		return plan, fmt.Errorf("counting the events of %s the outbox no longer holds: %w", p.Consumer, postgres.Classify(err))
+	}
 	return plan, nil
 }
 
@@ -82,7 +90,10 @@ func (p projectionPlan) print(c *cli) {
 		strings.Join(tables, ", "), p.Inbox, p.Consumer)
 	fmt.Fprintf(c.stdout, "rebuild plan: then replay %d published outbox row(s)", p.Published)
 	if p.Published > 0 {
-		fmt.Fprintf(c.stdout, " (oldest %s; older events were pruned: restate them with `relayctl rebuild`)", p.Oldest.UTC().Format(time.RFC3339))
+		fmt.Fprintf(c.stdout, " (oldest %s)", p.Oldest.UTC().Format(time.RFC3339))
+	}
+	if p.Gone > 0 {
+		fmt.Fprintf(c.stdout, ";\nrebuild plan: %d event(s) the projection applied are no longer in the outbox (retention deleted them) and will not be replayed: restate them with `relayctl rebuild`", p.Gone)
 	}
 	fmt.Fprintln(c.stdout, "; every subscription of their topics receives them again, other projections absorb them as duplicates")
 }
