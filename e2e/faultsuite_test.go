@@ -138,9 +138,13 @@ func finishSuite(t *testing.T, s *Suite, runErr error) {
 	t.Logf("results:")
 	s.Table.Print(os.Stdout)
 	if runErr != nil {
-		t.Errorf("suite could not complete: %v", runErr)
+		t.Errorf("FAIL suite could not complete: %v", runErr)
 	}
 	if n := s.Table.Failed(); n > 0 {
+		// Each failed check on its own line, uncut: a CI log excerpt keeps what failed.
+		for _, c := range s.Table.FailedChecks() {
+			t.Errorf("FAIL %s", c)
+		}
 		t.Errorf("%d assertion(s) failed (table above); logs in %s", n, s.Cfg.Stack.RunDir)
 	}
 	if len(alive) > 0 {

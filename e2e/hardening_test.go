@@ -50,19 +50,5 @@ func TestHardeningFaults(t *testing.T) {
 		Workload: WorkloadConfig{Events: envInt("E2E_EVENTS", 9000), Rate: 220, Aggregates: 500, Workers: 16},
 		Out:      os.Stdout,
 	}}
-	runErr := s.RunHardening(ctx)
-	if (runErr != nil || s.Table.Failed() > 0) && s.Stack != nil {
-		t.Logf("process logs (tails):\n%s", s.Stack.Sup.TailAll(40))
-	}
-	alive := s.Stop()
-	s.Table.Print(os.Stdout)
-	if runErr != nil {
-		t.Errorf("could not complete: %v", runErr)
-	}
-	if n := s.Table.Failed(); n > 0 {
-		t.Errorf("%d assertion(s) failed (table above); logs in %s", n, runDir)
-	}
-	if len(alive) > 0 {
-		t.Errorf("processes left running after stop: %v", alive)
-	}
+	finishSuite(t, s, s.RunHardening(ctx))
 }
