@@ -115,6 +115,17 @@ func (b *holds) cleared(key string) *hold {
 	return k
 }
 
+// clear ends every hold: a log-mode standby publishes nothing, so holds
+// nothing; the reader that takes over finds the holds again.
+func (b *holds) clear() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for key, k := range b.by {
+		b.gauge.DeleteLabelValues(key, string(k.reason))
+		delete(b.by, key)
+	}
+}
+
 // blocked reports whether key is held now, for how much longer and why.
 func (b *holds) blocked(key string) (time.Duration, errclass.Reason, bool) {
 	b.mu.Lock()

@@ -74,9 +74,11 @@ func (r *Relay) logLoop(ctx context.Context) {
 			}
 			if !ok {
 				if err == nil {
-					// Another replica reads the slot: this one's failed sessions say nothing of the stream.
+					// Another replica reads the slot: this one's failed
+					// sessions and held topics say nothing of the stream.
 					failures = 0
 					r.logFault.Store(nil)
+					r.blocks.clear()
 				}
 				if !r.logPause(ctx, r.opts.Log.StandbyRetry) {
 					return

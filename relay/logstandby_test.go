@@ -3,8 +3,12 @@ package relay_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/grpc/codes"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
@@ -17,12 +21,40 @@ import (
 // reporting the stream its last session failed on.
 func TestLogModeStandbyIsReadyAfterItsSessionFailed(t *testing.T) {
 	t.Parallel()
+	standbyAfterTakeover(t, nil)
+}
+
+// TestLogModeStandbyHoldsNoTopic: as above, while Pub/Sub refuses every
+// publish (UNAVAILABLE), so the reader holds the topic when it loses the
+// slot. Pub/Sub answers again and the new reader publishes: the standby,
+// which publishes nothing, must not keep reporting the topic held.
+func TestLogModeStandbyHoldsNoTopic(t *testing.T) {
+	t.Parallel()
+	outage := newFault(codes.Unavailable, fx.ID(1))
+	standbyAfterTakeover(t, outage)
+}
+
+// standbyAfterTakeover: relays a then b on one slot; with outage, a holds
+// the topic first (a row of key 1 refused) and the outage ends once b
+// reads. a must end a ready standby.
+func standbyAfterTakeover(t *testing.T, outage *keyFault) {
 	db := logDB(t)
-	ps := gpubsubtest.New(t)
+	var opts []pstest.ServerReactorOption
+	if outage != nil {
+		outage.on.Store(true)
+		opts = append(opts, pstest.ServerReactorOption{FuncName: "Publish", Reactor: outage})
+	}
+	ps := gpubsubtest.New(t, opts...)
 	ps.Topic(t, fx.Topic)
 	ctx := context.Background()
 	a := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
 	fx.WaitFor(t, 30*time.Second, "a reads", func() bool { return readerState(t, a) == "active" })
+	if outage != nil {
+		fx.Insert(t, db.Pool, fx.Writer(t, false), fx.Item(fx.ID(1), 1, 0))
+		fx.WaitFor(t, 60*time.Second, "a holding the topic", func() bool {
+			return strings.Contains(a.Health.Ready(ctx).Failures["publish_blocked"], "held: topic")
+		})
+	}
 	b := fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
 	fx.WaitFor(t, 30*time.Second, "b waits as standby", func() bool { return readerState(t, b) == "standby" })
 
@@ -43,8 +75,10 @@ func TestLogModeStandbyIsReadyAfterItsSessionFailed(t *testing.T) {
 		}
 		// Streamed, not in a new slot's recovery (which holds no walsender
 		// to end: that reader would go on without its lock).
+		// (A reader holding the topic neither streams between its holds
+		// nor finishes a recovery: its lock connection alone is ended.)
 		fx.WaitFor(t, 30*time.Second, "the slot streamed", func() bool {
-			return count(t, db, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, slotFor(t)) == 1 &&
+			return outage != nil || count(t, db, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, slotFor(t)) == 1 &&
 				count(t, db, `SELECT count(*) FROM outbox_log_slots WHERE slot_name = $1 AND NOT recovering`, slotFor(t)) == 1
 		})
 		if _, err := db.Pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_locks
@@ -60,6 +94,10 @@ func TestLogModeStandbyIsReadyAfterItsSessionFailed(t *testing.T) {
 		if sb == "active" {
 			break
 		}
+	}
+	if outage != nil {
+		outage.on.Store(false)
+		fx.WaitFor(t, 60*time.Second, "b publishing the held row", func() bool { return len(ps.Messages()) >= 1 })
 	}
 	var last string
 	deadline := time.Now().Add(30 * time.Second)
