@@ -78,7 +78,7 @@ depcheck: ## Fail if a generic package (tests included) depends on an example (t
 	@scripts/layercheck-test.sh
 
 .PHONY: verify
-verify: generate ## Fail if generated code drifts from its sources, a generic package depends on an example or a tracked file over 1 MB is not documented test data; lint protos, vet, gofmt
+verify: generate ## Fail if generated code drifts from its sources, a generic package depends on an example, a tracked file over 1 MB is not documented test data or the root module holds a hand-written twin (scripts/twins.sh); lint protos, vet, gofmt
 	@git add -N . >/dev/null 2>&1 || true
 	@git diff --exit-code --stat -- api internal cmd e2e/e2edb examples/orders/api examples/orders/internal $(DEMO)/api $(DEMO)/catalogdb $(DEMO)/cmd || { echo "generated code is out of date: run make generate and commit"; exit 1; }
 	$(TOOL) buf lint
@@ -98,6 +98,7 @@ verify: generate ## Fail if generated code drifts from its sources, a generic pa
 	@scripts/depcheck.sh
 	@scripts/layercheck-test.sh
 	@scripts/sizecheck.sh
+	@scripts/twins.sh
 	for m in $(MODULES); do (cd $$m && $(GO) build ./... && $(GO) vet ./...) || exit 1; done
 	cd e2e && $(GO) vet -tags e2e ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
