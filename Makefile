@@ -61,7 +61,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s): envelope, attributes, 
 	@GO=$(GO) scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 
 .PHONY: generate
-generate: ## Regenerate protobuf (buf), sqlc and wire output (the root's and the examples')
+generate: ## Regenerate protobuf (buf), sqlc and wire output (the root's and the examples') and the key tables of docs/configuration.md
 	$(TOOL) buf generate
 	cd sqlc && $(GO) tool -modfile=../tools/go.mod sqlc generate
 	cd e2e/sqlc && $(GO) tool -modfile=../../tools/go.mod sqlc generate
@@ -69,6 +69,7 @@ generate: ## Regenerate protobuf (buf), sqlc and wire output (the root's and the
 	cd $(DEMO) && $(GO) tool -modfile=../../tools/go.mod buf generate
 	cd $(DEMO) && $(GO) tool -modfile=../../tools/go.mod sqlc generate
 	cd $(DEMO) && $(GO) tool -modfile=../../tools/go.mod wire gen ./cmd/... >/dev/null
+	cd $(DEMO) && $(GO) run ./internal/configdocs ../../docs/configuration.md
 	cd examples/orders && $(GO) tool -modfile=../../tools/go.mod buf generate
 	cd examples/orders/sqlc && $(GO) tool -modfile=../../../tools/go.mod sqlc generate
 
@@ -78,9 +79,9 @@ depcheck: ## Fail if a generic package (tests included) depends on an example (t
 	@scripts/layercheck-test.sh
 
 .PHONY: verify
-verify: generate ## Fail if generated code drifts from its sources, a generic package depends on an example or a tracked file over 1 MB is not documented test data; lint protos, vet, gofmt
+verify: generate ## Fail if generated code drifts from its sources, a generic package depends on an example, a tracked file over 1 MB is not documented test data or the root module holds a hand-written twin (scripts/twins.sh); lint protos, vet, gofmt
 	@git add -N . >/dev/null 2>&1 || true
-	@git diff --exit-code --stat -- api internal cmd e2e/e2edb examples/orders/api examples/orders/internal $(DEMO)/api $(DEMO)/catalogdb $(DEMO)/cmd || { echo "generated code is out of date: run make generate and commit"; exit 1; }
+	@git diff --exit-code --stat -- api internal cmd e2e/e2edb examples/orders/api examples/orders/internal $(DEMO)/api $(DEMO)/catalogdb $(DEMO)/cmd docs/configuration.md || { echo "generated code is out of date: run make generate and commit"; exit 1; }
 	$(TOOL) buf lint
 	@# The root's protobuf contract is the envelope (api/eventrelay); the examples' APIs are checked in their modules.
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
@@ -98,6 +99,7 @@ verify: generate ## Fail if generated code drifts from its sources, a generic pa
 	@scripts/depcheck.sh
 	@scripts/layercheck-test.sh
 	@scripts/sizecheck.sh
+	@scripts/twins.sh
 	for m in $(MODULES); do (cd $$m && $(GO) build ./... && $(GO) vet ./...) || exit 1; done
 	cd e2e && $(GO) vet -tags e2e ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -E '\.pb\.go$$')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }

@@ -41,8 +41,8 @@ func TestRelayDefaultsAreStatedOnce(t *testing.T) {
 }
 
 // TestEveryDocumentedKeyIsASetting: every key of docs/configuration.md's
-// publisher table is a key of Config (the reverse of the demo's
-// TestConfigurationDocumentsEveryKey).
+// publisher table is a key of Config (the generator of the tables,
+// examples/catalog-demo/internal/configdocs, writes a row for each key).
 func TestEveryDocumentedKeyIsASetting(t *testing.T) {
 	b, err := os.ReadFile("../../../docs/configuration.md")
 	if err != nil {
