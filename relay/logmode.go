@@ -194,16 +194,20 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 		case logread.SlotLost:
 			r.log.Warn("log relay: the slot was invalidated (its WAL is gone); republishing the rows not known to be published", "slot", o.Slot)
 		case logread.SlotUnrecovered:
-			r.log.Warn("log relay: the slot's recovery never finished (its reader died); republishing the rows not known to be published", "slot", o.Slot)
+			r.log.Warn("log relay: the slot's recovery never finished (its reader died or was held); republishing the rows not known to be published", "slot", o.Slot)
 		}
-		if err := r.logStore.BeginRecovery(ctx, o.Slot); err != nil {
-			return retry, err
+		// An unrecovered slot stands (its stream holds every change after
+		// its creation): the recovery reads again in a snapshot of now.
+		created := logread.Created{At: from}
+		if state != logread.SlotUnrecovered {
+			if err := r.logStore.BeginRecovery(ctx, o.Slot); err != nil {
+				return retry, err
+			}
+			if created, err = stream.Create(ctx); err != nil {
+				return retry, err
+			}
+			r.logm.NewSlots.Inc()
 		}
-		created, err := stream.Create(ctx)
-		if err != nil {
-			return retry, err
-		}
-		r.logm.NewSlots.Inc()
 		wm = logread.NewWatermark(created.At)
 		pipe = newLogPipe(r, r.logStore, wm, held)
 		recovery = wm.Begin(time.Now())
@@ -220,8 +224,8 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 		})
 		if err != nil || pipe.ended() {
 			// The recovery transaction stays open, so never settles: the
-			// horizon is not recorded, and the next session replaces the
-			// slot (recovering) and republishes again.
+			// horizon is not recorded, and the next session finds the slot
+			// unrecovered and republishes again.
 			if !errors.Is(err, errRecoveryCut) && err != nil {
 				pipe.end(retry, err.Error())
 			}
@@ -234,7 +238,8 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 		pipe.flush(r.work)
 		wm.Commit(recovery, created.At)
 		r.logm.Recovered.Add(float64(n))
-		r.log.Info("log relay: created the slot and republished the rows not known to be published", "slot", o.Slot, "rows", n, "at", created.At.String())
+		r.log.Info("log relay: republished the rows not known to be published", "slot", o.Slot, "rows", n, "at", created.At.String(),
+			"slot_created", state != logread.SlotUnrecovered)
 		pending = &logread.Probe{Xmin: xmin, At: created.At}
 	} else {
 		pipe = newLogPipe(r, r.logStore, wm, held)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
+	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 )
 
@@ -98,4 +99,33 @@ func total(written map[string]int64) int {
 		n += int(v)
 	}
 	return n
+}
+
+// TestLogModeKeepsASlotWhoseRecoveryIsHeld: a new slot's recovery finds a
+// row that Pub/Sub refuses (UNAVAILABLE) for a while: each session ends on
+// the hold before the recovery settles. The slot stands through them (its
+// stream holds every change after its creation) and its recovery is read
+// again; once Pub/Sub answers, the row is published and the recovery ends.
+func TestLogModeKeepsASlotWhoseRecoveryIsHeld(t *testing.T) {
+	t.Parallel()
+	outage := newFault(codes.Unavailable, fx.ID(1))
+	db := logDB(t)
+	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: outage})
+	ps.Topic(t, fx.Topic)
+	fx.Insert(t, db.Pool, fx.Writer(t, false), fx.Item(fx.ID(1), 1, 0))
+	cfg := logConfig(t, "log-a", ps)
+	cfg.Publish.Timeout = 300 * time.Millisecond
+	r := fx.StartRelay(t, db.Pool, cfg)
+	fx.WaitFor(t, 60*time.Second, "the recovery held three times", func() bool { return outage.hits.Load() >= 3 })
+	if n := opstest.Metric(t, r.Registry, "outbox_log_slots_created_total", nil); n != 1 {
+		t.Fatalf("%v slots created while the recovery was held, want 1 (the slot stands)", n)
+	}
+	outage.on.Store(false)
+	fx.WaitFor(t, 60*time.Second, "the row published and the recovery over", func() bool {
+		return len(ps.Messages()) >= 1 &&
+			count(t, db, `SELECT count(*) FROM outbox_log_slots WHERE slot_name = $1 AND NOT recovering`, slotFor(t)) == 1
+	})
+	if n := opstest.Metric(t, r.Registry, "outbox_log_slots_created_total", nil); n != 1 {
+		t.Fatalf("%v slots created, want 1", n)
+	}
 }

@@ -116,13 +116,14 @@ type SlotState int
 const (
 	SlotMissing     SlotState = iota // never created, or dropped
 	SlotLost                         // invalidated: its WAL is gone
-	SlotUnrecovered                  // created by a relay that died before its recovery ended
+	SlotUnrecovered                  // its recovery never ended (its reader died or was held): the slot stands
 	SlotReady
 )
 
-// Slot reads slot's state and confirmed position. A lost slot, or one
-// whose recovery never finished (its creator died), is dropped: a new one
-// replaces it.
+// Slot reads slot's state and confirmed position. A lost slot is
+// dropped: a new one replaces it. An unrecovered one stands: it still
+// holds every change after its creation, and its confirmed position has
+// not passed it (the recovery is the watermark's first transaction).
 func (s *Store) Slot(ctx context.Context, slot string) (SlotState, pglogrepl.LSN, error) {
 	var walStatus *string
 	var confirmed *pglogrepl.LSN
@@ -145,17 +146,16 @@ func (s *Store) Slot(ctx context.Context, slot string) (SlotState, pglogrepl.LSN
 		// Slot names are cluster-wide: never touch another's.
 		return 0, 0, fmt.Errorf("slot %s belongs to another database or plugin (%v, %v): choose another name (Options.Log.Slot)", slot, deref(database), deref(plugin))
 	}
-	state := SlotLost
-	switch {
-	case recovering:
-		state = SlotUnrecovered
-	case confirmed != nil && (walStatus == nil || *walStatus != "lost"):
+	if confirmed != nil && (walStatus == nil || *walStatus != "lost") {
+		if recovering {
+			return SlotUnrecovered, *confirmed, nil
+		}
 		return SlotReady, *confirmed, nil
 	}
 	if _, err := s.pool.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, slot); err != nil {
 		return 0, 0, fmt.Errorf("dropping slot %s to replace it: %w", slot, postgres.Classify(err))
 	}
-	return state, 0, nil
+	return SlotLost, 0, nil
 }
 
 func deref(s *string) string {
@@ -270,7 +270,8 @@ func (s *Store) HeldKeys(ctx context.Context) (map[Key]bool, error) {
 
 var snapshotName = regexp.MustCompile(`^[0-9A-F-]+$`)
 
-// Unpublished reads, in the snapshot a new slot exported, the rows not
+// Unpublished reads, in the snapshot a new slot exported (or, for an
+// unrecovered slot, snapshot "", the transaction's own), the rows not
 // known to be published: pending rows inserted at or after the slot's
 // recorded horizon (every pending row when none is recorded: the first
 // start, e.g. after the polling relay) or behind a row of their key
@@ -280,12 +281,15 @@ var snapshotName = regexp.MustCompile(`^[0-9A-F-]+$`)
 // The scan reads the whole table (a row's xmin has no index): slot loss
 // is rare.
 func (s *Store) Unpublished(ctx context.Context, slot, snapshot string, page int, each func([]claim.Event) error) (int64, error) {
-	if !snapshotName.MatchString(snapshot) {
+	if snapshot != "" && !snapshotName.MatchString(snapshot) {
 		return 0, fmt.Errorf("unexpected snapshot name %q", snapshot)
 	}
 	var xmin int64
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+snapshot+`'`); err != nil {
+		if snapshot == "" {
+			// An unrecovered slot's recovery again: rows committed since
+			// its creation are read here and streamed too (duplicates).
+		} else if _, err := tx.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+snapshot+`'`); err != nil {
 			return err
 		}
 		var since *int64
