@@ -54,6 +54,19 @@ func (m relayMode) db(t *testing.T) *relaytest.DB {
 	return relaytest.NewDB(t, relaytest.Options{Schema: "items"})
 }
 
+// setup is a fresh database for the mode and a Pub/Sub server with the
+// test topic, whose Publish requests meet faults first.
+func (m relayMode) setup(t *testing.T, faults ...pstest.Reactor) (*relaytest.DB, *gpubsubtest.Server) {
+	t.Helper()
+	var opts []pstest.ServerReactorOption
+	for _, f := range faults {
+		opts = append(opts, pstest.ServerReactorOption{FuncName: "Publish", Reactor: f})
+	}
+	ps := gpubsubtest.New(t, opts...)
+	ps.Topic(t, fx.Topic)
+	return m.db(t), ps
+}
+
 // config is a relay's test configuration in the mode.
 func (m relayMode) config(t *testing.T, worker string, ps *gpubsubtest.Server) fx.Config {
 	t.Helper()
@@ -84,9 +97,7 @@ func (m relayMode) caughtUp(t *testing.T, db *relaytest.DB, lsn string) bool {
 func TestContractPublishesCommittedEventsOnceInOrder(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, func(t *testing.T, m relayMode) {
-		db := m.db(t)
-		ps := gpubsubtest.New(t)
-		ps.Topic(t, fx.Topic)
+		db, ps := m.setup(t)
 		r := fx.StartRelay(t, db.Pool, m.config(t, "relay-a", ps))
 		if m.log() { // streaming, not republishing from the table as a new slot does
 			fx.WaitFor(t, 30*time.Second, "the reader active", func() bool {
@@ -138,9 +149,7 @@ func TestContractPublishesCommittedEventsOnceInOrder(t *testing.T) {
 func TestContractPublishesAtLeastOnceAcrossARestart(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, func(t *testing.T, m relayMode) {
-		db := m.db(t)
-		ps := gpubsubtest.New(t)
-		ps.Topic(t, fx.Topic)
+		db, ps := m.setup(t)
 		w := m.writer(t)
 		insertVersions(t, db, w, 10, 1, 2, 5) // before the first start
 
@@ -176,11 +185,9 @@ func TestContractPublishesAtLeastOnceAcrossARestart(t *testing.T) {
 func TestContractOwnFaultFailsTheRowAndHoldsItsKey(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, func(t *testing.T, m relayMode) {
-		db := m.db(t)
 		large, invalid := fx.ID(99), fx.ID(98)
 		fault := newFault(codes.InvalidArgument, invalid)
-		ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
-		ps.Topic(t, fx.Topic)
+		db, ps := m.setup(t, fault)
 		cfg := m.config(t, "relay-a", ps)
 		cfg.Publish.MaxMessageBytes = 4000
 		a := fx.StartRelay(t, db.Pool, cfg)
@@ -259,13 +266,10 @@ func TestContractOwnFaultFailsTheRowAndHoldsItsKey(t *testing.T) {
 func TestContractEnvironmentHoldsWithoutFailingRows(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, func(t *testing.T, m relayMode) {
-		db := m.db(t)
 		down, denied := fx.ID(7), fx.ID(8)
 		unavailable, refused := newFault(codes.Unavailable, down), newFault(codes.PermissionDenied, denied)
 		refused.on.Store(false)
-		ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: unavailable},
-			pstest.ServerReactorOption{FuncName: "Publish", Reactor: refused})
-		ps.Topic(t, fx.Topic)
+		db, ps := m.setup(t, unavailable, refused)
 		cfg := m.config(t, "relay-a", ps)
 		cfg.MaxAttempts = 3 // environmental failures never count towards it
 		r := fx.StartRelay(t, db.Pool, cfg)
@@ -358,10 +362,8 @@ func TestContractEnvironmentHoldsWithoutFailingRows(t *testing.T) {
 func TestContractReplayRepublishes(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, func(t *testing.T, m relayMode) {
-		db := m.db(t)
+		db, ps := m.setup(t)
 		ctx := context.Background()
-		ps := gpubsubtest.New(t)
-		ps.Topic(t, fx.Topic)
 		cfg := m.config(t, "relay-a", ps)
 		cfg.Publish.MaxMessageBytes = 4000
 		fx.StartRelay(t, db.Pool, cfg)
@@ -434,11 +436,9 @@ func TestContractReplayRepublishes(t *testing.T) {
 func TestContractRetentionNeverDeletesAnUnpublishedRow(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, func(t *testing.T, m relayMode) {
-		db := m.db(t)
 		down := fx.ID(7)
 		fault := newFault(codes.Unavailable, down)
-		ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
-		ps.Topic(t, fx.Topic)
+		db, ps := m.setup(t, fault)
 		cfg := m.config(t, "relay-a", ps)
 		cfg.Publish.MaxMessageBytes = 4000
 		cfg.Retention = time.Millisecond
