@@ -130,12 +130,11 @@ func readerState(t *testing.T, r *fx.Relay) string {
 	return "none"
 }
 
-// TestLogModeStandbyTakesOverTheSlot: of two relays on one slot, one
-// reads and the other waits as standby; when the reader stops, the
-// standby takes the slot over and publishes what follows, in order and
-// with nothing lost. The takeover time is logged.
-func TestLogModeStandbyTakesOverTheSlot(t *testing.T) {
-	t.Parallel()
+// readerAndStandby starts two relays on one slot of a fresh database,
+// a (the reader) first, and writes versions 1 and 2 of five keys: once
+// they are published, a reads and b waits as standby.
+func readerAndStandby(t *testing.T) (*relaytest.DB, *gpubsubtest.Server, *outbox.Writer, *fx.Relay, *fx.Relay) {
+	t.Helper()
 	db := logDB(t)
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, fx.Topic)
@@ -145,9 +144,20 @@ func TestLogModeStandbyTakesOverTheSlot(t *testing.T) {
 	w := fx.Writer(t, false)
 	insertVersions(t, db, w, 5, 1, 2, 5)
 	fx.WaitFor(t, 60*time.Second, "the first events", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 10 })
-	if sa, sb := readerState(t, a), readerState(t, b); sa != "active" || sb != "standby" {
-		t.Fatalf("reader states a=%s b=%s, want active and standby", sa, sb)
+	fx.WaitFor(t, 30*time.Second, "b waits", func() bool { return readerState(t, b) == "standby" })
+	if sa := readerState(t, a); sa != "active" {
+		t.Fatalf("reader states a=%s b=standby, want active and standby", sa)
 	}
+	return db, ps, w, a, b
+}
+
+// TestLogModeStandbyTakesOverTheSlot: of two relays on one slot, one
+// reads and the other waits as standby; when the reader stops, the
+// standby takes the slot over and publishes what follows, in order and
+// with nothing lost. The takeover time is logged.
+func TestLogModeStandbyTakesOverTheSlot(t *testing.T) {
+	t.Parallel()
+	db, ps, w, a, b := readerAndStandby(t)
 	a.Stop(t)
 	stopped := time.Now()
 	insertVersions(t, db, w, 5, 3, 3, 5)

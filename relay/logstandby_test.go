@@ -98,16 +98,7 @@ func readerLockPid(t *testing.T, db *relaytest.DB, slot string) int {
 // events written after are all published, in order.
 func TestLogModeReaderThatLostItsLockStops(t *testing.T) {
 	t.Parallel()
-	db := logDB(t)
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, fx.Topic)
-	a := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
-	fx.WaitFor(t, 30*time.Second, "a reads", func() bool { return readerState(t, a) == "active" })
-	b := fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
-	w := fx.Writer(t, false)
-	insertVersions(t, db, w, 5, 1, 1, 5)
-	fx.WaitFor(t, 60*time.Second, "the first events", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 5 })
-	fx.WaitFor(t, 30*time.Second, "b waits", func() bool { return readerState(t, b) == "standby" })
+	db, ps, w, a, b := readerAndStandby(t)
 
 	ctx := context.Background()
 	lock := readerLockPid(t, db, slotFor(t))
@@ -128,7 +119,7 @@ func TestLogModeReaderThatLostItsLockStops(t *testing.T) {
 			now != 0 && holder != 0 && holder != lock
 	})
 	t.Logf("the slot was read under the reader lock again %s after the lock's connection ended", time.Since(terminated).Round(time.Millisecond))
-	insertVersions(t, db, w, 5, 2, 3, 5)
+	insertVersions(t, db, w, 5, 3, 3, 5)
 	fx.WaitFor(t, 60*time.Second, "the events after", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) >= 15 })
 	fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 5, 3)
 	active := 0
