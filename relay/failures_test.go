@@ -221,63 +221,6 @@ func TestUnexplainedFailuresSpendAttemptsThenFail(t *testing.T) {
 	}
 }
 
-// TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey: INVALID_ARGUMENT
-// and an over-limit message end failed with payload_invalid and
-// message_too_large; the rows behind each failed head stay pending; every
-// other key publishes. (A missing topic is environmental: it blocks, see
-// TestEnvironmentalFailuresBlockInsteadOfFailing.)
-func TestDeterministicFailuresEndFailedAndBlockOnlyTheirKey(t *testing.T) {
-	t.Parallel()
-	invalid, large := fx.ID(1), fx.ID(3)
-	fault := newFault(codes.InvalidArgument, invalid)
-	db, ps, r := faultyRelay(t, fault, func(cfg *fx.Config) { cfg.Publish.MaxMessageBytes = 4000 })
-
-	w := fx.Writer(t, true)
-	fx.Insert(t, db.Pool, w, fx.Item(invalid, 1, 0), fx.Item(large, 1, 5000))
-	for v := int64(2); v <= 3; v++ {
-		fx.Insert(t, db.Pool, w, fx.Item(invalid, v, 0), fx.Item(large, v, 0))
-	}
-	fx.InsertRounds(t, db.Pool, w, 10, 20, 3, 20)
-
-	fx.WaitFor(t, 30*time.Second, "healthy keys published and heads failed", func() bool {
-		return fx.CountStatus(t, db.Pool, "published") == 60 && fx.CountStatus(t, db.Pool, "failed") == 2
-	})
-	time.Sleep(500 * time.Millisecond) // a few more claim rounds: nothing else may move
-	for _, c := range []struct {
-		key, reason string
-		attempts    int32
-	}{{invalid, "payload_invalid", 1}, {large, "message_too_large", 0}} {
-		rs := rowsOf(t, db, c.key)
-		if rs[0].Status != "failed" || rs[0].Reason == nil || *rs[0].Reason != c.reason || rs[0].Attempts != c.attempts {
-			t.Fatalf("head of %s = %+v, want failed %s after %d attempts", c.reason, rs[0], c.reason, c.attempts)
-		}
-		for _, later := range rs[1:] {
-			if later.Status != "pending" || later.Attempts != 0 {
-				t.Fatalf("row behind the %s head = %+v, want pending untouched", c.reason, later)
-			}
-		}
-		if got := publishedVersions(t, ps, c.key); len(got) != 0 {
-			t.Fatalf("%s key published %v", c.reason, got)
-		}
-		if n := opstest.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": c.reason}); n != 1 {
-			t.Fatalf("outbox_terminal_failed_total{reason=%s} = %v, want 1", c.reason, n)
-		}
-	}
-	// Never retried: one request (of this key alone, as Cloud Pub/Sub
-	// requires) carried it.
-	if n := fault.hits.Load(); n != 1 {
-		t.Fatalf("INVALID_ARGUMENT key reached Pub/Sub in %d requests, want 1 (never retried)", n)
-	}
-	// The gauges refresh every StatsInterval, or up to statsMaxWait (a
-	// minute) after a slow read: the budget covers the longest wait.
-	fx.WaitFor(t, 3*time.Minute, "failed gauge", func() bool {
-		return opstest.Metric(t, r.Registry, "outbox_failed_events", nil) == 2 && opstest.Metric(t, r.Registry, "outbox_lag_events", nil) == 4
-	})
-	if ts := opstest.Metric(t, r.Registry, "outbox_stats_refreshed_timestamp_seconds", nil); time.Since(time.Unix(int64(ts), 0)) > time.Minute {
-		t.Fatalf("outbox_stats_refreshed_timestamp_seconds = %v after a stats read, want about now", ts)
-	}
-}
-
 // TestLongBatchExtendsItsLease: a publish that takes over two leases does not
 // lose its claim: no takeover, published once.
 func TestLongBatchExtendsItsLease(t *testing.T) {

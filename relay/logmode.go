@@ -68,7 +68,7 @@ func (r *Relay) logLoop(ctx context.Context) {
 			r.logm.state(readerStandby)
 			var ok bool
 			var err error
-			leader, ok, err = r.logStore.TryLead(ctx, r.opts.Log.Slot)
+			leader, ok, err = r.logStore.TryLead(ctx, r.opts.Log.Slot, r.opts.Log.StandbyRetry)
 			if err != nil {
 				r.log.Warn("log relay: cannot take the slot's reader lock", "slot", r.opts.Log.Slot, "error", err)
 			}
@@ -110,7 +110,7 @@ func (r *Relay) logLoop(ctx context.Context) {
 		if r.stopping() {
 			return
 		}
-		if aerr := leader.Alive(ctx); aerr != nil {
+		if aerr := leader.Alive(); aerr != nil {
 			leader.Release()
 			leader = nil
 		}
@@ -210,6 +210,7 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 		}
 		wm = logread.NewWatermark(created.At)
 		pipe = newLogPipe(r, r.logStore, wm, held)
+		defer endOnLostLock(leader, pipe, retry)()
 		recovery = wm.Begin(time.Now())
 		n := 0
 		xmin, err := r.logStore.Unpublished(ctx, o.Slot, created.Snapshot, recoveryPage, func(events []claim.Event) error {
@@ -243,6 +244,7 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 		pending = &logread.Probe{Xmin: xmin, At: created.At}
 	} else {
 		pipe = newLogPipe(r, r.logStore, wm, held)
+		defer endOnLostLock(leader, pipe, retry)()
 	}
 	if err := stream.Start(ctx, o.Publication); err != nil {
 		pipe.end(retry, err.Error())
@@ -264,6 +266,23 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 		return max(pipe.retryIn, retry), err
 	}
 	return pipe.retryIn, nil
+}
+
+// endOnLostLock ends pipe's session as soon as leader's lock is lost
+// (its connection ended while the stream's lives on, or during a
+// recovery, which holds no stream): another relay may take the lock and
+// the slot then. The returned func stops the watch.
+func endOnLostLock(leader *logread.Leader, pipe *logPipe, retry time.Duration) func() {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-leader.Lost():
+			pipe.end(retry, "the slot's reader lock is lost (its connection ended)")
+		case <-pipe.stop:
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
 }
 
 // logRead hands the stream's events to the pipe until the session ends.

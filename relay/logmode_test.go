@@ -2,16 +2,11 @@ package relay_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
 	"testing"
 	"time"
-
-	"cloud.google.com/go/pubsub/v2/pstest"
-	"github.com/jackc/pgx/v5"
-	"google.golang.org/grpc/codes"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -88,53 +83,6 @@ func count(t *testing.T, db *relaytest.DB, sql string, args ...any) int {
 	return n
 }
 
-// TestLogModePublishesCommittedInsertsInOrderWithoutWritingRows: the log
-// relay publishes every committed insert once, in per-aggregate order with
-// the aggregate as ordering key; a rolled-back insert never reaches
-// Pub/Sub; no outbox row is written (no claim, lease or mark) and the
-// slot is confirmed past the events once Pub/Sub acknowledged them.
-func TestLogModePublishesCommittedInsertsInOrderWithoutWritingRows(t *testing.T) {
-	t.Parallel()
-	db := logDB(t)
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, fx.Topic)
-	r := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
-	fx.WaitFor(t, 30*time.Second, "the reader active", func() bool {
-		return opstest.Metric(t, r.Registry, "outbox_log_reader", map[string]string{"state": "active"}) == 1 &&
-			count(t, db, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, slotFor(t)) == 1
-	})
-
-	w := fx.Writer(t, false)
-	ctx := context.Background()
-	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		if _, err := w.InsertTx(ctx, tx, fx.Item("rolled-back", 1, 0)); err != nil {
-			return err
-		}
-		return errors.New("roll back")
-	})
-	if err == nil {
-		t.Fatal("the rolled-back transaction committed")
-	}
-	fx.InsertRounds(t, db.Pool, w, 1, 20, 5, 7)
-	after := currentLSN(t, db)
-	fx.WaitFor(t, 60*time.Second, "100 events published", func() bool { return len(ps.Messages()) >= 100 })
-	fx.WaitFor(t, 30*time.Second, "the slot confirmed past the writes", func() bool { return slotPast(t, db, after) })
-	time.Sleep(300 * time.Millisecond) // nothing more may arrive
-	fx.Collect(t, ps.Messages()).RequireExactlyOnceInOrder(t, 20, 5)
-	if n := count(t, db, `SELECT count(*) FROM outbox_events WHERE status <> 'pending' OR attempts <> 0 OR lock_token IS NOT NULL`); n != 0 {
-		t.Fatalf("%d outbox rows written by the log relay, want none", n)
-	}
-	if n := count(t, db, `SELECT count(*) FROM outbox_claims`); n != 0 {
-		t.Fatalf("%d claims, want none", n)
-	}
-	fx.WaitFor(t, 30*time.Second, "the published horizon recorded", func() bool {
-		return count(t, db, `SELECT count(*) FROM outbox_log_slots WHERE slot_name = $1 AND published_xmin IS NOT NULL AND NOT recovering`, slotFor(t)) == 1
-	})
-	if rep := r.Health.Ready(ctx); !rep.OK {
-		t.Fatalf("not ready: %+v", rep)
-	}
-}
-
 // insertVersions writes versions from..to of aggregates 1..keys, version
 // by version, perTx events per transaction.
 func insertVersions(t *testing.T, db *relaytest.DB, w *outbox.Writer, keys int, from, to int64, perTx int) {
@@ -154,91 +102,6 @@ func insertVersions(t *testing.T, db *relaytest.DB, w *outbox.Writer, keys int, 
 	}
 }
 
-// TestLogModeRepublishesAfterTheConfirmedPositionOnRestart: rows written
-// before the first start (the polling relay's pending rows) and while no
-// reader runs are published by the next reader, read again from the
-// slot's confirmed position: at least once, in order, none lost.
-func TestLogModeRepublishesAfterTheConfirmedPositionOnRestart(t *testing.T) {
-	t.Parallel()
-	db := logDB(t)
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, fx.Topic)
-	w := fx.Writer(t, false)
-	insertVersions(t, db, w, 10, 1, 2, 5) // before any slot: pending rows
-
-	a := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
-	fx.WaitFor(t, 60*time.Second, "the rows written before the first start", func() bool {
-		return len(fx.Collect(t, ps.Messages()).Copies) == 20
-	})
-	insertVersions(t, db, w, 10, 3, 4, 5)
-	fx.WaitFor(t, 60*time.Second, "the rows written while reading", func() bool {
-		return len(fx.Collect(t, ps.Messages()).Copies) == 40
-	})
-	a.Stop(t)
-	insertVersions(t, db, w, 10, 5, 7, 4) // no reader
-	b := fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
-	insertVersions(t, db, w, 10, 8, 8, 10)
-	fx.WaitFor(t, 60*time.Second, "every row", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 80 })
-	dups := fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 10, 8)
-	t.Logf("%d duplicates across the restart", dups)
-	if n := opstest.Metric(t, b.Registry, "outbox_log_slots_created_total", nil); n != 0 {
-		t.Fatalf("the restarted reader created %v slots, want 0 (the slot survives a restart)", n)
-	}
-}
-
-// TestLogModeOwnFaultFailsTheRowAndHoldsItsKey: a message over the size
-// limit fails its row with message_too_large where the polling relay
-// records it (relayctl's failed rows), the later versions of its key are
-// never published and stay pending behind it, also after a restart; the
-// other keys and the slot move on.
-func TestLogModeOwnFaultFailsTheRowAndHoldsItsKey(t *testing.T) {
-	t.Parallel()
-	db := logDB(t)
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, fx.Topic)
-	cfg := logConfig(t, "log-a", ps)
-	cfg.Publish.MaxMessageBytes = 4000
-	a := fx.StartRelay(t, db.Pool, cfg)
-	large := fx.ID(99)
-	w := fx.Writer(t, false)
-	fx.Insert(t, db.Pool, w, fx.Item(large, 1, 0))
-	fx.Insert(t, db.Pool, w, fx.Item(large, 2, 5000), fx.Item(fx.ID(50), 1, 0))
-	fx.Insert(t, db.Pool, w, fx.Item(large, 3, 0))
-	insertVersions(t, db, w, 5, 1, 2, 5)
-	after := currentLSN(t, db)
-	fx.WaitFor(t, 60*time.Second, "the other keys published and the slot past them", func() bool {
-		return len(fx.Collect(t, ps.Messages()).Copies) == 1+1+10 && slotPast(t, db, after)
-	})
-	check := func(r *fx.Relay) {
-		t.Helper()
-		rs := rowsOf(t, db, large)
-		if rs[1].Status != "failed" || rs[1].Reason == nil || *rs[1].Reason != "message_too_large" || rs[1].Attempts != 0 {
-			t.Fatalf("the oversize row = %+v, want failed message_too_large after 0 attempts", rs[1])
-		}
-		if rs[2].Status != "pending" {
-			t.Fatalf("the row behind it = %+v, want pending", rs[2])
-		}
-		if got := publishedVersions(t, ps, large); len(got) != 1 || got[0] != 1 {
-			t.Fatalf("the failed key published versions %v, want [1]", got)
-		}
-		if r != nil {
-			if n := opstest.Metric(t, r.Registry, "outbox_terminal_failed_total", map[string]string{"reason": "message_too_large"}); n != 1 {
-				t.Fatalf("outbox_terminal_failed_total{reason=message_too_large} = %v, want 1", n)
-			}
-		}
-	}
-	check(a)
-	a.Stop(t)
-	fx.Insert(t, db.Pool, w, fx.Item(large, 4, 0), fx.Item(fx.ID(1), 3, 0))
-	fx.StartRelay(t, db.Pool, logConfig(t, "log-b", ps))
-	fx.WaitFor(t, 60*time.Second, "the other key's next version after the restart", func() bool {
-		return len(publishedVersions(t, ps, fx.ID(1))) >= 3
-	})
-	time.Sleep(300 * time.Millisecond)
-	check(nil)
-	requireGapless(t, ps)
-}
-
 // requireGapless fails unless, per ordering key, the versions in order of
 // first appearance are 1, 2, 3, ... (duplicates allowed).
 func requireGapless(t *testing.T, ps *gpubsubtest.Server) {
@@ -256,77 +119,6 @@ func requireGapless(t *testing.T, ps *gpubsubtest.Server) {
 	}
 }
 
-// TestLogModeEnvironmentHoldsTheStream: Pub/Sub unavailable for one key,
-// then a topic that does not exist, hold the stream: readiness reports
-// publish_blocked, no row fails or is written, the slot is not confirmed
-// past the held event; when Pub/Sub answers (the topic is created) every
-// event is published in order and the slot moves on.
-func TestLogModeEnvironmentHoldsTheStream(t *testing.T) {
-	t.Parallel()
-	db := logDB(t)
-	down := fx.ID(7)
-	fault := newFault(codes.Unavailable, down)
-	ps := gpubsubtest.New(t, pstest.ServerReactorOption{FuncName: "Publish", Reactor: fault})
-	ps.Topic(t, fx.Topic)
-	r := fx.StartRelay(t, db.Pool, logConfig(t, "log-a", ps))
-	w := fx.Writer(t, false)
-	ctx := context.Background()
-
-	// The client retries UNAVAILABLE within Publish.Timeout: the hold
-	// says timeout or unavailable.
-	held := func(reason string, or ...string) {
-		t.Helper()
-		before := currentLSN(t, db)
-		fx.WaitFor(t, 60*time.Second, "publish_blocked "+reason, func() bool {
-			rep := r.Health.Ready(ctx)
-			for _, want := range append(or, reason) {
-				if !rep.OK && strings.Contains(rep.Failures["publish_blocked"], want) {
-					return true
-				}
-			}
-			return false
-		})
-		time.Sleep(time.Second) // a few confirmations and retries
-		if slotPast(t, db, before) {
-			t.Fatalf("the slot was confirmed past a held event (%s)", reason)
-		}
-		if n := count(t, db, `SELECT count(*) FROM outbox_events WHERE status <> 'pending' OR attempts <> 0`); n != 0 {
-			t.Fatalf("%d rows written while %s held the stream, want none", n, reason)
-		}
-	}
-
-	fx.Insert(t, db.Pool, w, fx.Item(fx.ID(1), 1, 0))
-	// Streaming (not republishing from the table, as a new slot does).
-	fx.WaitFor(t, 60*time.Second, "the first event", func() bool { return len(ps.Messages()) == 1 })
-	fx.Insert(t, db.Pool, w, fx.Item(down, 1, 0), fx.Item(fx.ID(1), 2, 0))
-	fx.Insert(t, db.Pool, w, fx.Item(down, 2, 0), fx.Item(fx.ID(1), 3, 0))
-	held("unavailable", "timeout")
-	fault.on.Store(false)
-	after := currentLSN(t, db)
-	fx.WaitFor(t, 60*time.Second, "published once Pub/Sub answers", func() bool {
-		return len(publishedVersions(t, ps, down)) >= 2 && len(publishedVersions(t, ps, fx.ID(1))) >= 3 && slotPast(t, db, after)
-	})
-	fx.WaitFor(t, 30*time.Second, "ready again", func() bool { return r.Health.Ready(ctx).OK })
-	// The sessions after the hold read again from the slot's confirmed
-	// position: the other key's version sent beside the held event is
-	// published again (at least once).
-	if got := publishedVersions(t, ps, fx.ID(1)); len(got) < 4 {
-		t.Fatalf("key 1 published %v: its version 2, behind the hold's confirmed position, was not read again", got)
-	}
-
-	missing := fx.Item(fx.ID(2), 1, 0)
-	missing.Topic = "not-yet"
-	fx.Insert(t, db.Pool, w, missing)
-	fx.Insert(t, db.Pool, w, fx.Item(fx.ID(1), 4, 0))
-	held("topic_not_found")
-	ps.Topic(t, "not-yet")
-	after = currentLSN(t, db)
-	fx.WaitFor(t, 60*time.Second, "published once the topic exists", func() bool {
-		return len(publishedVersions(t, ps, fx.ID(2))) >= 1 && len(publishedVersions(t, ps, fx.ID(1))) >= 4 && slotPast(t, db, after)
-	})
-	requireGapless(t, ps)
-}
-
 // readerState is the relay's outbox_log_reader state.
 func readerState(t *testing.T, r *fx.Relay) string {
 	t.Helper()
@@ -338,12 +130,11 @@ func readerState(t *testing.T, r *fx.Relay) string {
 	return "none"
 }
 
-// TestLogModeStandbyTakesOverTheSlot: of two relays on one slot, one
-// reads and the other waits as standby; when the reader stops, the
-// standby takes the slot over and publishes what follows, in order and
-// with nothing lost. The takeover time is logged.
-func TestLogModeStandbyTakesOverTheSlot(t *testing.T) {
-	t.Parallel()
+// readerAndStandby starts two relays on one slot of a fresh database,
+// a (the reader) first, and writes versions 1 and 2 of five keys: once
+// they are published, a reads and b waits as standby.
+func readerAndStandby(t *testing.T) (*relaytest.DB, *gpubsubtest.Server, *outbox.Writer, *fx.Relay, *fx.Relay) {
+	t.Helper()
 	db := logDB(t)
 	ps := gpubsubtest.New(t)
 	ps.Topic(t, fx.Topic)
@@ -353,9 +144,20 @@ func TestLogModeStandbyTakesOverTheSlot(t *testing.T) {
 	w := fx.Writer(t, false)
 	insertVersions(t, db, w, 5, 1, 2, 5)
 	fx.WaitFor(t, 60*time.Second, "the first events", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) == 10 })
-	if sa, sb := readerState(t, a), readerState(t, b); sa != "active" || sb != "standby" {
-		t.Fatalf("reader states a=%s b=%s, want active and standby", sa, sb)
+	fx.WaitFor(t, 30*time.Second, "b waits", func() bool { return readerState(t, b) == "standby" })
+	if sa := readerState(t, a); sa != "active" {
+		t.Fatalf("reader states a=%s b=standby, want active and standby", sa)
 	}
+	return db, ps, w, a, b
+}
+
+// TestLogModeStandbyTakesOverTheSlot: of two relays on one slot, one
+// reads and the other waits as standby; when the reader stops, the
+// standby takes the slot over and publishes what follows, in order and
+// with nothing lost. The takeover time is logged.
+func TestLogModeStandbyTakesOverTheSlot(t *testing.T) {
+	t.Parallel()
+	db, ps, w, a, b := readerAndStandby(t)
 	a.Stop(t)
 	stopped := time.Now()
 	insertVersions(t, db, w, 5, 3, 3, 5)

@@ -2,12 +2,8 @@ package relay_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
@@ -101,74 +97,5 @@ func TestLogModePublishesReplayedAndReleasedRows(t *testing.T) {
 	requireVersions(old, 1)
 	if n := count(t, db, `SELECT count(*) FROM outbox_events WHERE status = 'failed'`); n != 0 {
 		t.Fatalf("%d failed rows after the replay, want 0", n)
-	}
-}
-
-// TestLogModeReplaysPublishedRows: the log mode leaves the rows it
-// published pending; relayctl replay --include-published (its queries:
-// SelectOutboxRows and ReplayOutboxRows with 'published') selects those
-// below every slot's published horizon, not a row still held behind a
-// failed row of its key, and the relay publishes the replayed rows again
-// in order.
-func TestLogModeReplaysPublishedRows(t *testing.T) {
-	t.Parallel()
-	db := logDB(t)
-	ctx := context.Background()
-	ps := gpubsubtest.New(t)
-	ps.Topic(t, fx.Topic)
-	cfg := logConfig(t, "log-a", ps)
-	cfg.Publish.MaxMessageBytes = 4000
-	fx.StartRelay(t, db.Pool, cfg)
-	w := fx.Writer(t, false)
-	done, held := fx.ID(1), fx.ID(2)
-	fx.Insert(t, db.Pool, w, fx.Item(done, 1, 0), fx.Item(held, 1, 5000))
-	fx.Insert(t, db.Pool, w, fx.Item(done, 2, 0), fx.Item(held, 2, 0))
-	published := func() []outboxdb.SelectOutboxRowsRow {
-		rows, err := outboxdb.New(db.Pool).SelectOutboxRows(ctx, outboxdb.SelectOutboxRowsParams{
-			Statuses: []string{"published"}, RowIds: []int64{}, EventIds: []uuid.UUID{}, RowLimit: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rows
-	}
-	fx.WaitFor(t, 60*time.Second, "the horizon past the published rows", func() bool { return len(published()) == 2 })
-	for _, r := range published() {
-		if r.AggregateID != done || r.Status != "pending" {
-			t.Fatalf("selected as published: %s v%d (%s), want only %s's rows", r.AggregateID, r.AggregateVersion, r.Status, done)
-		}
-	}
-	if got := publishedVersions(t, ps, done); len(got) != 2 {
-		t.Fatalf("%s published %v before the replay, want 1, 2", done, got)
-	}
-
-	var moved int
-	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		q := outboxdb.New(tx)
-		rows, err := q.SelectOutboxRows(ctx, outboxdb.SelectOutboxRowsParams{
-			Statuses: []string{"published"}, RowIds: []int64{}, EventIds: []uuid.UUID{}, RowLimit: 100})
-		if err != nil {
-			return err
-		}
-		ids := make([]int64, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		upd, err := q.ReplayOutboxRows(ctx, outboxdb.ReplayOutboxRowsParams{Ids: ids, Statuses: []string{"published"}})
-		moved = len(upd)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if moved != 2 {
-		t.Fatalf("replay moved %d rows, want 2", moved)
-	}
-	fx.WaitFor(t, 60*time.Second, "the replayed rows published again", func() bool { return len(publishedVersions(t, ps, done)) >= 4 })
-	time.Sleep(500 * time.Millisecond) // nothing more may arrive
-	if got := publishedVersions(t, ps, done); !slices.Equal(got, []int64{1, 2, 1, 2}) {
-		t.Fatalf("%s published %v, want 1, 2 then the replay's 1, 2", done, got)
-	}
-	if got := publishedVersions(t, ps, held); len(got) != 0 {
-		t.Fatalf("%s published %v: its rows wait behind the failed row", held, got)
 	}
 }

@@ -3,6 +3,7 @@ package relay_test
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
+	"github.com/eventrelay/eventrelay/relaytest"
 )
 
 // TestLogModeStandbyIsReadyAfterItsSessionFailed: the reader's session
@@ -112,5 +114,59 @@ func standbyAfterTakeover(t *testing.T, outage *keyFault) {
 			t.Fatalf("the former reader is not a ready standby 30s after b took the slot over: %s", last)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// readerLockPid is the backend holding slot's reader lock (a session
+// advisory lock keyed by the slot's name), 0 when none does.
+func readerLockPid(t *testing.T, db *relaytest.DB, slot string) int {
+	t.Helper()
+	h := fnv.New64a()
+	h.Write([]byte("eventrelay.logread." + slot))
+	key := int64(h.Sum64())
+	return count(t, db, `SELECT coalesce(max(pid), 0) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		  AND ((classid::bigint << 32) | objid::bigint) = $1::bigint AND objsubid = 1`, key)
+}
+
+// TestLogModeReaderThatLostItsLockStops: only the reader lock's
+// connection of the reader ends (its walsender lives on); the reader
+// notices within its lock check, ends its session and releases the slot,
+// and one relay (the standby, or the reader again) reads the slot: the
+// events written after are all published, in order.
+func TestLogModeReaderThatLostItsLockStops(t *testing.T) {
+	t.Parallel()
+	db, ps, w, a, b := readerAndStandby(t)
+
+	ctx := context.Background()
+	lock := readerLockPid(t, db, slotFor(t))
+	walsender := count(t, db, `SELECT coalesce(max(active_pid), 0) FROM pg_replication_slots WHERE slot_name = $1`, slotFor(t))
+	if lock == 0 || walsender == 0 || lock == walsender {
+		t.Fatalf("reader lock backend %d, walsender %d: want two", lock, walsender)
+	}
+	if _, err := db.Pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, lock); err != nil {
+		t.Fatal(err)
+	}
+	terminated := time.Now()
+	// The reader that lost its lock must not read on: the walsender it
+	// streamed from ends, and one reader holds both lock and slot again.
+	fx.WaitFor(t, 30*time.Second, "the old walsender gone and one relay reading the slot under the lock", func() bool {
+		now := count(t, db, `SELECT coalesce(max(active_pid), 0) FROM pg_replication_slots WHERE slot_name = $1`, slotFor(t))
+		holder := readerLockPid(t, db, slotFor(t))
+		return count(t, db, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, walsender) == 0 &&
+			now != 0 && holder != 0 && holder != lock
+	})
+	t.Logf("the slot was read under the reader lock again %s after the lock's connection ended", time.Since(terminated).Round(time.Millisecond))
+	insertVersions(t, db, w, 5, 3, 3, 5)
+	fx.WaitFor(t, 60*time.Second, "the events after", func() bool { return len(fx.Collect(t, ps.Messages()).Copies) >= 15 })
+	fx.Collect(t, ps.Messages()).RequireFirstSeenInOrder(t, 5, 3)
+	active := 0
+	for _, r := range []*fx.Relay{a, b} {
+		if readerState(t, r) == "active" {
+			active++
+		}
+	}
+	if active != 1 {
+		t.Fatalf("%d relays read the slot, want 1", active)
 	}
 }

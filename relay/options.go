@@ -199,6 +199,8 @@ type LogOptions struct {
 	Publication string `yaml:"log_publication" env:"OUTBOX_LOG_PUBLICATION"`
 	// StandbyRetry is how often a standby tries to become the slot's
 	// reader (default 1s): a reader that dies is replaced within about it.
+	// The reader pings its lock's connection as often, and ends its
+	// session when the lock is lost.
 	StandbyRetry time.Duration `yaml:"log_standby_retry"`
 	// ConfirmInterval is how often the slot's confirmed position and the
 	// published horizon (outbox_log_slots) are written (default 1s).
