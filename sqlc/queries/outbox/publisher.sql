@@ -93,7 +93,9 @@ FROM (SELECT DISTINCT unnest(@partitions::int[]) AS partition ORDER BY 1) AS s;
 -- candidate (O(candidates x in-flight rows)).
 -- name: ClaimOutboxEvents :many
 WITH RECURSIVE topics AS (
-    (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending' ORDER BY t.topic LIMIT 1)
+    (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending'
+       AND (SELECT count(*) FROM fifo) >= @batch_size
+     ORDER BY t.topic LIMIT 1)
     UNION ALL
     SELECT (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending' AND t.topic > topics.topic
             ORDER BY t.topic LIMIT 1)
