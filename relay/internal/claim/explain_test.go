@@ -89,7 +89,13 @@ func explainGeneric(t *testing.T, pool *pgxpool.Pool, q []any) string {
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	return planText(t, rows)
+	plan := planText(t, rows)
+	// A prepared statement outlives the transaction: the pool's next
+	// explainGeneric may run on this connection.
+	if _, err := tx.Exec(ctxT(t), "DEALLOCATE generic_claim"); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
 
 // forgetLeases deletes the claims' lease rows in tx (rolled back by the
