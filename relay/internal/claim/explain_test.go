@@ -294,7 +294,9 @@ func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 	// over the locked rows.
 	own := 0
 	for _, key := range []string{"Sort Key: locked.", "Sort Key: p.rank_in_topic", "Sort Key: (row_number() OVER (?)), c.id",
-		"Sort Key: fifo.topic", "Sort Key: c.topic", "Sort Key: p.topic, p.ordering_key", "Sort Key: h.rank_in_topic"} {
+		"Sort Key: fifo.topic", "Sort Key: c.topic", "Sort Key: p.topic, p.ordering_key", "Sort Key: h.rank_in_topic",
+		// fifo read as a CTE (the topics scan counts its rows too)
+		"Sort Key: (row_number() OVER (?)), fifo_1.id", "Sort Key: fifo_1.topic"} {
 		own += strings.Count(plan, key)
 	}
 	if strings.Contains(plan, "Seq Scan") || strings.Count(plan, "Sort (") != own || strings.Contains(plan, "Sort Key: k.") {
