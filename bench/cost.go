@@ -106,7 +106,8 @@ type costResult struct {
 	claimed           float64         // rows the non-empty claims returned
 	notifications     float64         // wake-up notifications the writers sent (NaN: not counted)
 	cpu               cpuUse
-	waits             waitProfile // the writers' backends while they committed
+	waits             waitProfile        // the writers' backends while they committed
+	statements        []statementFigures // what each statement did over the step (nil: pg_stat_statements not loaded)
 }
 
 // runCost measures what the relay costs the writers' database: writers
@@ -156,6 +157,10 @@ func runCost(ctx context.Context, r *Runner) error {
 		"reads a replication slot it created before the step and marks nothing: commit->published runs to the message's Pub/Sub "+
 		"publish time, received on a subscription of the bench's.",
 		costWriterConns, r.cfg.LatencyEach, r.cfg.Aggregates, r.cfg.Bulk)
+	statements, why := r.db.statementsLoaded(ctx)
+	if !statements {
+		r.report.skip("cost: per-statement figures: %s", why)
+	}
 	for run := 1; run <= r.cfg.Runs; run++ {
 		for i, rtt := range r.cfg.RTTs {
 			for _, rate := range r.cfg.CostRates {
@@ -166,7 +171,7 @@ func runCost(ctx context.Context, r *Runner) error {
 						continue
 					}
 					backend := backendName("pstest", rtt)
-					res, err := r.costStep(ctx, pool, pub, rtt, m, rate)
+					res, err := r.costStep(ctx, pool, pub, rtt, m, rate, statements)
 					if err != nil {
 						return fmt.Errorf("%s, %s, %d/s: %w", backend, m.name, rate, err)
 					}
@@ -194,8 +199,10 @@ func warmWriters(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // costStep writes LatencyEach worth of commits at perSecond in mode m and,
-// with a relay, waits until every event is published.
-func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string, rtt time.Duration, m costMode, perSecond int) (costResult, error) {
+// with a relay, waits until every event is published; with statements, it
+// reads what each statement did over the step from pg_stat_statements.
+func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string, rtt time.Duration, m costMode, perSecond int,
+	statements bool) (costResult, error) {
 	res := costResult{offered: float64(perSecond), pgCPU: math.NaN(), notifications: math.NaN()}
 	if err := r.db.reset(ctx); err != nil {
 		return res, err
@@ -310,6 +317,12 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		}
 		defer notes.Stop()
 	}
+	var stmts statementSnapshot
+	if statements {
+		if stmts, err = r.db.statements(ctx); err != nil {
+			return res, err
+		}
+	}
 	a := r.cpu.sample()
 	waits := startWaitSampler(ctx, r.db.Pool, costWriterApp)
 	commits, achieved, err := openLoad(ctx, pool, w, evs, perSecond, r.cfg.LatencyEach)
@@ -343,6 +356,13 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		}
 	}
 	res.cpu = a.to(r.cpu.sample())
+	if stmts != nil {
+		after, err := r.db.statements(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.statements = after.since(stmts)
+	}
 	if notes != nil {
 		res.notifications = float64(notes.Stop())
 	}
@@ -512,6 +532,7 @@ func (r *Runner) recordCost(backend string, m costMode, perSecond int, res costR
 			perClaim, res.empty, Percentile(res.published, 50), Percentile(res.published, 99), res.publishedSplit())
 	}
 	r.logf("%s; %s; %s", line, res.waits, res.cpu)
+	r.recordStatements(id, group, n, res.statements)
 }
 
 // publishedSplit says where commit->published went: waiting for the claim

@@ -81,6 +81,7 @@ var pivots = []pivot{
 			"Empty claims / 1k", "Published p50", "p99"},
 		[]string{"achieved", "commit-p50", "commit-p99", "start-lag-p99", "given-up", "pg-cpu-per-1k", "wal-per-event", "events-per-claim",
 			"empty-claims-per-1k", "published-p50", "published-p99"}},
+	statementsPivot,
 	requestsPivot,
 	receivePivot,
 	readWaitPivot,

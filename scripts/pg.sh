@@ -93,6 +93,22 @@ CONF
   fi
 }
 
+# pg_stat_statements (when the server has it): per-statement calls, time,
+# buffers and WAL, which the bench's cost scenario reports for the relay's
+# statements. Added to clusters made before it too.
+ensure_statements() {
+  [ -f "$(dirname "$bindir")/lib/pg_stat_statements.so" ] || [ -f "$("$bindir/pg_config" --pkglibdir 2>/dev/null)/pg_stat_statements.so" ] || return 0
+  if ! as_pg grep -q "^shared_preload_libraries = 'pg_stat_statements'" "$dir/data/postgresql.conf"; then
+    as_pg tee -a "$dir/data/postgresql.conf" >/dev/null <<CONF
+shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track = top
+CONF
+    if is_running; then
+      as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w restart -o "-p ${port}" -l "$dir/server.log" >/dev/null
+    fi
+  fi
+}
+
 is_running() {
   [ -f "$dir/data/postmaster.pid" ] && as_pg "$bindir/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
 }
@@ -114,6 +130,7 @@ log_min_messages = warning
 CONF
   fi
   ensure_logical
+  ensure_statements
   if ! is_running; then
     # -p: the port in effect is this run's, also for a data directory
     # initialized with another one.

@@ -14,7 +14,13 @@ import (
 
 const claimOutboxEvents = `-- name: ClaimOutboxEvents :many
 WITH RECURSIVE topics AS (
-    (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending' ORDER BY t.topic LIMIT 1)
+    -- No topic (so no share) unless "fifo" filled the batch: a fifo of
+    -- fewer rows took every candidate, the share's included, and a live
+    -- claim skips the share's scans (decision 0045). Here, not in the
+    -- share's WHERE, where it changed the share's plan (decision 0023).
+    (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending'
+       AND (SELECT count(*) FROM fifo) >= $1
+     ORDER BY t.topic LIMIT 1)
     UNION ALL
     SELECT (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending' AND t.topic > topics.topic
             ORDER BY t.topic LIMIT 1)
@@ -27,7 +33,7 @@ fifo AS (
     WHERE c.status = 'pending'
       AND c.next_attempt_at <= now()
       AND c.lock_token IS NULL
-      AND outbox_partition_of(c.ordering_key) = ANY($1::int[])
+      AND outbox_partition_of(c.ordering_key) = ANY($2::int[])
       AND NOT EXISTS (
           SELECT 1
           FROM outbox_events b
@@ -40,7 +46,7 @@ fifo AS (
           OFFSET 0
       )
     ORDER BY c.id
-    LIMIT $2
+    LIMIT $1
 ),
 per_topic AS (
     SELECT f.id, f.topic, f.ordering_key
@@ -65,7 +71,7 @@ per_topic AS (
             WHERE k.status = 'pending'
               AND (k.topic, k.ordering_key, k.id) >= (t.topic, '', 0)
               AND k.topic = t.topic
-              AND outbox_partition_of(k.ordering_key) = ANY($1::int[])
+              AND outbox_partition_of(k.ordering_key) = ANY($2::int[])
             ORDER BY k.topic, k.ordering_key, k.id
             LIMIT (SELECT 5 * $3::int)
         ) k
@@ -96,7 +102,7 @@ picked AS (
     FROM (SELECT u.id, u.topic, u.ordering_key, row_number() OVER (PARTITION BY u.topic ORDER BY u.id) AS rank_in_topic
           FROM (SELECT id, topic, ordering_key FROM fifo UNION SELECT id, topic, ordering_key FROM per_topic) u) p
     ORDER BY p.rank_in_topic, p.id
-    LIMIT $2
+    LIMIT $1
 ),
 heads AS (
     SELECT h.topic, h.ordering_key, h.id, h.rank_in_topic
@@ -130,13 +136,13 @@ grouped AS (
           AND k.ordering_key = h.ordering_key
           AND (k.topic, k.ordering_key, k.id) >= (h.topic, h.ordering_key, h.id)
         ORDER BY k.topic, k.ordering_key, k.id
-        LIMIT $2
+        LIMIT $1
     ) g
     -- No ORDER BY: the nested loop the LATERAL ... LIMIT makes keeps the
     -- heads' order, and stops at batch_size rows instead of reading every
     -- head's rows to sort them. Which rows are taken is a matter of
     -- fairness only: "ordered" keeps each key's rows a prefix in any case.
-    LIMIT $2
+    LIMIT $1
 ),
 locked AS (
     SELECT x.id, x.topic, x.ordering_key
@@ -198,8 +204,8 @@ FROM claimed
 `
 
 type ClaimOutboxEventsParams struct {
+	BatchSize    interface{}
 	Partitions   []int32
-	BatchSize    int32
 	TopicShare   int32
 	WorkerID     string
 	LockToken    uuid.UUID
@@ -232,7 +238,7 @@ type ClaimOutboxEventsRow struct {
 // (ordering_key, id) order, index-only: heads of keys first), and
 // keeps batch_size of them taking each topic's oldest in turn ("picked").
 // So a backlog on one topic delays another topic's fresh rows by at most
-// one claim. Within a key the kept rows are a prefix (rank within the
+// one claim. The share is read only when "fifo" is full. Within a key the kept rows are a prefix (rank within the
 // topic follows id), as the head-of-line rule needs. A row is
 // claimable only when no earlier row of its (topic, ordering_key) is in
 // flight, failed, or waiting for a retry, and every earlier pending row of
@@ -290,8 +296,8 @@ type ClaimOutboxEventsRow struct {
 // claim of a few keys does not write the replica's whole partition set.
 func (q *Queries) ClaimOutboxEvents(ctx context.Context, arg ClaimOutboxEventsParams) ([]ClaimOutboxEventsRow, error) {
 	rows, err := q.db.Query(ctx, claimOutboxEvents,
-		arg.Partitions,
 		arg.BatchSize,
+		arg.Partitions,
 		arg.TopicShare,
 		arg.WorkerID,
 		arg.LockToken,

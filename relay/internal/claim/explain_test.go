@@ -89,7 +89,13 @@ func explainGeneric(t *testing.T, pool *pgxpool.Pool, q []any) string {
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	return planText(t, rows)
+	plan := planText(t, rows)
+	// A prepared statement outlives the transaction: the pool's next
+	// explainGeneric may run on this connection.
+	if _, err := tx.Exec(ctxT(t), "DEALLOCATE generic_claim"); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
 
 // forgetLeases deletes the claims' lease rows in tx (rolled back by the
@@ -288,7 +294,9 @@ func TestClaimPlanUsesPartialIndexes(t *testing.T) {
 	// over the locked rows.
 	own := 0
 	for _, key := range []string{"Sort Key: locked.", "Sort Key: p.rank_in_topic", "Sort Key: (row_number() OVER (?)), c.id",
-		"Sort Key: fifo.topic", "Sort Key: c.topic", "Sort Key: p.topic, p.ordering_key", "Sort Key: h.rank_in_topic"} {
+		"Sort Key: fifo.topic", "Sort Key: c.topic", "Sort Key: p.topic, p.ordering_key", "Sort Key: h.rank_in_topic",
+		// fifo read as a CTE (the topics scan counts its rows too)
+		"Sort Key: (row_number() OVER (?)), fifo_1.id", "Sort Key: fifo_1.topic"} {
 		own += strings.Count(plan, key)
 	}
 	if strings.Contains(plan, "Seq Scan") || strings.Count(plan, "Sort (") != own || strings.Contains(plan, "Sort Key: k.") {

@@ -47,7 +47,7 @@ FROM (SELECT DISTINCT unnest(@partitions::int[]) AS partition ORDER BY 1) AS s;
 -- (ordering_key, id) order, index-only: heads of keys first), and
 -- keeps batch_size of them taking each topic's oldest in turn ("picked").
 -- So a backlog on one topic delays another topic's fresh rows by at most
--- one claim. Within a key the kept rows are a prefix (rank within the
+-- one claim. The share is read only when "fifo" is full. Within a key the kept rows are a prefix (rank within the
 -- topic follows id), as the head-of-line rule needs. A row is
 -- claimable only when no earlier row of its (topic, ordering_key) is in
 -- flight, failed, or waiting for a retry, and every earlier pending row of
@@ -93,7 +93,13 @@ FROM (SELECT DISTINCT unnest(@partitions::int[]) AS partition ORDER BY 1) AS s;
 -- candidate (O(candidates x in-flight rows)).
 -- name: ClaimOutboxEvents :many
 WITH RECURSIVE topics AS (
-    (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending' ORDER BY t.topic LIMIT 1)
+    -- No topic (so no share) unless "fifo" filled the batch: a fifo of
+    -- fewer rows took every candidate, the share's included, and a live
+    -- claim skips the share's scans (decision 0045). Here, not in the
+    -- share's WHERE, where it changed the share's plan (decision 0023).
+    (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending'
+       AND (SELECT count(*) FROM fifo) >= @batch_size
+     ORDER BY t.topic LIMIT 1)
     UNION ALL
     SELECT (SELECT t.topic FROM outbox_events t WHERE t.status = 'pending' AND t.topic > topics.topic
             ORDER BY t.topic LIMIT 1)
