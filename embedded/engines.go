@@ -74,14 +74,17 @@ type Options struct {
 	// outbox_events"): a request that would be refused for it takes the
 	// service out of rotation with the reason, and its write answers 503.
 	Tables []string
-	// Waiter, when set, gives the service read-your-writes: Engines.Waiter
-	// (consistency.NewWaiter) runs in the app, with the lookup of every
-	// projection of Projections registered under its name: what the
-	// projector recorded for it (consistency.InboxLookup of its consumer),
-	// so a token is answered for any read model, one row per aggregate or
-	// not. A lookup registered in Servers replaces it (a read model's own
-	// version column, consistency.TableLookup; elastic.Lookup), and one
-	// for a projection of Register is registered there.
+	// Waiter shapes read-your-writes: Engines.Waiter
+	// (consistency.NewWaiter) runs in the app when Waiter is set, and with
+	// its defaults when the service has servers and projections, with the
+	// lookup of every projection of Projections registered under its
+	// name: what the projector recorded for it (consistency.InboxLookup
+	// of its consumer), so a token is answered for any read model, one
+	// row per aggregate or not; each of ReadModels' under its projection's
+	// name: its store's (Store.Lookup). A lookup registered in Servers
+	// replaces it (a read model's own version column,
+	// consistency.TableLookup), and one for a projection of Register is
+	// registered there.
 	Waiter *consistency.WaiterOptions
 	// Servers builds the service's own servers (HTTP, gRPC) from the
 	// engines: its pool, writer, waiter, health and metrics. The app
@@ -134,7 +137,7 @@ type Engines struct {
 	Projector *projector.Projector
 	Relay     *relay.Relay
 	// Waiter makes reads wait for consistency tokens (Options.Waiter; nil
-	// without).
+	// without it and without servers or projections).
 	Waiter *consistency.Waiter
 	// Servers are the service's own servers (Options.Servers).
 	Servers []transport.Server
@@ -224,8 +227,11 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (_ *Engines, err 
 		}
 		e.Writer = w
 	}
-	if o.Waiter != nil {
-		wo := *o.Waiter
+	if o.Waiter != nil || (o.Servers != nil && e.Projector != nil) {
+		var wo consistency.WaiterOptions
+		if o.Waiter != nil {
+			wo = *o.Waiter
+		}
 		if wo.Logger == nil {
 			wo.Logger = e.Logger
 		}

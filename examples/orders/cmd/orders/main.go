@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-kratos/kratos/v2/transport"
 
-	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/projector"
 
@@ -37,7 +36,6 @@ var orders = embedded.Options{
 	Projections: []projector.Projection{orderproj.Summaries},
 	ReadModels:  []embedded.ReadModel{orderproj.Search},
 	Writer:      &data.WriterConfig,
-	Waiter:      &consistency.WaiterOptions{},
 	Admin:       admin.Hooks,
 	Servers: func(e *embedded.Engines) ([]transport.Server, error) {
 		uc := biz.NewOrderUsecase(data.NewOrderRepo(data.NewData(e.Pool, e.Writer))).WithSearch(data.NewOrderSearch(orderproj.Search.In(e.Store)))
