@@ -17,6 +17,11 @@
 //     (default: the longest drain of the engines, the relay's
 //     Options.StopTimeout, DrainTimeout + Lease, and the projector's
 //     DrainTimeout; not Kratos' 10s);
+//   - read models in stores of their own (Options.ReadModels, such as
+//     elastic.ReadModel): opened from the environment, their projections
+//     registered, their tokens answered from the store, their relayctl
+//     hooks added; and the read-your-writes waiter (Engines.Waiter) for
+//     a service with servers and projections;
 //   - Main: LoadConfig, the Postgres pool (relay.PoolConfig: search_path
 //     starts with the schema) and the Pub/Sub client, New, and the app run
 //     until SIGINT or SIGTERM, as a process exit status.
