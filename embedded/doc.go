@@ -45,7 +45,8 @@
 //		}))
 //	}
 //
-// The engines take plain option structs and read no environment: a service
+// The engines take plain option structs and read no environment but what
+// Options.ReadModels read for their stores (ReadModel.Open): a service
 // that keeps its own configuration calls New with a Config it filled.
 // Tests start the same engines against a test database and the strict
 // Pub/Sub double with relaytest.StartPipeline.
