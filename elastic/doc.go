@@ -14,6 +14,14 @@
 //	reg, err := elastic.HandleAll(events.Codec, client, idx, orderDocument)
 //	p.Register(projector.Projection{Name: "order-search", Subscription: ..., DeadLetterTopic: ..., Batch: reg})
 //
+// A service that embeds eventrelay (package embedded) declares the whole
+// read model once instead, an embedded.ReadModel: ReadModel names the
+// projection, the index, the documents (Handlers), its side of relayctl
+// (Admin) and a switch of the read path; embedded.New opens it from
+// ELASTIC_URL (without it the service runs without the read model),
+// registers the projection and its token lookup, and the service's read
+// path finds the client with ReadModel.In.
+//
 // The engine (Handler) ensures the index and the alias from the mapping,
 // writes each batch in one bulk request with version_type=external at the
 // aggregate version, and reports a 409 as projection.Stale.

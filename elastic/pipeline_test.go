@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	"github.com/eventrelay/eventrelay/embedded"
@@ -23,7 +24,6 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relayctl"
-	"github.com/eventrelay/eventrelay/relayctl/hook"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -103,32 +103,37 @@ var notesAdmin = elastic.Admin{Index: notesIndex, Source: "notes",
 	},
 }
 
-// TestSearchProjectionEndToEnd: notes written with their events reach the
-// search index through the outbox, the relay, the strict Pub/Sub double
-// and the projector; a deletion is a tombstone search hides; replays of
-// older versions (their inbox rows gone) are refused as stale, also
-// against the tombstone; relayctl rebuild --reindex builds a new index
-// and swaps the alias; relayctl verify says CONVERGED.
+// notesSearch is the notes service's search read model.
+var notesSearch = elastic.ReadModel{
+	Projection: projector.Projection{Name: "note-search", Subscription: "notes.search", DeadLetterTopic: "notes.dlq"},
+	Index:      notesIndex,
+	Handlers:   elastic.Handlers(notesCodec, noteDoc),
+	Admin:      notesAdmin,
+	ReadSwitch: "NOTES_READ_SEARCH",
+}
+
+// TestSearchProjectionEndToEnd: the notes service declares its search read
+// model (elastic.ReadModel, opened from ELASTIC_URL); notes written with
+// their events reach the search index through the outbox, the relay, the
+// strict Pub/Sub double and the projector, and a token waits on the index;
+// a deletion is a tombstone search hides; replays of older versions (their
+// inbox rows gone) are refused as stale, also against the tombstone; the
+// service's relayctl rebuild --reindex builds a new index and swaps the
+// alias; relayctl verify says CONVERGED.
 func TestSearchProjectionEndToEnd(t *testing.T) {
 	es := elastictest.New(elastictest.Options{GCDeletes: 50 * time.Millisecond})
 	t.Cleanup(es.Close)
-	client, err := elastic.New(elastic.Config{URL: es.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	service := embedded.Options{Name: "notes", Codec: notesCodec, Admin: hook.Hooks{Reindexer: notesAdmin, Verifier: notesAdmin.Verifier(nil, "note")},
-		Register: func(p *projector.Projector) error {
-			reg, err := elastic.HandleAll(notesCodec, client, notesIndex, noteDoc)
-			if err != nil {
-				return err
-			}
-			return p.Register(projector.Projection{Name: "note-search", Subscription: "notes.search", DeadLetterTopic: "notes.dlq", Batch: reg})
-		}}
+	t.Setenv("ELASTIC_URL", es.URL)
+	service := embedded.Options{Name: "notes", Codec: notesCodec, ReadModels: []embedded.ReadModel{notesSearch}, Waiter: &consistency.WaiterOptions{MaxWait: time.Minute}}
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "notes", Migrations: []migrations.Set{migrations.Eventrelay, notesSet}})
 	ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "testdata/notes-pubsub.yaml", RTT: time.Millisecond})
 	p := relaytest.StartPipeline(t, relaytest.PipelineOptions{DB: db, PubSub: ps, Service: service})
 	ctx := context.Background()
+	open := notesSearch.In(p.Store)
+	if open == nil || open.Alias != notesIndex.Alias {
+		t.Fatalf("the open search read model: %+v, want one on alias %s", open, notesIndex.Alias)
+	}
+	client := open.Client
 	w, err := outbox.NewWriter(outbox.Config{Encoder: notesCodec.Encode, DefaultTopic: "notes", Producer: outbox.Producer{Service: "notes", Instance: "test"}})
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +178,10 @@ func TestSearchProjectionEndToEnd(t *testing.T) {
 	write("n-1", 1, "first draft", false)
 	write("n-1", 2, "second draft", false)
 	write("n-2", 1, "another draft", false)
+	token := consistency.Token{AggregateType: "notes.note", AggregateID: "n-1", Version: 2}
+	if err := p.Waiter.Wait(ctx, "note-search", []consistency.Token{token}, time.Minute); err != nil {
+		t.Fatalf("waiting for n-1 v2 in the index: %v", err)
+	}
 	p.WaitStats(t, "note-search", "3 events projected", time.Minute, func(s projector.Stats) bool { return s.Applied+s.Stale == 3 })
 	if got := strings.Join(search("second"), ","); got != "n-1@2" {
 		t.Fatalf("search for second: %q, want n-1@2", got)

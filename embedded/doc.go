@@ -17,6 +17,11 @@
 //     (default: the longest drain of the engines, the relay's
 //     Options.StopTimeout, DrainTimeout + Lease, and the projector's
 //     DrainTimeout; not Kratos' 10s);
+//   - read models in stores of their own (Options.ReadModels, such as
+//     elastic.ReadModel): opened from the environment, their projections
+//     registered, their tokens answered from the store, their relayctl
+//     hooks added; and the read-your-writes waiter (Engines.Waiter) for
+//     a service with servers and projections;
 //   - Main: LoadConfig, the Postgres pool (relay.PoolConfig: search_path
 //     starts with the schema) and the Pub/Sub client, New, and the app run
 //     until SIGINT or SIGTERM, as a process exit status.
@@ -40,7 +45,8 @@
 //		}))
 //	}
 //
-// The engines take plain option structs and read no environment: a service
+// The engines take plain option structs and read no environment but what
+// Options.ReadModels read for their stores (ReadModel.Open): a service
 // that keeps its own configuration calls New with a Config it filled.
 // Tests start the same engines against a test database and the strict
 // Pub/Sub double with relaytest.StartPipeline.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"slices"
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
@@ -44,9 +46,17 @@ type Options struct {
 	// Projections are the service's projections, registered on the
 	// projector (projector.Register) before Register runs.
 	Projections []projector.Projection
+	// ReadModels are the service's read models in stores of their own
+	// (elastic.ReadModel: a search index). New opens each from the
+	// process' environment (ReadModel.Open: its only reading of the
+	// environment), registers its projection after Projections and its
+	// lookup on the Waiter, and closes it after the app stopped; the
+	// service's servers find it with Engines.Store. One the environment
+	// leaves out is not run.
+	ReadModels []ReadModel
 	// Register, when set, registers more projections on the projector:
-	// those built at run time. Without Projections and Register the app
-	// runs no projector.
+	// those built at run time. Without Projections, ReadModels and
+	// Register the app runs no projector.
 	Register func(*projector.Projector) error
 	// Codec, when set, is the service's envelope (package envelope): the
 	// writer's Encoder when Writer.Encoder is nil, and the decoder of
@@ -64,14 +74,17 @@ type Options struct {
 	// outbox_events"): a request that would be refused for it takes the
 	// service out of rotation with the reason, and its write answers 503.
 	Tables []string
-	// Waiter, when set, gives the service read-your-writes: Engines.Waiter
-	// (consistency.NewWaiter) runs in the app, with the lookup of every
-	// projection of Projections registered under its name: what the
-	// projector recorded for it (consistency.InboxLookup of its consumer),
-	// so a token is answered for any read model, one row per aggregate or
-	// not. A lookup registered in Servers replaces it (a read model's own
-	// version column, consistency.TableLookup; elastic.Lookup), and one
-	// for a projection of Register is registered there.
+	// Waiter shapes read-your-writes: Engines.Waiter
+	// (consistency.NewWaiter) runs in the app when Waiter is set, and with
+	// its defaults when the service has servers and projections, with the
+	// lookup of every projection of Projections registered under its
+	// name: what the projector recorded for it (consistency.InboxLookup
+	// of its consumer), so a token is answered for any read model, one
+	// row per aggregate or not; each of ReadModels' under its projection's
+	// name: its store's (Store.Lookup). A lookup registered in Servers
+	// replaces it (a read model's own version column,
+	// consistency.TableLookup), and one for a projection of Register is
+	// registered there.
 	Waiter *consistency.WaiterOptions
 	// Servers builds the service's own servers (HTTP, gRPC) from the
 	// engines: its pool, writer, waiter, health and metrics. The app
@@ -124,10 +137,12 @@ type Engines struct {
 	Projector *projector.Projector
 	Relay     *relay.Relay
 	// Waiter makes reads wait for consistency tokens (Options.Waiter; nil
-	// without).
+	// without it and without servers or projections).
 	Waiter *consistency.Waiter
 	// Servers are the service's own servers (Options.Servers).
 	Servers []transport.Server
+	// stores are the open Options.ReadModels by projection name.
+	stores map[string]Store
 	// App runs the servers, the projector and the relay: Run until SIGINT
 	// or SIGTERM; then /readyz fails and every server drains within
 	// Config.StopTimeout.
@@ -136,30 +151,39 @@ type Engines struct {
 
 // New builds the engines and the app of service o on pool (whose
 // search_path starts with o.Config.Schema: relay.PoolConfig) and client.
-// It contacts neither Postgres nor Pub/Sub. Errors name the part that
-// failed.
-func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error) {
+// It contacts neither Postgres nor Pub/Sub, nor the stores of
+// o.ReadModels. Errors name the part that failed.
+func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (_ *Engines, err error) {
 	if o.Name == "" {
 		return nil, fmt.Errorf("embedded: Options.Name is required")
 	}
+	stores, storeProjections, err := openStores(o, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("%s's read models: %w", o.Name, err)
+	}
+	defer func() {
+		if err != nil {
+			closeStores(stores)
+		}
+	}()
 	c := o.Config
 	c.Schema = or(c.Schema, o.Name)
 	e := &Engines{Config: c, Logger: o.Logger, Pool: pool, Client: client, Health: health.NewHealth(2 * time.Second),
-		Metrics: health.NewRegistry(), Producer: outbox.Producer{Service: o.Name, Instance: c.Instance}}
+		Metrics: health.NewRegistry(), Producer: outbox.Producer{Service: o.Name, Instance: c.Instance}, stores: stores}
 	if e.Logger == nil {
 		e.Logger = slog.Default()
 	}
 	engineHealth := e.Health.Advisory()
 	var engines []transport.Server
 	drain := 10 * time.Second // Kratos' default stop timeout
-	if len(o.Projections) > 0 || o.Register != nil {
+	if len(o.Projections) > 0 || len(storeProjections) > 0 || o.Register != nil {
 		po := o.Projector
 		po.Schema, po.Logger, po.Registerer, po.Health = c.Schema, e.Logger, e.Metrics, engineHealth
 		p, err := projector.New(pool, client, po)
 		if err != nil {
 			return nil, fmt.Errorf("embedded projector: %w", err)
 		}
-		for _, pr := range o.Projections {
+		for _, pr := range append(slices.Clip(o.Projections), storeProjections...) {
 			if err := p.Register(pr); err != nil {
 				return nil, fmt.Errorf("registering projection %s: %w", pr.Name, err)
 			}
@@ -203,14 +227,20 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 		}
 		e.Writer = w
 	}
-	if o.Waiter != nil {
-		wo := *o.Waiter
+	if o.Waiter != nil || (o.Servers != nil && e.Projector != nil) {
+		var wo consistency.WaiterOptions
+		if o.Waiter != nil {
+			wo = *o.Waiter
+		}
 		if wo.Logger == nil {
 			wo.Logger = e.Logger
 		}
 		e.Waiter = consistency.NewWaiter(pool, wo)
 		for _, pr := range o.Projections {
 			e.Waiter.Register(pr.Name, consistency.InboxLookup(pool, or(pr.Consumer, pr.Name)))
+		}
+		for name, s := range stores {
+			e.Waiter.Register(name, s.Lookup())
 		}
 		engines = append(engines, newWaiterServer(e.Waiter))
 	}
@@ -232,6 +262,10 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Engines, error)
 		kratos.Server(append(e.Servers, engines...)...),
 		kratos.BeforeStop(func(context.Context) error {
 			e.Health.SetDraining()
+			return nil
+		}),
+		kratos.AfterStop(func(context.Context) error {
+			closeStores(stores)
 			return nil
 		}),
 	}

@@ -111,7 +111,8 @@ func TestEnginesChecksDoNotFailTheServicesReadiness(t *testing.T) {
 	}
 }
 
-// TestWaiterAnswersEveryProjectionFromItsInbox: with a Waiter, each of
+// TestWaiterAnswersEveryProjectionFromItsInbox: a service with servers
+// and projections has a waiter without Options.Waiter; each of
 // Options.Projections answers tokens from what the projector recorded in
 // its consumer's inbox, whatever shape its read model has; a lookup the
 // service registers in Servers replaces it.
@@ -126,7 +127,7 @@ func TestWaiterAnswersEveryProjectionFromItsInbox(t *testing.T) {
 	pr := func(name, consumer string) projector.Projection {
 		return projector.Projection{Name: name, Consumer: consumer, Subscription: name, DeadLetterTopic: name + ".dlq", Tx: envelope.MustHandleAll(codec, summarize)}
 	}
-	e, err := embedded.New(db.Pool, gpubsubtest.New(t).Client, embedded.Options{Name: "shop", Waiter: &consistency.WaiterOptions{},
+	e, err := embedded.New(db.Pool, gpubsubtest.New(t).Client, embedded.Options{Name: "shop",
 		Projections: []projector.Projection{pr("totals", "totals-v2"), pr("replaced", "")},
 		Servers: func(e *embedded.Engines) ([]transport.Server, error) {
 			e.Waiter.Register("replaced", func(context.Context, string, string) (int64, error) { return 9, nil })

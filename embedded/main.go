@@ -112,7 +112,8 @@ func serve(ctx context.Context, o Options) error {
 // Relayctl runs one relayctl command (args without "relayctl") with the
 // service's hooks: Admin, an empty Schema being Config.Schema's default
 // (Name), empty Migrations being Migrations, a nil Decoder Codec's and
-// empty Projections those of Projections (names, consumers, tables). It is
+// empty Projections those of Projections (names, consumers, tables), and
+// each of ReadModels' hooks added (ReadModel.Hooks). It is
 // what `<service> relayctl ...` runs under Main, for tests and for a
 // service with a main of its own.
 func (o Options) Relayctl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -130,6 +131,9 @@ func (o Options) Relayctl(ctx context.Context, args []string, stdout, stderr io.
 		for _, p := range o.Projections {
 			h.Projections = append(h.Projections, hook.Projection{Name: p.Name, Consumer: or(p.Consumer, p.Name), Tables: p.Tables})
 		}
+	}
+	for _, rm := range o.ReadModels {
+		h = rm.Hooks(h)
 	}
 	return relayctl.Main(ctx, args, stdout, stderr, h)
 }

@@ -69,7 +69,7 @@ func StartPipeline(t testing.TB, o PipelineOptions) *Pipeline {
 	s.Config = embedded.Config{Schema: o.DB.Schema, HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", EmbedRelay: true,
 		RequestTimeout: cmp.Or(c.RequestTimeout, 10*time.Second), StopTimeout: cmp.Or(c.StopTimeout, time.Minute),
 		Instance: cmp.Or(c.Instance, t.Name())}
-	e, err := embedded.New(servicePool(t, o.DB, s.Projections != nil || s.Register != nil), o.PubSub.Client, s)
+	e, err := embedded.New(servicePool(t, o.DB, s.Projections != nil || s.ReadModels != nil || s.Register != nil), o.PubSub.Client, s)
 	if err != nil {
 		t.Fatalf("relaytest: StartPipeline: %v", err)
 	}

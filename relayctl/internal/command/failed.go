@@ -91,18 +91,26 @@ type outboxRow struct {
 // selectRows pages through SelectOutboxRows until limit rows (0: all).
 func selectRows(ctx context.Context, q *outboxdb.Queries, f *rowFilter, statuses []string, limit int) ([]outboxRow, error) {
 	var out []outboxRow
+	err := eachRow(ctx, q, f, statuses, limit, func(r outboxRow) { out = append(out, r) })
+	return out, err
+}
+
+// eachRow calls fn with each row SelectOutboxRows selects, page after
+// page, until limit rows (0: all).
+func eachRow(ctx context.Context, q *outboxdb.Queries, f *rowFilter, statuses []string, limit int, fn func(outboxRow)) error {
 	var after int64
+	seen := 0
 	for {
 		page := 1000
-		if limit > 0 && limit-len(out) < page {
-			page = limit - len(out)
+		if limit > 0 && limit-seen < page {
+			page = limit - seen
 		}
 		if page == 0 {
-			return out, nil
+			return nil
 		}
 		rs, err := q.SelectOutboxRows(ctx, f.params(statuses, after, page))
 		if err != nil {
-			return nil, fmt.Errorf("selecting outbox rows: %w", postgres.Classify(err))
+			return fmt.Errorf("selecting outbox rows: %w", postgres.Classify(err))
 		}
 		for _, r := range rs {
 			row := outboxRow{
@@ -120,11 +128,12 @@ func selectRows(ctx context.Context, q *outboxdb.Queries, f *rowFilter, statuses
 			if r.ResolvedAt.Valid {
 				row.ResolvedAt = &r.ResolvedAt.Time
 			}
-			out = append(out, row)
+			fn(row)
 			after = r.ID
 		}
+		seen += len(rs)
 		if len(rs) < page {
-			return out, nil
+			return nil
 		}
 	}
 }

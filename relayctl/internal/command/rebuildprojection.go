@@ -10,14 +10,21 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eventrelay/eventrelay/internal/postgres"
+	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
 )
+
+// rebuildSelection is what `rebuild --projection` replays and its plan
+// counts: every published row, the rows the log mode published (left
+// pending below every slot's horizon) among them.
+func rebuildSelection() (*rowFilter, []string) { return &rowFilter{}, []string{"published"} }
 
 // projectionPlan is what `rebuild --projection` empties and replays.
 type projectionPlan struct {
 	hook.Projection
 	// Rows are the rows of each table, Inbox the consumer's inbox rows,
-	// Published the outbox rows replayed and Oldest the oldest of them.
+	// Published the outbox rows replayed (rebuildSelection) and Oldest
+	// the oldest of them.
 	// Gone counts the events the projection applied that the outbox no
 	// longer holds (retention deleted them): the replay cannot bring them
 	// back.
@@ -67,12 +74,14 @@ func planProjection(ctx context.Context, tx pgx.Tx, p hook.Projection) (projecti
 	if err := tx.QueryRow(ctx, "SELECT count(*) FROM inbox_events WHERE consumer = $1", p.Consumer).Scan(&plan.Inbox); err != nil {
 		return plan, fmt.Errorf("counting the inbox rows of %s: %w", p.Consumer, postgres.Classify(err))
 	}
-	var oldest *time.Time
-	if err := tx.QueryRow(ctx, "SELECT count(*), min(created_at) FROM outbox_events WHERE status = 'published'").Scan(&plan.Published, &oldest); err != nil {
-		return plan, fmt.Errorf("counting published outbox rows: %w", postgres.Classify(err))
-	}
-	if oldest != nil {
-		plan.Oldest = *oldest
+	filter, statuses := rebuildSelection()
+	err := eachRow(ctx, outboxdb.New(tx), filter, statuses, 0, func(r outboxRow) {
+		if plan.Published++; plan.Oldest.IsZero() || r.CreatedAt.Before(plan.Oldest) {
+			plan.Oldest = r.CreatedAt
+		}
+	})
+	if err != nil {
+		return plan, fmt.Errorf("counting the outbox rows to replay: %w", err)
 	}
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM inbox_events i WHERE i.consumer = $1
 		AND NOT EXISTS (SELECT 1 FROM outbox_events o WHERE o.event_id = i.event_id)`, p.Consumer).Scan(&plan.Gone); err != nil {
@@ -152,7 +161,8 @@ func rebuildProjection(ctx context.Context, c *cli, db *dbFlags, audit *auditFla
 			return postgres.Classify(err)
 		}
 		fmt.Fprintf(c.stdout, "emptied %s and the inbox of %s\n", strings.Join(p.Tables, ", "), p.Consumer)
-		r := &replayer{pool: pool, f: &rowFilter{}, statuses: []string{"published"}, by: audit.by,
+		filter, statuses := rebuildSelection()
+		r := &replayer{pool: pool, f: filter, statuses: statuses, by: audit.by,
 			why: "rebuild --projection " + p.Name + ": " + audit.why, batch: batch}
 		moved, err := r.run(ctx, func([]outboxRow) {})
 		replayed = len(moved)

@@ -37,7 +37,7 @@ func NewReads(d *Data, c *conf.ReadPath, es *elastic.Config, reg prometheus.Regi
 			return nil, nil, fmt.Errorf("elastic: %w", err)
 		}
 		r.Search = NewVideoSearch(client, c.SearchAlias)
-		w.Register(biz.ReadModelSearch, SearchLookup(client, c.SearchAlias))
+		w.Register(biz.ReadModelSearch, elastic.Lookup(client, c.SearchAlias))
 	} else {
 		d.log.Info("no elastic.url (ELASTIC_URL): SearchVideos answers as switched off")
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/elastic"
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/catalogdb"
@@ -159,18 +158,6 @@ func videoOfDocument(src []byte) (*catalogv1.Video, error) {
 		DurationMicros: d.DurationMicros, Status: d.Status, MediaStatus: d.MediaStatus, AnalysisStatus: d.AnalysisStatus,
 		Version: d.Version, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, DeletedAt: pgtype.Timestamptz{},
 	})
-}
-
-// SearchLookup is the consistency.Lookup of the search index: the version
-// of the video's document (a tombstone's included), read in real time.
-func SearchLookup(es *elastic.Client, alias string) consistency.Lookup {
-	return func(ctx context.Context, _, aggregateID string) (int64, error) {
-		_, v, found, err := es.Get(ctx, alias, aggregateID)
-		if err != nil || !found {
-			return 0, err
-		}
-		return v, nil
-	}
 }
 
 func statusText(s catalogv1.VideoStatus) (string, error) { return events.VideoStatus.Text(s) }

@@ -69,7 +69,7 @@ func TestSearchReadModel(t *testing.T) {
 	if got := search("someone else", 0); len(got) != 0 {
 		t.Errorf("another customer's search found %v", got)
 	}
-	p.WaitStats(t, orderproj.Search.Name, "6 events in the index", time.Minute, func(s projector.Stats) bool { return s.Applied+s.Stale == 6 })
+	p.WaitStats(t, orderproj.Search.Projection.Name, "6 events in the index", time.Minute, func(s projector.Stats) bool { return s.Applied+s.Stale == 6 })
 
 	// orders relayctl: verify the index, rebuild it behind the alias, verify again.
 	relayctlOK := func(args ...string) string {

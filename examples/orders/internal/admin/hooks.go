@@ -6,10 +6,10 @@ import (
 	"github.com/eventrelay/eventrelay/examples/orders/migrations"
 )
 
-// Hooks are the orders service's relayctl hooks (`orders relayctl`): its
-// rebuild, the search index's reindex, its verify (order_summaries, and
-// the search index given an Elasticsearch URL) and its migration sets.
-var Hooks = hook.Hooks{Rebuilder: Rebuilder{}, Reindexer: Search, Verifier: Search.Verifier(hook.Verifiers{Verifier, PaidTotals}, "order"), Migrations: migrations.Sets}
+// Hooks are the orders service's relayctl hooks (`orders relayctl`; the
+// search read model adds its own): its rebuild, its verify and its
+// migration sets.
+var Hooks = hook.Hooks{Rebuilder: Rebuilder{}, Verifier: hook.Verifiers{Verifier, PaidTotals}, Migrations: migrations.Sets}
 
 // PaidTotals compares each customer's paid total, as GetCustomerSummary
 // sums it from order_summaries, with the orders table's.

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -94,14 +95,9 @@ func restatement(r ordersdb.Order) (outbox.Event, error) {
 	default:
 		payload = &ordersv1.OrderPlaced{Order: o}
 	}
-	typ, err := events.Codec.TypeOf(payload)
-	if err != nil {
-		return outbox.Event{}, err
-	}
-	return outbox.Event{
-		AggregateType: events.AggregateType, AggregateID: o.GetId(), AggregateVersion: r.Version,
-		EventType: typ, SchemaVersion: events.SchemaVersion, Payload: payload, Restatement: true,
-	}, nil
+	ev, err := events.Codec.Event(events.AggregateType, o.GetId(), r.Version, payload, time.Time{}) // occurred now
+	ev.Restatement = true
+	return ev, err
 }
 
 // orderIDs parses ids (never nil: the queries take an empty array as

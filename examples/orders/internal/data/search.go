@@ -23,10 +23,13 @@ type orderSearch struct {
 	alias string
 }
 
-// NewOrderSearch returns the biz.OrderSearch over the search read model
-// behind alias.
-func NewOrderSearch(es *elastic.Client, alias string) biz.OrderSearch {
-	return &orderSearch{es: es, alias: alias}
+// NewOrderSearch returns the biz.OrderSearch over the open search read
+// model s (nil without one: no search).
+func NewOrderSearch(s *elastic.Search) biz.OrderSearch {
+	if s == nil {
+		return nil
+	}
+	return &orderSearch{es: s.Client, alias: s.Alias}
 }
 
 // searchDoc is the part of a search document an answer needs.

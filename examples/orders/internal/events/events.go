@@ -14,9 +14,6 @@ const (
 	TypeOrderPlaced    = "orders.order.placed"
 	TypeOrderPaid      = "orders.order.paid"
 	TypeOrderCancelled = "orders.order.cancelled"
-
-	// SchemaVersion is the payload schema version this code writes and reads.
-	SchemaVersion = 1
 )
 
 // Codec is the envelope of every order event: its Encode is the outbox

@@ -26,7 +26,7 @@ func event(t *testing.T, reg *projection.Registry[projection.TxHandler], typ str
 	t.Helper()
 	m := outbox.Metadata{
 		EventID: uuid.Must(uuid.NewV7()), EventType: typ, AggregateType: events.AggregateType, AggregateID: o.GetId(),
-		AggregateVersion: o.GetVersion(), SchemaVersion: events.SchemaVersion, OccurredAt: time.Now().UTC(),
+		AggregateVersion: o.GetVersion(), SchemaVersion: 1, OccurredAt: time.Now().UTC(),
 	}
 	payload := map[string]proto.Message{
 		events.TypeOrderPlaced:    &ordersv1.OrderPlaced{Order: o},

@@ -89,7 +89,7 @@ func (s *OrderService) SearchOrders(ctx context.Context, req *ordersv1.SearchOrd
 	if !s.uc.Searchable() {
 		return nil, biz.SearchDisabled()
 	}
-	waited, err := consistency.Await(ctx, s.waiter, orderproj.Search.Name)
+	waited, err := consistency.Await(ctx, s.waiter, orderproj.Search.Projection.Name)
 	if err != nil {
 		return nil, s.apiError(ctx, "SearchOrders", err)
 	}
