@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 // Event is one received event: its identity (from the message attributes,
@@ -46,9 +46,9 @@ func (e *Event) String() string {
 // error naming every missing key; an unparsable one is payload_invalid
 // naming the key.
 func ParseAttributes(attrs map[string]string) (Event, error) {
-	id, err := wire.Parse(attrs)
+	id, err := contract.Parse(attrs)
 	if err != nil {
-		var missing *wire.MissingError
+		var missing *contract.MissingError
 		if errors.As(err, &missing) {
 			return Event{}, Permanent(AttributesMissing, err)
 		}

@@ -12,11 +12,11 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 var notes = envelope.Must(
@@ -66,7 +66,7 @@ func TestRequireEmitted(t *testing.T) {
 		relaytest.Emitted{EventType: "notes.note.deleted", Version: 3},
 	)
 	m := rows[0].Message()
-	if m.OrderingKey != "n-1" || m.Attributes[wire.AttrVersion] != "2" || m.Attributes[wire.AttrEventType] != "notes.note.written" {
+	if m.OrderingKey != "n-1" || m.Attributes[contract.AttrVersion] != "2" || m.Attributes[contract.AttrEventType] != "notes.note.written" {
 		t.Fatalf("message = %+v", m)
 	}
 	if ev, err := projection.ParseAttributes(m.Attributes); err != nil || ev.ID != rows[0].EventID {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -22,7 +23,6 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest/testevent"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // drain pulls and acks everything on sub, returning the message bodies.
@@ -207,12 +207,12 @@ func itemMessage(t *testing.T, id string, v int64) *pubsub.Message {
 		t.Fatal(err)
 	}
 	return &pubsub.Message{Data: body, Attributes: map[string]string{
-		wire.AttrEventID:       meta.EventID.String(),
-		wire.AttrEventType:     meta.EventType,
-		wire.AttrAggregateType: meta.AggregateType,
-		wire.AttrAggregateID:   meta.AggregateID,
-		wire.AttrVersion:       strconv.FormatInt(v, 10),
-		wire.AttrSchemaVersion: "1",
-		wire.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
+		contract.AttrEventID:       meta.EventID.String(),
+		contract.AttrEventType:     meta.EventType,
+		contract.AttrAggregateType: meta.AggregateType,
+		contract.AttrAggregateID:   meta.AggregateID,
+		contract.AttrVersion:       strconv.FormatInt(v, 10),
+		contract.AttrSchemaVersion: "1",
+		contract.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
 	}}
 }

@@ -18,4 +18,4 @@
 // A W3C traceparent attribute, when present, carries the producer's trace
 // context. The body is the serialized envelope; routing and triage never
 // need it.
-package wire
+package contract
