@@ -13,7 +13,7 @@ import (
 var reservedTraceparent = "00-" + strings.Repeat("0", 32) + "-" + strings.Repeat("0", 16) + "-00"
 
 // checkMessage refuses, with ErrInvalidEvent, an event whose message as
-// the relay builds it from the row (its headers plus the wire
+// the relay builds it from the row (its headers plus the contract
 // attributes, the ordering key, the envelope) Cloud Pub/Sub would refuse.
 func checkMessage(meta Metadata, body []byte) error {
 	attrs := contract.Identity{

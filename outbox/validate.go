@@ -12,7 +12,7 @@ import (
 // that Postgres could store but a consumer would drop or Postgres cannot
 // store as text: a required text field empty or only white space (contract.Parse
 // reads a blank identity attribute as missing), a NUL byte in a text
-// field, an empty header key, or a header that wire reserves (the identity,
+// field, an empty header key, or a header that package contract reserves (the identity,
 // which the relay would silently replace, and contract.AttrReplayFor, which
 // makes the projections ack the event unapplied). Pub/Sub's own limits are
 // checked on the whole message afterwards (checkMessage).

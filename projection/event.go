@@ -42,7 +42,7 @@ func (e *Event) String() string {
 }
 
 // ParseAttributes fills the identity of an Event from message attributes
-// (see package wire). A missing required attribute is an attributes_missing
+// (see package contract). A missing required attribute is an attributes_missing
 // error naming every missing key; an unparsable one is payload_invalid
 // naming the key.
 func ParseAttributes(attrs map[string]string) (Event, error) {

@@ -13,7 +13,7 @@ import (
 )
 
 // Cloud Pub/Sub's documented limits (see the package documentation); a
-// message's are the wire contract's, which the writer checks too.
+// message's are the message contract's (package contract), which the writer checks too.
 const (
 	MaxRequestMessages  = 1000
 	MaxRequestBytes     = 10_000_000

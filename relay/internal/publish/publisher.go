@@ -111,7 +111,7 @@ func (s *Publisher) topic(e *claim.Event) string {
 }
 
 // Message builds the Pub/Sub message of e: its attributes are the row's
-// headers plus the wire contract's (contract.AttrEventID, ...), which
+// headers plus the message contract's (contract.AttrEventID, ...), which
 // headers cannot override, so triage never needs to decode the body.
 func Message(e *claim.Event) *pubsub.Message {
 	attrs := contract.Identity{
