@@ -15,14 +15,14 @@ func Example() {
 	id := contract.Identity{
 		EventID:   uuid.MustParse("0b7e6f0a-4d5c-4a3b-9c1d-2e3f4a5b6c7d"),
 		EventType: "orders.order.placed", AggregateType: "order", AggregateID: "order-1",
-		Version: 3, SchemaVersion: 1,
+		AggregateVersion: 3, SchemaVersion: 1,
 		OccurredAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("CET", 3600)),
 	}
 	attrs := id.Attributes() // the producer: the message's attributes
 	fmt.Println(attrs[contract.AttrVersion], attrs[contract.AttrOccurredAt])
 
 	got, err := contract.Parse(attrs) // the consumer
-	fmt.Println(got.EventType, got.Version, err)
+	fmt.Println(got.EventType, got.AggregateVersion, err)
 
 	delete(attrs, contract.AttrEventType)
 	_, err = contract.Parse(attrs)
@@ -35,7 +35,7 @@ func Example() {
 }
 
 func TestParseRefusesInvalidValues(t *testing.T) {
-	good := contract.Identity{EventID: uuid.New(), EventType: "t", AggregateID: "a", Version: 1, SchemaVersion: 1}.Attributes()
+	good := contract.Identity{EventID: uuid.New(), EventType: "t", AggregateID: "a", AggregateVersion: 1, SchemaVersion: 1}.Attributes()
 	for key, value := range map[string]string{
 		contract.AttrEventID: uuid.Nil.String(), contract.AttrVersion: "0", contract.AttrSchemaVersion: "x",
 	} {

@@ -49,9 +49,9 @@ DROP TABLE notes;
 func noteDoc(ev *projection.Event, p proto.Message) ([]byte, error) {
 	switch p := p.(type) {
 	case *wrapperspb.StringValue:
-		return json.Marshal(map[string]any{"body": p.GetValue(), "version": ev.Version, elastic.FieldDeleted: false})
+		return json.Marshal(map[string]any{"body": p.GetValue(), "version": ev.AggregateVersion, elastic.FieldDeleted: false})
 	case *emptypb.Empty:
-		return elastic.Tombstone(ev.OccurredAt, map[string]any{"version": ev.Version})
+		return elastic.Tombstone(ev.OccurredAt, map[string]any{"version": ev.AggregateVersion})
 	}
 	return nil, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("event %s: payload %T", ev, p))
 }
@@ -80,7 +80,7 @@ var notesAdmin = elastic.Admin{Index: notesIndex, Source: "notes",
 			if n.deleted {
 				p = &emptypb.Empty{}
 			}
-			src, err := noteDoc(&projection.Event{AggregateID: n.id, Version: n.version, OccurredAt: time.Now()}, p)
+			src, err := noteDoc(&projection.Event{AggregateID: n.id, AggregateVersion: n.version, OccurredAt: time.Now()}, p)
 			if err != nil {
 				return err
 			}

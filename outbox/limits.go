@@ -18,7 +18,7 @@ var reservedTraceparent = "00-" + strings.Repeat("0", 32) + "-" + strings.Repeat
 func checkMessage(meta Metadata, body []byte) error {
 	attrs := contract.Identity{
 		EventID: meta.EventID, EventType: meta.EventType, AggregateType: meta.AggregateType, AggregateID: meta.AggregateID,
-		Version: meta.AggregateVersion, SchemaVersion: meta.SchemaVersion, OccurredAt: meta.OccurredAt,
+		AggregateVersion: meta.AggregateVersion, SchemaVersion: meta.SchemaVersion, OccurredAt: meta.OccurredAt,
 	}.MessageAttributes(meta.Headers)
 	if _, ok := attrs[contract.AttrTraceparent]; !ok {
 		attrs[contract.AttrTraceparent] = reservedTraceparent

@@ -31,7 +31,7 @@ func FuzzParseAttributes(f *testing.F) {
 			}
 			return
 		}
-		if ev.ID == uuid.Nil || ev.Version < 1 || ev.SchemaVersion < 1 || ev.Type != typ {
+		if ev.ID == uuid.Nil || ev.AggregateVersion < 1 || ev.SchemaVersion < 1 || ev.Type != typ {
 			t.Fatalf("accepted attributes yield an unusable identity: %+v", ev)
 		}
 	})

@@ -16,14 +16,14 @@ import (
 // the event identity (checked against the attributes) and the payload
 // handed to handlers as Event.Payload.
 type Envelope struct {
-	EventID       string
-	Type          string
-	AggregateType string
-	AggregateID   string
-	Version       int64
-	SchemaVersion int32
-	OccurredAt    time.Time
-	Payload       any
+	EventID          string
+	Type             string
+	AggregateType    string
+	AggregateID      string
+	AggregateVersion int64
+	SchemaVersion    int32
+	OccurredAt       time.Time
+	Payload          any
 }
 
 // Decoder parses and validates a message body. An unclassified error is
@@ -189,8 +189,8 @@ func agree(ev *Event, env *Envelope) error {
 			return fmt.Errorf("attribute %s %q does not match the envelope (%q)", p.key, p.attr, p.body)
 		}
 	}
-	if env.Version != 0 && env.Version != ev.Version {
-		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", contract.AttrVersion, ev.Version, env.Version)
+	if env.AggregateVersion != 0 && env.AggregateVersion != ev.AggregateVersion {
+		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", contract.AttrVersion, ev.AggregateVersion, env.AggregateVersion)
 	}
 	if env.SchemaVersion != 0 && env.SchemaVersion != ev.SchemaVersion {
 		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", contract.AttrSchemaVersion, ev.SchemaVersion, env.SchemaVersion)

@@ -98,7 +98,7 @@ func totaled(order string, v, total int64) *pubsub.Message {
 		log.Fatal(err)
 	}
 	id := contract.Identity{EventID: uuid.New(), EventType: "orders.order.totaled", AggregateType: "order",
-		AggregateID: order, Version: v, SchemaVersion: 1, OccurredAt: time.Now()}
+		AggregateID: order, AggregateVersion: v, SchemaVersion: 1, OccurredAt: time.Now()}
 	return &pubsub.Message{ID: order + "/" + strconv.FormatInt(v, 10), Data: body, Attributes: id.Attributes()}
 }
 

@@ -83,11 +83,11 @@ func (x *index) HandleBatch(_ context.Context, evs []*projection.Event) ([]proje
 	out := make([]projection.Result, len(evs))
 	for i, ev := range evs {
 		x.calls.add(ev.ID)
-		if d, ok := x.docs[ev.AggregateID]; ok && d[1] >= ev.Version {
+		if d, ok := x.docs[ev.AggregateID]; ok && d[1] >= ev.AggregateVersion {
 			out[i] = projection.Result{Outcome: projection.Stale}
 			continue
 		}
-		x.docs[ev.AggregateID] = [2]int64{ev.Payload.(*wrapperspb.Int64Value).GetValue(), ev.Version}
+		x.docs[ev.AggregateID] = [2]int64{ev.Payload.(*wrapperspb.Int64Value).GetValue(), ev.AggregateVersion}
 		out[i] = projection.Result{Outcome: projection.Applied}
 	}
 	return out, nil

@@ -121,7 +121,7 @@ func (e *engine) logger(it *item) *slog.Logger {
 		"event_type", it.ev.Type,
 		"aggregate_type", it.ev.AggregateType,
 		"aggregate_id", it.ev.AggregateID,
-		"version", it.ev.Version,
+		"version", it.ev.AggregateVersion,
 		"attempts", it.msg.DeliveryAttempt,
 		"message_id", it.msg.ID,
 	)

@@ -118,7 +118,7 @@ func annotate(span trace.Span, ev *projection.Event) {
 func identify(span trace.Span, ev *projection.Event) {
 	span.SetAttributes(spanAttrEventID.String(ev.ID.String()), spanAttrEventType.String(ev.Type),
 		spanAttrAggregateType.String(ev.AggregateType), spanAttrAggregateID.String(ev.AggregateID),
-		spanAttrVersion.Int64(ev.Version))
+		spanAttrVersion.Int64(ev.AggregateVersion))
 }
 
 // settled records how a delivery ended on its process span: outcome

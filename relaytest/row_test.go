@@ -62,8 +62,8 @@ func TestRequireEmitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := relaytest.RequireEmittedTx(t, tx, notes.Decode,
-		relaytest.Emitted{EventType: "notes.note.written", AggregateID: "n-1", Version: 2, Payload: wrapperspb.String("second")},
-		relaytest.Emitted{EventType: "notes.note.deleted", Version: 3},
+		relaytest.Emitted{EventType: "notes.note.written", AggregateID: "n-1", AggregateVersion: 2, Payload: wrapperspb.String("second")},
+		relaytest.Emitted{EventType: "notes.note.deleted", AggregateVersion: 3},
 	)
 	m := rows[0].Message()
 	if m.OrderingKey != "n-1" || m.Attributes[contract.AttrVersion] != "2" || m.Attributes[contract.AttrEventType] != "notes.note.written" {

@@ -116,7 +116,7 @@ func (s *Publisher) topic(e *claim.Event) string {
 func Message(e *claim.Event) *pubsub.Message {
 	attrs := contract.Identity{
 		EventID: e.EventID, EventType: e.EventType, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
-		Version: e.AggregateVersion, SchemaVersion: e.SchemaVersion, OccurredAt: e.OccurredAt,
+		AggregateVersion: e.AggregateVersion, SchemaVersion: e.SchemaVersion, OccurredAt: e.OccurredAt,
 	}.MessageAttributes(e.Headers)
 	return &pubsub.Message{Data: e.Payload, Attributes: attrs, OrderingKey: e.OrderingKey}
 }

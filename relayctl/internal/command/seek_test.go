@@ -185,7 +185,7 @@ var itemViewHandler = projection.TxHandlerFunc(func(ctx context.Context, tx pgx.
 	tag, err := tx.Exec(ctx, `INSERT INTO item_view (item_id, name, version, deleted_at)
 		VALUES ($1, $2, $3, CASE WHEN $4 THEN now() END)
 		ON CONFLICT (item_id) DO UPDATE SET name = excluded.name, version = excluded.version, deleted_at = excluded.deleted_at
-		WHERE item_view.version < excluded.version`, ev.AggregateID, name, ev.Version, ev.Type == testevent.TypeDeleted)
+		WHERE item_view.version < excluded.version`, ev.AggregateID, name, ev.AggregateVersion, ev.Type == testevent.TypeDeleted)
 	if err != nil {
 		return 0, err
 	}
