@@ -12,8 +12,8 @@ import (
 )
 
 // The ports of the engine: what the claim loop, the workers and the
-// maintenance loops need from Postgres, Pub/Sub and the wake-ups. The
-// adapters live under internal/ (claim, maintenance, publish, wakeup);
+// upkeep loops need from Postgres, Pub/Sub and the wake-ups. The
+// adapters live under internal/ (claim, upkeep, publish, wakeup);
 // partition ownership is internal/partitions.
 
 // claims is the outbox as the claim loop and the workers use it
