@@ -75,7 +75,7 @@ func newApp(cfg config.Config, logger *slog.Logger, health *health.Health, relay
 		kratos.Name("publisher"),
 		kratos.Version(version.Get()),
 		kratos.Logger(ops.KratosLogger(logger)),
-		kratos.StopTimeout(cfg.Outbox.StopTimeout()),
+		kratos.StopTimeout(cfg.Relay.StopTimeout()),
 		kratos.BeforeStart(func(ctx context.Context) error {
 			health.LogFailing(ctx, logger, "schema") // e.g. "run relayctl migrate up"
 			return nil
