@@ -1,9 +1,9 @@
-// Command publisher is the outbox relay as a daemon: it claims committed
-// rows of outbox_events, publishes them to Pub/Sub in per-aggregate order
-// and records the outcome. Several replicas can run at once. It runs the
-// embeddable package relay with options from configs/publisher.yaml and
-// the environment (package config); docs/design.md describes the
-// protocol.
+// Command publisher is the relay (package relay) run as its own process:
+// it claims committed rows of outbox_events, publishes them to Pub/Sub in
+// per-aggregate order and records the outcome. Several replicas can run at
+// once. Its options come from configs/publisher.yaml (the relay's keys
+// under outbox) and the environment (the OUTBOX_* variables; package
+// config); docs/design.md describes the protocol.
 //
 //	publisher -conf configs/publisher.yaml
 package main

@@ -23,9 +23,9 @@ import (
 type Config struct {
 	Database Database       `yaml:"database"`
 	PubSub   gpubsub.Config `yaml:"pubsub"`
-	// Relay is the relay's options (the outbox section) but Schema (database.schema) and
-	// Publish (the publish section); see relay.Options for each key's
-	// meaning, default and range.
+	// Relay is the relay's options (the outbox section) but Schema
+	// (database.schema) and Publish (the publish section); see
+	// relay.Options for each key's meaning, default and range.
 	Relay   relay.Options        `yaml:"outbox" skip:"publish"`
 	Publish relay.PublishOptions `yaml:"publish"`
 	HTTP    HTTP                 `yaml:"http"`
