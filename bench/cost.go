@@ -294,7 +294,7 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 		// once, until the step's events are published.
 		timeout := r.cfg.LatencyEach + r.cfg.LatencyDrain + time.Minute
 		if sqlR, err = r.startBenchmark(ctx, statementsPkg, "PacedClaims", 1, "BENCH_BULK="+strconv.Itoa(r.cfg.Bulk), "BENCH_STOP=stdin",
-			"BENCH_COOLDOWN_MS="+strconv.FormatInt(config.Default().Outbox.FetchCooldown.Milliseconds(), 10),
+			"BENCH_COOLDOWN_MS="+strconv.FormatInt(config.Default().Relay.FetchCooldown.Milliseconds(), 10),
 			"BENCH_TIMEOUT_S="+strconv.Itoa(int(timeout.Seconds()))); err != nil {
 			return res, err
 		}

@@ -14,10 +14,10 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/outbox"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Fixture generates realistic catalog events: state-carrying envelopes of
@@ -118,14 +118,14 @@ func (e Event) Message() *pubsub.Message {
 		Data:        e.Body,
 		OrderingKey: e.Meta.OrderingKey,
 		Attributes: map[string]string{
-			wire.AttrEventID:       e.Meta.EventID.String(),
-			wire.AttrEventType:     e.Meta.EventType,
-			wire.AttrAggregateType: e.Meta.AggregateType,
-			wire.AttrAggregateID:   e.Meta.AggregateID,
-			wire.AttrVersion:       strconv.FormatInt(e.Meta.AggregateVersion, 10),
-			wire.AttrSchemaVersion: strconv.Itoa(int(e.Meta.SchemaVersion)),
-			wire.AttrOccurredAt:    e.Meta.OccurredAt.Format(time.RFC3339Nano),
-			wire.AttrTraceparent:   e.Meta.Headers["traceparent"],
+			contract.AttrEventID:       e.Meta.EventID.String(),
+			contract.AttrEventType:     e.Meta.EventType,
+			contract.AttrAggregateType: e.Meta.AggregateType,
+			contract.AttrAggregateID:   e.Meta.AggregateID,
+			contract.AttrVersion:       strconv.FormatInt(e.Meta.AggregateVersion, 10),
+			contract.AttrSchemaVersion: strconv.Itoa(int(e.Meta.SchemaVersion)),
+			contract.AttrOccurredAt:    e.Meta.OccurredAt.Format(time.RFC3339Nano),
+			contract.AttrTraceparent:   e.Meta.Headers["traceparent"],
 		},
 	}
 }

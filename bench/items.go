@@ -64,7 +64,7 @@ func itemsRegistry(h projection.TxHandler, ets []projection.EventType) (*project
 // projection.ExecFunc, README step 3): a batch's upserts go to Postgres
 // in one round trip.
 var benchItems = projection.ExecFunc[any](func(ctx context.Context, db projection.DBTX, ev *projection.Event, _ any) error {
-	_, err := db.Exec(ctx, sqlUpsertItem, ev.AggregateID, ev.Version, itemDeleted(ev))
+	_, err := db.Exec(ctx, sqlUpsertItem, ev.AggregateID, ev.AggregateVersion, itemDeleted(ev))
 	return err
 })
 

@@ -10,10 +10,10 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/uuid"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/relaytest"
 	"github.com/eventrelay/eventrelay/relaytest/strictpubsub"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // logSlot names the log mode's replication slot and publication: the
@@ -94,7 +94,7 @@ func receivePublishTimes(ctx context.Context, b *Backend, topic string) (*publis
 	go func() {
 		p.done <- s.Receive(rctx, func(_ context.Context, m *pubsub.Message) {
 			m.Ack()
-			id, err := uuid.Parse(m.Attributes[wire.AttrEventID])
+			id, err := uuid.Parse(m.Attributes[contract.AttrEventID])
 			if err != nil {
 				return
 			}

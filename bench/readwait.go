@@ -180,7 +180,7 @@ func (r *Runner) readWaitStep(ctx context.Context, rtt time.Duration, rate int) 
 	if err := pgx.BeginFunc(ctx, pools["writers"], func(tx pgx.Tx) error { _, err := ow.InsertTx(ctx, tx, warm); return err }); err != nil {
 		return res, fmt.Errorf("warm-up write: %w", err)
 	}
-	if err := w.Wait(ctx, itemsModel, []consistency.Token{{AggregateType: warm.AggregateType, AggregateID: warm.AggregateID, Version: 1}}, 10*time.Second); err != nil {
+	if err := w.Wait(ctx, itemsModel, []consistency.Token{{AggregateType: warm.AggregateType, AggregateID: warm.AggregateID, AggregateVersion: 1}}, 10*time.Second); err != nil {
 		return res, fmt.Errorf("warm-up item not projected: %w", err)
 	}
 
@@ -238,7 +238,7 @@ func readWaitLoad(ctx context.Context, pool *pgxpool.Pool, ow *outbox.Writer, w 
 			committed := time.Now()
 			pr := &lookupProbe{}
 			err = w.Wait(context.WithValue(ctx, lookupProbeKey{}, pr), itemsModel,
-				[]consistency.Token{{AggregateType: testevent.AggregateType, AggregateID: id, Version: v}}, 0)
+				[]consistency.Token{{AggregateType: testevent.AggregateType, AggregateID: id, AggregateVersion: v}}, 0)
 			o := outcome{wait: time.Since(committed), noWait: pr.looked && pr.first >= v, committedAt: committed}
 			switch {
 			case errors.Is(err, consistency.ErrTimeout):

@@ -119,7 +119,7 @@ func (r *Runner) maintainOutboxIndexes(ctx context.Context) error {
 	if err := vacuum(ctx, r.db); err != nil {
 		return err
 	}
-	daemon := config.Default().Outbox
+	daemon := config.Default().Relay
 	upkeep := relay.Options{ReindexBloatFactor: daemon.ReindexBloatFactor, ReindexMinBytes: daemon.ReindexMinBytes}
 	if r.cfg.Smoke {
 		upkeep.ReindexMinBytes = 1 // smoke indexes are all under the minimum: rebuild anyway so the path runs

@@ -65,8 +65,8 @@ func encodeAnnouncement(readModel string, applied []Token) string {
 		if !seen {
 			order = append(order, k)
 		}
-		if t.Version > v {
-			top[k] = t.Version
+		if t.AggregateVersion > v {
+			top[k] = t.AggregateVersion
 		}
 	}
 	b := make([]byte, 0, maxPayload)

@@ -41,7 +41,7 @@ func TestAwaitAnswersKratosErrors(t *testing.T) {
 		return transport.NewServerContext(ctx, r)
 	}
 	tok := func(id string, v int64) string {
-		return consistency.Token{AggregateType: "kv", AggregateID: id, Version: v}.String()
+		return consistency.Token{AggregateType: "kv", AggregateID: id, AggregateVersion: v}.String()
 	}
 	for _, c := range []struct {
 		name   string

@@ -34,8 +34,8 @@ func (r request) ReplyHeader() transport.Header   { return r.out }
 // another; a malformed one is ErrMalformed; outside a request there is
 // none.
 func TestReplyAndRequested(t *testing.T) {
-	placed := consistency.Token{AggregateType: "orders.order", AggregateID: "o-1", Version: 1}
-	paid := consistency.Token{AggregateType: "orders.order", AggregateID: "o-2", Version: 3}
+	placed := consistency.Token{AggregateType: "orders.order", AggregateID: "o-1", AggregateVersion: 1}
+	paid := consistency.Token{AggregateType: "orders.order", AggregateID: "o-2", AggregateVersion: 3}
 	write := request{in: header{}, out: header{}}
 	s := consistency.Reply(transport.NewServerContext(context.Background(), write), placed)
 	if got := write.out.Get(consistency.TokenHeader); got != s || s != placed.String() {

@@ -15,9 +15,9 @@ const tokenVersion = "v1"
 // produced. A read model has "seen" the token once it holds that aggregate
 // at Version or newer (a deletion holds it as a tombstone).
 type Token struct {
-	AggregateType string
-	AggregateID   string
-	Version       int64
+	AggregateType    string
+	AggregateID      string
+	AggregateVersion int64
 }
 
 // ErrMalformed is wrapped by every Parse error, and by the error of a Wait
@@ -29,7 +29,7 @@ var ErrMalformed = errors.New("malformed consistency token")
 // "v1|<version>|<aggregate type>|<aggregate id>". The aggregate type must
 // not contain '|' (Validate); the id is the last field and may.
 func (t Token) String() string {
-	raw := tokenVersion + "|" + strconv.FormatInt(t.Version, 10) + "|" + t.AggregateType + "|" + t.AggregateID
+	raw := tokenVersion + "|" + strconv.FormatInt(t.AggregateVersion, 10) + "|" + t.AggregateType + "|" + t.AggregateID
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
@@ -40,8 +40,8 @@ func (t Token) Validate() error {
 		return fmt.Errorf("%w: aggregate type %q is empty or contains '|' or a newline", ErrMalformed, t.AggregateType)
 	case t.AggregateID == "" || strings.Contains(t.AggregateID, "\n"):
 		return fmt.Errorf("%w: aggregate id is empty or contains a newline", ErrMalformed)
-	case t.Version < 1:
-		return fmt.Errorf("%w: version %d is below 1", ErrMalformed, t.Version)
+	case t.AggregateVersion < 1:
+		return fmt.Errorf("%w: version %d is below 1", ErrMalformed, t.AggregateVersion)
 	}
 	return nil
 }
@@ -63,7 +63,7 @@ func Parse(s string) (Token, error) {
 	if err != nil {
 		return Token{}, fmt.Errorf("%w: version %q is not a number", ErrMalformed, parts[1])
 	}
-	t := Token{AggregateType: parts[2], AggregateID: parts[3], Version: v}
+	t := Token{AggregateType: parts[2], AggregateID: parts[3], AggregateVersion: v}
 	if err := t.Validate(); err != nil {
 		return Token{}, err
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestTokenRoundTripAndMalformed(t *testing.T) {
-	in := consistency.Token{AggregateType: "item", AggregateID: "a|b", Version: 7}
+	in := consistency.Token{AggregateType: "item", AggregateID: "a|b", AggregateVersion: 7}
 	out, err := consistency.Parse(in.String())
 	if err != nil || out != in {
 		t.Fatalf("Parse(String()) = %+v, %v; want %+v", out, err, in)

@@ -168,7 +168,7 @@ func (w *Waiter) Wait(ctx context.Context, readModel string, tokens []Token, d t
 	wt := &waiting{pending: map[Key]int64{}, wake: make(chan struct{}, 1), recheck: true}
 	for _, t := range tokens {
 		k := Key{t.AggregateType, t.AggregateID}
-		wt.pending[k] = max(wt.pending[k], t.Version)
+		wt.pending[k] = max(wt.pending[k], t.AggregateVersion)
 	}
 	// Enrolled before the first look-up: an announcement between the
 	// look-up and the enrolment would otherwise be missed.

@@ -19,7 +19,7 @@ func TestWaitBoundsItsLookups(t *testing.T) {
 		return 0, ctx.Err()
 	})
 	start := time.Now()
-	err := w.Wait(t.Context(), "stuck", []consistency.Token{{AggregateType: "item", AggregateID: "a", Version: 1}}, 0)
+	err := w.Wait(t.Context(), "stuck", []consistency.Token{{AggregateType: "item", AggregateID: "a", AggregateVersion: 1}}, 0)
 	if !errors.Is(err, consistency.ErrTimeout) {
 		t.Fatalf("Wait = %v; want ErrTimeout", err)
 	}

@@ -22,7 +22,7 @@ func TestWaitEndsAsATimeoutAtTheCallersDeadline(t *testing.T) {
 		<-ctx.Done()
 		return 0, ctx.Err()
 	})
-	tokens := []consistency.Token{{AggregateType: "item", AggregateID: "a", Version: 1}}
+	tokens := []consistency.Token{{AggregateType: "item", AggregateID: "a", AggregateVersion: 1}}
 	for _, c := range []struct {
 		model    string
 		deadline time.Duration

@@ -56,7 +56,7 @@ func TestWaitWakesOnAnnouncementWithoutPolling(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tok := consistency.Token{AggregateType: "kv", AggregateID: "k1", Version: 2}
+	tok := consistency.Token{AggregateType: "kv", AggregateID: "k1", AggregateVersion: 2}
 
 	// Nothing applied: the wait times out after one look-up.
 	if err := w.Wait(ctx, "kv-model", []consistency.Token{tok}, 0); !errors.Is(err, consistency.ErrTimeout) {
@@ -71,7 +71,7 @@ func TestWaitWakesOnAnnouncementWithoutPolling(t *testing.T) {
 	start := time.Now()
 	go func() { done <- w.Wait(ctx, "kv-model", []consistency.Token{tok}, 5*time.Second) }()
 	time.Sleep(100 * time.Millisecond)
-	apply("k1", 1, []consistency.Token{{AggregateType: "kv", AggregateID: "k1", Version: 1}}) // too old: keeps waiting
+	apply("k1", 1, []consistency.Token{{AggregateType: "kv", AggregateID: "k1", AggregateVersion: 1}}) // too old: keeps waiting
 	apply("k1", 2, []consistency.Token{tok})
 	if err := <-done; err != nil {
 		t.Fatalf("Wait after the version was applied = %v", err)
@@ -91,12 +91,12 @@ func TestWaitWakesOnAnnouncementWithoutPolling(t *testing.T) {
 	// An announcement too large to name its keys makes waiters look up again.
 	many := make([]consistency.Token, 0, 400)
 	for i := range 400 {
-		many = append(many, consistency.Token{AggregateType: "kv", AggregateID: fmt.Sprintf("filler-%03d-%s", i, strings.Repeat("x", 20)), Version: 1})
+		many = append(many, consistency.Token{AggregateType: "kv", AggregateID: fmt.Sprintf("filler-%03d-%s", i, strings.Repeat("x", 20)), AggregateVersion: 1})
 	}
-	many = append(many, consistency.Token{AggregateType: "kv", AggregateID: "k2", Version: 1})
+	many = append(many, consistency.Token{AggregateType: "kv", AggregateID: "k2", AggregateVersion: 1})
 	lookups.Store(0)
 	go func() {
-		done <- w.Wait(ctx, "kv-model", []consistency.Token{{AggregateType: "kv", AggregateID: "k2", Version: 1}}, 5*time.Second)
+		done <- w.Wait(ctx, "kv-model", []consistency.Token{{AggregateType: "kv", AggregateID: "k2", AggregateVersion: 1}}, 5*time.Second)
 	}()
 	time.Sleep(100 * time.Millisecond)
 	apply("k2", 1, many)
@@ -132,7 +132,7 @@ func TestTableLookup(t *testing.T) {
 	}
 	w := consistency.NewWaiter(db.Pool, consistency.WaiterOptions{})
 	w.Register("items", lookup)
-	if err := w.Wait(ctx, "items", []consistency.Token{{AggregateType: "items.item", AggregateID: "not-a-uuid", Version: 1}}, 0); !errors.Is(err, consistency.ErrMalformed) {
+	if err := w.Wait(ctx, "items", []consistency.Token{{AggregateType: "items.item", AggregateID: "not-a-uuid", AggregateVersion: 1}}, 0); !errors.Is(err, consistency.ErrMalformed) {
 		t.Errorf("Wait for a token the key's type refuses: %v, want ErrMalformed", err)
 	}
 }
@@ -157,10 +157,10 @@ func TestInboxLookup(t *testing.T) {
 	}
 	w := consistency.NewWaiter(db.Pool, consistency.WaiterOptions{})
 	w.Register("customer-totals", lookup)
-	if err := w.Wait(ctx, "customer-totals", []consistency.Token{{AggregateType: "shop.order", AggregateID: "o1", Version: 3}}, 0); err != nil {
+	if err := w.Wait(ctx, "customer-totals", []consistency.Token{{AggregateType: "shop.order", AggregateID: "o1", AggregateVersion: 3}}, 0); err != nil {
 		t.Errorf("Wait for a recorded version: %v", err)
 	}
-	if err := w.Wait(ctx, "customer-totals", []consistency.Token{{AggregateType: "shop.order", AggregateID: "o1", Version: 4}}, 100*time.Millisecond); !errors.Is(err, consistency.ErrTimeout) {
+	if err := w.Wait(ctx, "customer-totals", []consistency.Token{{AggregateType: "shop.order", AggregateID: "o1", AggregateVersion: 4}}, 100*time.Millisecond); !errors.Is(err, consistency.ErrTimeout) {
 		t.Errorf("Wait for a version not recorded: %v, want ErrTimeout", err)
 	}
 }

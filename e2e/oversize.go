@@ -8,9 +8,9 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/e2e/e2edb"
 	"github.com/eventrelay/eventrelay/embedded"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // oversizeField is the field number of the padding: unknown to
@@ -45,13 +45,13 @@ func (s *Stack) PublishOversize(ctx context.Context, n, size int) (int, error) {
 			Data:        body,
 			OrderingKey: r.OrderingKey,
 			Attributes: map[string]string{
-				PoisonAttr:             "oversize",
-				wire.AttrEventID:       r.EventID.String(),
-				wire.AttrEventType:     r.EventType,
-				wire.AttrAggregateType: r.AggregateType,
-				wire.AttrAggregateID:   r.AggregateID,
-				wire.AttrVersion:       strconv.FormatInt(r.AggregateVersion, 10),
-				wire.AttrSchemaVersion: strconv.Itoa(int(r.SchemaVersion)),
+				PoisonAttr:                 "oversize",
+				contract.AttrEventID:       r.EventID.String(),
+				contract.AttrEventType:     r.EventType,
+				contract.AttrAggregateType: r.AggregateType,
+				contract.AttrAggregateID:   r.AggregateID,
+				contract.AttrVersion:       strconv.FormatInt(r.AggregateVersion, 10),
+				contract.AttrSchemaVersion: strconv.Itoa(int(r.SchemaVersion)),
 			},
 		})
 		if _, err := res.Get(ctx); err != nil {

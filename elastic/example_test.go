@@ -40,7 +40,7 @@ func Example() {
 	handler := reg.Handlers()[0] // one handler for every event type: a batch is one bulk request
 	ctx := context.Background()
 	event := func(version int64, text string) *projection.Event {
-		return &projection.Event{AggregateID: "n-1", Version: version, OccurredAt: time.Now(), Payload: wrapperspb.String(text)}
+		return &projection.Event{AggregateID: "n-1", AggregateVersion: version, OccurredAt: time.Now(), Payload: wrapperspb.String(text)}
 	}
 	results, err := handler.HandleBatch(ctx, []*projection.Event{event(2, "second"), event(1, "first, redelivered late")})
 	if err != nil {

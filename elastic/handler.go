@@ -104,7 +104,7 @@ func (h *Handler[P]) HandleBatch(ctx context.Context, evs []*projection.Event) (
 			results[i].Err = err
 			continue
 		}
-		docs = append(docs, Doc{ID: ev.AggregateID, Version: ev.Version, Source: src})
+		docs = append(docs, Doc{ID: ev.AggregateID, Version: ev.AggregateVersion, Source: src})
 		pos = append(pos, i)
 	}
 	items, err := h.client.BulkIndex(ctx, h.index.Alias, docs)

@@ -37,7 +37,7 @@ func newNotesHandler(t *testing.T) (*elastictest.Server, *elastic.Client, *elast
 }
 
 func noteEvent(id string, version int64, p proto.Message) *projection.Event {
-	return &projection.Event{AggregateID: id, Version: version, OccurredAt: time.Now(), Payload: p}
+	return &projection.Event{AggregateID: id, AggregateVersion: version, OccurredAt: time.Now(), Payload: p}
 }
 
 // TestHandlerOutcomes: a batch is applied at the aggregate versions; an
@@ -59,7 +59,7 @@ func TestHandlerOutcomes(t *testing.T) {
 	res, err := h.HandleBatch(ctx, []*projection.Event{
 		noteEvent("a", 1, wrapperspb.String("one")),
 		noteEvent("b", 1, &emptypb.Empty{}),
-		{AggregateID: "c", Version: 1, Payload: "not a message"},
+		{AggregateID: "c", AggregateVersion: 1, Payload: "not a message"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -49,9 +49,9 @@ DROP TABLE notes;
 func noteDoc(ev *projection.Event, p proto.Message) ([]byte, error) {
 	switch p := p.(type) {
 	case *wrapperspb.StringValue:
-		return json.Marshal(map[string]any{"body": p.GetValue(), "version": ev.Version, elastic.FieldDeleted: false})
+		return json.Marshal(map[string]any{"body": p.GetValue(), "version": ev.AggregateVersion, elastic.FieldDeleted: false})
 	case *emptypb.Empty:
-		return elastic.Tombstone(ev.OccurredAt, map[string]any{"version": ev.Version})
+		return elastic.Tombstone(ev.OccurredAt, map[string]any{"version": ev.AggregateVersion})
 	}
 	return nil, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("event %s: payload %T", ev, p))
 }
@@ -80,7 +80,7 @@ var notesAdmin = elastic.Admin{Index: notesIndex, Source: "notes",
 			if n.deleted {
 				p = &emptypb.Empty{}
 			}
-			src, err := noteDoc(&projection.Event{AggregateID: n.id, Version: n.version, OccurredAt: time.Now()}, p)
+			src, err := noteDoc(&projection.Event{AggregateID: n.id, AggregateVersion: n.version, OccurredAt: time.Now()}, p)
 			if err != nil {
 				return err
 			}
@@ -178,7 +178,7 @@ func TestSearchProjectionEndToEnd(t *testing.T) {
 	write("n-1", 1, "first draft", false)
 	write("n-1", 2, "second draft", false)
 	write("n-2", 1, "another draft", false)
-	token := consistency.Token{AggregateType: "notes.note", AggregateID: "n-1", Version: 2}
+	token := consistency.Token{AggregateType: "notes.note", AggregateID: "n-1", AggregateVersion: 2}
 	if err := p.Waiter.Wait(ctx, "note-search", []consistency.Token{token}, time.Minute); err != nil {
 		t.Fatalf("waiting for n-1 v2 in the index: %v", err)
 	}

@@ -137,7 +137,7 @@ func TestWaiterAnswersEveryProjectionFromItsInbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := func(v int64) []consistency.Token {
-		return []consistency.Token{{AggregateType: "shop.order", AggregateID: "o1", Version: v}}
+		return []consistency.Token{{AggregateType: "shop.order", AggregateID: "o1", AggregateVersion: v}}
 	}
 	if err := e.Waiter.Wait(ctx, "totals", token(3), 5*time.Second); err != nil {
 		t.Errorf("a token the inbox of totals-v2 holds: %v", err)

@@ -195,13 +195,13 @@ func (c *Codec) Decode(body []byte) (projection.Envelope, error) {
 		return projection.Envelope{}, err
 	}
 	out := projection.Envelope{
-		EventID:       env.GetEventId(),
-		Type:          env.GetEventType(),
-		AggregateType: env.GetAggregateType(),
-		AggregateID:   env.GetAggregateId(),
-		Version:       env.GetAggregateVersion(),
-		SchemaVersion: env.GetSchemaVersion(),
-		Payload:       p,
+		EventID:          env.GetEventId(),
+		Type:             env.GetEventType(),
+		AggregateType:    env.GetAggregateType(),
+		AggregateID:      env.GetAggregateId(),
+		AggregateVersion: env.GetAggregateVersion(),
+		SchemaVersion:    env.GetSchemaVersion(),
+		Payload:          p,
 	}
 	if env.GetOccurredAt() != nil {
 		out.OccurredAt = env.GetOccurredAt().AsTime()

@@ -53,7 +53,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if env.EventID != m.EventID.String() || env.Type != m.EventType || env.AggregateID != "i-1" || env.AggregateType != "item" ||
-		env.Version != 3 || env.SchemaVersion != 1 || !env.OccurredAt.Equal(m.OccurredAt) {
+		env.AggregateVersion != 3 || env.SchemaVersion != 1 || !env.OccurredAt.Equal(m.OccurredAt) {
 		t.Fatalf("identity = %+v, want %+v", env, m)
 	}
 	if p, ok := env.Payload.(*wrapperspb.StringValue); !ok || p.GetValue() != "new name" {
@@ -165,7 +165,7 @@ func resolveRenamed(t *testing.T, c *envelope.Codec, reg *projection.Registry[pr
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := &projection.Event{ID: m.EventID, Type: m.EventType, AggregateID: "i-1", Version: 3, SchemaVersion: 1, Body: body}
+	ev := &projection.Event{ID: m.EventID, Type: m.EventType, AggregateID: "i-1", AggregateVersion: 3, SchemaVersion: 1, Body: body}
 	rt, err := reg.Resolve(ev)
 	if err != nil {
 		t.Fatal(err)

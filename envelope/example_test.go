@@ -39,7 +39,7 @@ func Example() {
 	// Read side: one call per event type, the payload typed.
 	reg := projection.NewRegistry[projection.TxHandler]()
 	err = envelope.Handle(reg, codec, func(_ context.Context, _ pgx.Tx, ev *projection.Event, p *wrapperspb.StringValue) (projection.Outcome, error) {
-		fmt.Printf("%s v%d: %s\n", ev.AggregateID, ev.Version, p.GetValue())
+		fmt.Printf("%s v%d: %s\n", ev.AggregateID, ev.AggregateVersion, p.GetValue())
 		return projection.Applied, nil
 	})
 	if err != nil {
@@ -47,7 +47,7 @@ func Example() {
 	}
 
 	// What the projector does with a received message.
-	ev := &projection.Event{ID: meta.EventID, Type: meta.EventType, AggregateID: "n-1", Version: 1, SchemaVersion: 1, Body: body}
+	ev := &projection.Event{ID: meta.EventID, Type: meta.EventType, AggregateID: "n-1", AggregateVersion: 1, SchemaVersion: 1, Body: body}
 	route, err := reg.Resolve(ev)
 	if err != nil {
 		panic(err)

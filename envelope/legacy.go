@@ -67,7 +67,7 @@ func (c *Codec) readLegacy(body []byte, notEnvelope error) (proto.Message, proje
 	if err != nil {
 		return nil, projection.Envelope{}, refuse(err)
 	}
-	if env.EventID == "" || env.AggregateID == "" || env.Version < 1 || env.Payload == nil {
+	if env.EventID == "" || env.AggregateID == "" || env.AggregateVersion < 1 || env.Payload == nil {
 		return nil, projection.Envelope{}, refuse(errors.New("missing event id, aggregate id, version or payload"))
 	}
 	d, ok := c.byName[env.Type]

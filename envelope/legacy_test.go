@@ -22,7 +22,7 @@ func readStruct(s *structpb.Struct) (projection.Envelope, error) {
 	}
 	return projection.Envelope{
 		EventID: f["id"].GetStringValue(), Type: f["type"].GetStringValue(), AggregateID: f["aggregate"].GetStringValue(),
-		Version: int64(f["version"].GetNumberValue()), SchemaVersion: 1, Payload: wrapperspb.String(f["name"].GetStringValue()),
+		AggregateVersion: int64(f["version"].GetNumberValue()), SchemaVersion: 1, Payload: wrapperspb.String(f["name"].GetStringValue()),
 	}, nil
 }
 
@@ -46,7 +46,7 @@ func TestWithLegacyReadsBothFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := env.Payload.(*wrapperspb.StringValue); !ok || p.GetValue() != "old" || env.Version != 2 || env.AggregateID != "i-1" {
+	if p, ok := env.Payload.(*wrapperspb.StringValue); !ok || p.GetValue() != "old" || env.AggregateVersion != 2 || env.AggregateID != "i-1" {
 		t.Fatalf("legacy body decoded as %+v", env)
 	}
 	if m, err := c.DecodeEnvelope(old, nil); err != nil || m.ProtoReflect().Descriptor().FullName() != "google.protobuf.Struct" {

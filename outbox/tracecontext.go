@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 // W3C Trace Context (https://www.w3.org/TR/trace-context/) limits on
@@ -37,17 +37,17 @@ func putTraceContext(ctx context.Context, h map[string]string) {
 		state = sc.TraceState().String()
 	} else {
 		state = h[attrTracestate]
-		parent := propagation.MapCarrier{wire.AttrTraceparent: h[wire.AttrTraceparent]}
+		parent := propagation.MapCarrier{contract.AttrTraceparent: h[contract.AttrTraceparent]}
 		sc = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), parent))
 	}
-	delete(h, wire.AttrTraceparent)
+	delete(h, contract.AttrTraceparent)
 	delete(h, attrTracestate)
 	if !sc.IsValid() {
 		return
 	}
 	sc = sc.WithTraceState(trace.TraceState{})
 	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), propagation.MapCarrier(h))
-	if state = fitTracestate(state, wire.MaxAttributeValueBytes); state != "" {
+	if state = fitTracestate(state, contract.MaxAttributeValueBytes); state != "" {
 		h[attrTracestate] = state
 	}
 }

@@ -5,15 +5,15 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 // checkFields refuses, with ErrInvalidEvent naming the field, an event
 // that Postgres could store but a consumer would drop or Postgres cannot
-// store as text: a required text field empty or only white space (wire.Parse
+// store as text: a required text field empty or only white space (contract.Parse
 // reads a blank identity attribute as missing), a NUL byte in a text
-// field, an empty header key, or a header that wire reserves (the identity,
-// which the relay would silently replace, and wire.AttrReplayFor, which
+// field, an empty header key, or a header that package contract reserves (the identity,
+// which the relay would silently replace, and contract.AttrReplayFor, which
 // makes the projections ack the event unapplied). Pub/Sub's own limits are
 // checked on the whole message afterwards (checkMessage).
 func checkFields(e *Event) error {
@@ -49,8 +49,8 @@ func checkFields(e *Event) error {
 			return fmt.Errorf("%w: Headers has an empty key (Pub/Sub attributes need one)", ErrInvalidEvent)
 		case strings.IndexByte(k, 0) >= 0 || strings.IndexByte(e.Headers[k], 0) >= 0:
 			return fmt.Errorf("%w: Headers[%q] has a NUL byte (Postgres jsonb cannot hold one)", ErrInvalidEvent, k)
-		case wire.IsReserved(k):
-			return fmt.Errorf("%w: Headers[%q] is reserved: the relay sets it (reserved: %s)", ErrInvalidEvent, k, strings.Join(wire.Reserved, ", "))
+		case contract.IsReserved(k):
+			return fmt.Errorf("%w: Headers[%q] is reserved: the relay sets it (reserved: %s)", ErrInvalidEvent, k, strings.Join(contract.Reserved, ", "))
 		}
 	}
 	return nil

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Event is one domain event to append. Only the aggregate fields, EventType
@@ -106,7 +106,7 @@ type Config struct {
 	// MaxPayloadBytes refuses larger envelopes at write time (0: no limit
 	// but Pub/Sub's). Whatever it is, InsertTx refuses an event whose
 	// message (envelope, attributes, ordering key) breaks one of Pub/Sub's
-	// limits (wire.CheckMessage), 10 MB among them.
+	// limits (contract.CheckMessage), 10 MB among them.
 	MaxPayloadBytes int
 }
 
@@ -125,12 +125,12 @@ func NewWriter(cfg Config) (*Writer, error) {
 		return nil, errors.New("outbox: Config.Encoder is required")
 	}
 	if cfg.DefaultTopic != "" {
-		if err := wire.CheckTopicID(cfg.DefaultTopic); err != nil {
+		if err := contract.CheckTopicID(cfg.DefaultTopic); err != nil {
 			return nil, fmt.Errorf("outbox: Config.DefaultTopic: %w", err)
 		}
 	}
 	for at, t := range cfg.Topics {
-		if err := wire.CheckTopicID(t); err != nil {
+		if err := contract.CheckTopicID(t); err != nil {
 			return nil, fmt.Errorf("outbox: Config.Topics[%q]: %w", at, err)
 		}
 	}
@@ -270,7 +270,7 @@ func (w *Writer) metadata(ctx context.Context, e *Event) (Metadata, error) {
 		if m.Topic == "" {
 			return Metadata{}, fmt.Errorf("%w: no topic routes aggregate type %q", ErrInvalidEvent, e.AggregateType)
 		}
-	} else if err := wire.CheckTopicID(m.Topic); err != nil {
+	} else if err := contract.CheckTopicID(m.Topic); err != nil {
 		return Metadata{}, fmt.Errorf("%w: Topic: %w", ErrInvalidEvent, err)
 	}
 	for k, v := range e.Headers {

@@ -7,19 +7,19 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 // Event is one received event: its identity (from the message attributes,
 // checked against the decoded envelope), the raw body and the decoded
 // payload.
 type Event struct {
-	ID            uuid.UUID
-	Type          string
-	AggregateType string
-	AggregateID   string
-	Version       int64
-	SchemaVersion int32
+	ID               uuid.UUID
+	Type             string
+	AggregateType    string
+	AggregateID      string
+	AggregateVersion int64
+	SchemaVersion    int32
 	// OccurredAt is the envelope's occurred_at (the producing commit).
 	OccurredAt time.Time
 
@@ -38,17 +38,17 @@ type Event struct {
 
 // String identifies the event in logs and errors.
 func (e *Event) String() string {
-	return fmt.Sprintf("%s %s %s v%d", e.ID, e.Type, e.AggregateID, e.Version)
+	return fmt.Sprintf("%s %s %s v%d", e.ID, e.Type, e.AggregateID, e.AggregateVersion)
 }
 
 // ParseAttributes fills the identity of an Event from message attributes
-// (see package wire). A missing required attribute is an attributes_missing
+// (see package contract). A missing required attribute is an attributes_missing
 // error naming every missing key; an unparsable one is payload_invalid
 // naming the key.
 func ParseAttributes(attrs map[string]string) (Event, error) {
-	id, err := wire.Parse(attrs)
+	id, err := contract.Parse(attrs)
 	if err != nil {
-		var missing *wire.MissingError
+		var missing *contract.MissingError
 		if errors.As(err, &missing) {
 			return Event{}, Permanent(AttributesMissing, err)
 		}
@@ -56,6 +56,6 @@ func ParseAttributes(attrs map[string]string) (Event, error) {
 	}
 	return Event{
 		ID: id.EventID, Type: id.EventType, AggregateType: id.AggregateType, AggregateID: id.AggregateID,
-		Version: id.Version, SchemaVersion: id.SchemaVersion, OccurredAt: id.OccurredAt, Attributes: attrs,
+		AggregateVersion: id.AggregateVersion, SchemaVersion: id.SchemaVersion, OccurredAt: id.OccurredAt, Attributes: attrs,
 	}, nil
 }

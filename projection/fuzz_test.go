@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/projection"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // FuzzParseAttributes: any attribute values either parse into an identity
@@ -21,8 +21,8 @@ func FuzzParseAttributes(f *testing.F) {
 	f.Add(good["event_id"], " ", "a", "9223372036854775808", "2147483648", "")
 	f.Fuzz(func(t *testing.T, id, typ, agg, version, schema, occurred string) {
 		ev, err := projection.ParseAttributes(map[string]string{
-			wire.AttrEventID: id, wire.AttrEventType: typ, wire.AttrAggregateID: agg,
-			wire.AttrVersion: version, wire.AttrSchemaVersion: schema, wire.AttrOccurredAt: occurred,
+			contract.AttrEventID: id, contract.AttrEventType: typ, contract.AttrAggregateID: agg,
+			contract.AttrVersion: version, contract.AttrSchemaVersion: schema, contract.AttrOccurredAt: occurred,
 		})
 		if err != nil {
 			reason, permanent := projection.Classify(err)
@@ -31,7 +31,7 @@ func FuzzParseAttributes(f *testing.F) {
 			}
 			return
 		}
-		if ev.ID == uuid.Nil || ev.Version < 1 || ev.SchemaVersion < 1 || ev.Type != typ {
+		if ev.ID == uuid.Nil || ev.AggregateVersion < 1 || ev.SchemaVersion < 1 || ev.Type != typ {
 			t.Fatalf("accepted attributes yield an unusable identity: %+v", ev)
 		}
 	})

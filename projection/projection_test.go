@@ -36,7 +36,7 @@ func TestParseAttributesNamesMissingKeys(t *testing.T) {
 		t.Fatalf("bad version: %v", err)
 	}
 	ev, err := projection.ParseAttributes(attrs(uuid.New()))
-	if err != nil || ev.Version != 3 || ev.SchemaVersion != 1 || ev.AggregateID != "a1" {
+	if err != nil || ev.AggregateVersion != 3 || ev.SchemaVersion != 1 || ev.AggregateID != "a1" {
 		t.Fatalf("valid attributes: %+v %v", ev, err)
 	}
 }
@@ -52,9 +52,9 @@ func TestRegistryResolve(t *testing.T) {
 		case "bad":
 			return projection.Envelope{}, errors.New("truncated")
 		case "other-version":
-			return projection.Envelope{EventID: id.String(), Type: "t.created", AggregateID: "a1", Version: 4, Payload: "p"}, nil
+			return projection.Envelope{EventID: id.String(), Type: "t.created", AggregateID: "a1", AggregateVersion: 4, Payload: "p"}, nil
 		}
-		return projection.Envelope{EventID: id.String(), Type: "t.created", AggregateID: "a1", Version: 3, SchemaVersion: 1, Payload: "p"}, nil
+		return projection.Envelope{EventID: id.String(), Type: "t.created", AggregateID: "a1", AggregateVersion: 3, SchemaVersion: 1, Payload: "p"}, nil
 	}
 	if err := reg.Register(projection.EventType{Name: "t.created", SchemaVersions: []int32{1}, Decode: decode}, h); err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestRegistryHandlerIDs(t *testing.T) {
 	}
 	ids := map[string]int{}
 	for _, n := range []string{"a", "b"} {
-		ev := projection.Event{ID: uuid.New(), Type: n, AggregateID: "x", Version: 1, SchemaVersion: 1}
+		ev := projection.Event{ID: uuid.New(), Type: n, AggregateID: "x", AggregateVersion: 1, SchemaVersion: 1}
 		rt, err := funcs.Resolve(&ev)
 		if err != nil {
 			t.Fatal(err)

@@ -8,22 +8,22 @@ import (
 	"sort"
 	"time"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/errclass"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Envelope is what a Decoder reads from a body: the envelope's own copy of
 // the event identity (checked against the attributes) and the payload
 // handed to handlers as Event.Payload.
 type Envelope struct {
-	EventID       string
-	Type          string
-	AggregateType string
-	AggregateID   string
-	Version       int64
-	SchemaVersion int32
-	OccurredAt    time.Time
-	Payload       any
+	EventID          string
+	Type             string
+	AggregateType    string
+	AggregateID      string
+	AggregateVersion int64
+	SchemaVersion    int32
+	OccurredAt       time.Time
+	Payload          any
 }
 
 // Decoder parses and validates a message body. An unclassified error is
@@ -179,21 +179,21 @@ func (r *Registry[H]) Resolve(ev *Event) (Route[H], error) {
 func agree(ev *Event, env *Envelope) error {
 	type pair struct{ key, attr, body string }
 	pairs := []pair{
-		{wire.AttrEventID, ev.ID.String(), env.EventID},
-		{wire.AttrEventType, ev.Type, env.Type},
-		{wire.AttrAggregateType, ev.AggregateType, env.AggregateType},
-		{wire.AttrAggregateID, ev.AggregateID, env.AggregateID},
+		{contract.AttrEventID, ev.ID.String(), env.EventID},
+		{contract.AttrEventType, ev.Type, env.Type},
+		{contract.AttrAggregateType, ev.AggregateType, env.AggregateType},
+		{contract.AttrAggregateID, ev.AggregateID, env.AggregateID},
 	}
 	for _, p := range pairs {
 		if p.body != "" && p.attr != "" && p.attr != p.body {
 			return fmt.Errorf("attribute %s %q does not match the envelope (%q)", p.key, p.attr, p.body)
 		}
 	}
-	if env.Version != 0 && env.Version != ev.Version {
-		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", wire.AttrVersion, ev.Version, env.Version)
+	if env.AggregateVersion != 0 && env.AggregateVersion != ev.AggregateVersion {
+		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", contract.AttrVersion, ev.AggregateVersion, env.AggregateVersion)
 	}
 	if env.SchemaVersion != 0 && env.SchemaVersion != ev.SchemaVersion {
-		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", wire.AttrSchemaVersion, ev.SchemaVersion, env.SchemaVersion)
+		return fmt.Errorf("attribute %s %d does not match the envelope (%d)", contract.AttrSchemaVersion, ev.SchemaVersion, env.SchemaVersion)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ func announce(ctx context.Context, db consistency.Execer, consumer string, items
 	held := make([]consistency.Token, 0, len(items))
 	for _, it := range items {
 		if it.err == nil && it.result != resultNone {
-			held = append(held, consistency.Token{AggregateType: it.ev.AggregateType, AggregateID: it.ev.AggregateID, Version: it.ev.Version})
+			held = append(held, consistency.Token{AggregateType: it.ev.AggregateType, AggregateID: it.ev.AggregateID, AggregateVersion: it.ev.AggregateVersion})
 		}
 	}
 	return consistency.Announce(ctx, db, "", consumer, held)

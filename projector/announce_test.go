@@ -42,7 +42,7 @@ func TestProjectorAnnouncesAppliedVersions(t *testing.T) {
 		}
 	}()
 
-	tok := []consistency.Token{{AggregateType: "counter", AggregateID: "c9", Version: 1}}
+	tok := []consistency.Token{{AggregateType: "counter", AggregateID: "c9", AggregateVersion: 1}}
 	waited := make(chan error, 2)
 	for _, model := range []string{"counters-pg", "counters-idx"} {
 		go func() { waited <- w.Wait(t.Context(), model, tok, 0) }()
@@ -54,7 +54,7 @@ func TestProjectorAnnouncesAppliedVersions(t *testing.T) {
 			t.Fatalf("waiting for an applied version: %v", err)
 		}
 	}
-	never := []consistency.Token{{AggregateType: "counter", AggregateID: "c9", Version: 2}}
+	never := []consistency.Token{{AggregateType: "counter", AggregateID: "c9", AggregateVersion: 2}}
 	if err := w.Wait(t.Context(), "counters-pg", never, 300*time.Millisecond); err == nil {
 		t.Fatal("a wait for a version never written returned nil")
 	}

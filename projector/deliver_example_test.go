@@ -21,10 +21,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // A test gives events to a registered projection without a subscription:
@@ -97,13 +97,13 @@ func totaled(order string, v, total int64) *pubsub.Message {
 	if err != nil {
 		log.Fatal(err)
 	}
-	id := wire.Identity{EventID: uuid.New(), EventType: "orders.order.totaled", AggregateType: "order",
-		AggregateID: order, Version: v, SchemaVersion: 1, OccurredAt: time.Now()}
+	id := contract.Identity{EventID: uuid.New(), EventType: "orders.order.totaled", AggregateType: "order",
+		AggregateID: order, AggregateVersion: v, SchemaVersion: 1, OccurredAt: time.Now()}
 	return &pubsub.Message{ID: order + "/" + strconv.FormatInt(v, 10), Data: body, Attributes: id.Attributes()}
 }
 
 func withType(m *pubsub.Message, typ string) *pubsub.Message {
-	m.Attributes[wire.AttrEventType] = typ
+	m.Attributes[contract.AttrEventType] = typ
 	return m
 }
 

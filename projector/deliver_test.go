@@ -12,17 +12,17 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 func message(e event, attempt int) *pubsub.Message {
 	m := &pubsub.Message{ID: e.aggregate + "/" + strconv.FormatInt(e.version, 10), Data: e.body, Attributes: map[string]string{
-		wire.AttrEventID: e.id.String(), wire.AttrEventType: e.typ, wire.AttrAggregateType: "counter",
-		wire.AttrAggregateID: e.aggregate, wire.AttrVersion: strconv.FormatInt(e.version, 10), wire.AttrSchemaVersion: "1",
+		contract.AttrEventID: e.id.String(), contract.AttrEventType: e.typ, contract.AttrAggregateType: "counter",
+		contract.AttrAggregateID: e.aggregate, contract.AttrVersion: strconv.FormatInt(e.version, 10), contract.AttrSchemaVersion: "1",
 	}}
 	if attempt > 0 {
 		m.DeliveryAttempt = &attempt
@@ -86,8 +86,8 @@ func TestDeliverSettlesLikeAReceivedMessage(t *testing.T) {
 		t.Errorf("dead letter reason %q, want %q", out[2].Reason, projection.PayloadInvalid)
 	}
 	dl := deadLetters(t, ps, "dlq-read", 1)
-	if a := dl[bad.id.String()]; a[wire.AttrErrorReason] != string(projection.PayloadInvalid) || a[wire.AttrProjection] != "counters" ||
-		a[wire.AttrOriginalMessageID] != "bad/1" || a[wire.AttrDeliveryAttempt] != "1" {
+	if a := dl[bad.id.String()]; a[contract.AttrErrorReason] != string(projection.PayloadInvalid) || a[contract.AttrProjection] != "counters" ||
+		a[contract.AttrOriginalMessageID] != "bad/1" || a[contract.AttrDeliveryAttempt] != "1" {
 		t.Errorf("dead letter attributes %v", a)
 	}
 

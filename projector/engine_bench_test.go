@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/projection"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // appliedAll is an applier that applies every item without a read model.
@@ -44,9 +44,9 @@ func BenchmarkEngineProcess(b *testing.B) {
 	for i := range msgs {
 		id := uuid.New()
 		msgs[i] = &message{ID: strconv.Itoa(i), Data: []byte("body"), Acker: nopAcker{}, Attributes: map[string]string{
-			wire.AttrEventID: id.String(), wire.AttrEventType: "bench.created", wire.AttrAggregateType: "bench",
-			wire.AttrAggregateID: strconv.Itoa(i), wire.AttrVersion: "1", wire.AttrSchemaVersion: "1",
-			wire.AttrOccurredAt: time.Now().UTC().Format(time.RFC3339Nano),
+			contract.AttrEventID: id.String(), contract.AttrEventType: "bench.created", contract.AttrAggregateType: "bench",
+			contract.AttrAggregateID: strconv.Itoa(i), contract.AttrVersion: "1", contract.AttrSchemaVersion: "1",
+			contract.AttrOccurredAt: time.Now().UTC().Format(time.RFC3339Nano),
 		}}
 	}
 	b.ReportAllocs()

@@ -88,7 +88,7 @@ func applyTotal(ctx context.Context, tx pgx.Tx, ev *projection.Event) (projectio
 	tag, err := tx.Exec(ctx, `INSERT INTO order_totals (order_id, total, version) VALUES ($1, $2, $3)
 		ON CONFLICT (order_id) DO UPDATE SET total = EXCLUDED.total, version = EXCLUDED.version
 		WHERE order_totals.version < EXCLUDED.version`,
-		ev.AggregateID, ev.Payload.(*wrapperspb.Int64Value).GetValue(), ev.Version)
+		ev.AggregateID, ev.Payload.(*wrapperspb.Int64Value).GetValue(), ev.AggregateVersion)
 	if err != nil {
 		return 0, err
 	}

@@ -18,7 +18,7 @@ import (
 // itemsExec is the test read model as a projection.ExecFunc: the
 // version-guarded upsert, nothing read back.
 var itemsExec = projection.ExecFunc[*structpb.Struct](func(ctx context.Context, db projection.DBTX, ev *projection.Event, s *structpb.Struct) error {
-	_, err := db.Exec(ctx, upsertItemView, ev.AggregateID, ev.Version, s.GetFields()["name"].GetStringValue(), ev.Type == testevent.TypeDeleted)
+	_, err := db.Exec(ctx, upsertItemView, ev.AggregateID, ev.AggregateVersion, s.GetFields()["name"].GetStringValue(), ev.Type == testevent.TypeDeleted)
 	return err
 })
 
@@ -78,7 +78,7 @@ func (r *roundTrips) QueryRow(ctx context.Context, sql string, args ...any) pgx.
 
 // structEvent is version v of item id with its payload decoded.
 func structEvent(id string, v int64) *projection.Event {
-	return &projection.Event{ID: uuid.New(), Type: testevent.TypeUpdated, AggregateID: id, Version: v,
+	return &projection.Event{ID: uuid.New(), Type: testevent.TypeUpdated, AggregateID: id, AggregateVersion: v,
 		Payload: testevent.Payload(id, v, "n", "")}
 }
 

@@ -10,11 +10,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/testdb"
 	"github.com/eventrelay/eventrelay/migrations"
 	"github.com/eventrelay/eventrelay/projection"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // rawEvent is a registry entry whose decoder takes the body as the payload
@@ -28,8 +28,8 @@ func rawEvent(name string) projection.EventType {
 func rawMessage(typ, aggregate string, version int64) *message {
 	id := uuid.New()
 	return &message{ID: "m-" + id.String()[:8], Data: []byte(typ), Attributes: map[string]string{
-		wire.AttrEventID: id.String(), wire.AttrEventType: typ, wire.AttrAggregateID: aggregate,
-		wire.AttrVersion: strconv.FormatInt(version, 10), wire.AttrSchemaVersion: "1",
+		contract.AttrEventID: id.String(), contract.AttrEventType: typ, contract.AttrAggregateID: aggregate,
+		contract.AttrVersion: strconv.FormatInt(version, 10), contract.AttrSchemaVersion: "1",
 	}}
 }
 

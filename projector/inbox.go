@@ -32,7 +32,7 @@ func recordInbox(ctx context.Context, db inboxdb.DBTX, consumer string, items []
 	ids, versions := make([][16]byte, n), make([]int64, n)
 	aggTypes, aggIDs, types, msgIDs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, it := range items {
-		ids[i], versions[i] = it.ev.ID, it.ev.Version
+		ids[i], versions[i] = it.ev.ID, it.ev.AggregateVersion
 		aggTypes[i], aggIDs[i], types[i], msgIDs[i] = it.ev.AggregateType, it.ev.AggregateID, it.ev.Type, it.ev.MessageID
 	}
 	rows, err := db.Query(ctx, sqlInsertInbox, consumer, ids, aggTypes, aggIDs, versions, types, msgIDs)

@@ -10,10 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest/testevent"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // itemView is the tests' read model, created by each test's database.
@@ -48,8 +48,8 @@ func itemEvent(t testing.TB, id uuid.UUID, v int64, deleted bool) msg {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ident := wire.Identity{EventID: eid, EventType: e.EventType, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
-		Version: v, SchemaVersion: 1, OccurredAt: time.Now()}
+	ident := contract.Identity{EventID: eid, EventType: e.EventType, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
+		AggregateVersion: v, SchemaVersion: 1, OccurredAt: time.Now()}
 	body, err := testevent.Encode(outbox.Metadata{EventID: eid, EventType: e.EventType, AggregateType: e.AggregateType,
 		AggregateID: e.AggregateID, AggregateVersion: v, SchemaVersion: 1, OccurredAt: ident.OccurredAt}, e.Payload)
 	if err != nil {
@@ -67,7 +67,7 @@ func (items) HandleTx(ctx context.Context, tx pgx.Tx, ev *projection.Event) (pro
 	if !ok {
 		return 0, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("payload is %T, want a Struct", ev.Payload))
 	}
-	tag, err := tx.Exec(ctx, upsertItemView, ev.AggregateID, ev.Version, s.GetFields()["name"].GetStringValue(), ev.Type == testevent.TypeDeleted)
+	tag, err := tx.Exec(ctx, upsertItemView, ev.AggregateID, ev.AggregateVersion, s.GetFields()["name"].GetStringValue(), ev.Type == testevent.TypeDeleted)
 	if err != nil {
 		return 0, err
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
@@ -25,7 +26,6 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // The test's domain: counters, whose state-carrying event "counter.set"
@@ -83,11 +83,11 @@ func (x *index) HandleBatch(_ context.Context, evs []*projection.Event) ([]proje
 	out := make([]projection.Result, len(evs))
 	for i, ev := range evs {
 		x.calls.add(ev.ID)
-		if d, ok := x.docs[ev.AggregateID]; ok && d[1] >= ev.Version {
+		if d, ok := x.docs[ev.AggregateID]; ok && d[1] >= ev.AggregateVersion {
 			out[i] = projection.Result{Outcome: projection.Stale}
 			continue
 		}
-		x.docs[ev.AggregateID] = [2]int64{ev.Payload.(*wrapperspb.Int64Value).GetValue(), ev.Version}
+		x.docs[ev.AggregateID] = [2]int64{ev.Payload.(*wrapperspb.Int64Value).GetValue(), ev.AggregateVersion}
 		out[i] = projection.Result{Outcome: projection.Applied}
 	}
 	return out, nil
@@ -122,8 +122,8 @@ func publish(t *testing.T, ps *gpubsubtest.Server, topic string, evs ...event) {
 	defer p.Stop()
 	for _, e := range evs {
 		m := &pubsub.Message{Data: e.body, Attributes: map[string]string{
-			wire.AttrEventID: e.id.String(), wire.AttrEventType: e.typ, wire.AttrAggregateType: "counter",
-			wire.AttrAggregateID: e.aggregate, wire.AttrVersion: strconv.FormatInt(e.version, 10), wire.AttrSchemaVersion: "1",
+			contract.AttrEventID: e.id.String(), contract.AttrEventType: e.typ, contract.AttrAggregateType: "counter",
+			contract.AttrAggregateID: e.aggregate, contract.AttrVersion: strconv.FormatInt(e.version, 10), contract.AttrSchemaVersion: "1",
 		}}
 		if _, err := p.Publish(t.Context(), m).Get(t.Context()); err != nil {
 			t.Fatal(err)
@@ -158,7 +158,7 @@ func deadLetters(t *testing.T, ps *gpubsubtest.Server, sub string, want int) map
 		}
 		var acks []string
 		for _, rm := range resp.GetReceivedMessages() {
-			got[rm.GetMessage().GetAttributes()[wire.AttrEventID]] = rm.GetMessage().GetAttributes()
+			got[rm.GetMessage().GetAttributes()[contract.AttrEventID]] = rm.GetMessage().GetAttributes()
 			acks = append(acks, rm.GetAckId())
 		}
 		if len(acks) > 0 {

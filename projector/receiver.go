@@ -12,10 +12,10 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // receiver pulls one subscription with StreamingPull and feeds an engine.
@@ -217,10 +217,10 @@ func (r *receiver) receive(ctx context.Context) error {
 }
 
 // replayForOther reports a message a dead-letter replay republished for
-// another subscription (wire.AttrReplayFor): it is acked unapplied and
+// another subscription (contract.AttrReplayFor): it is acked unapplied and
 // counted in projector_replay_skipped_total.
 func (r *receiver) replayForOther(m *pubsub.Message) bool {
-	target := m.Attributes[wire.AttrReplayFor]
+	target := m.Attributes[contract.AttrReplayFor]
 	if target == "" || target == r.subscriptionID() {
 		return false
 	}

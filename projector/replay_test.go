@@ -9,13 +9,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
 	"github.com/eventrelay/eventrelay/projector"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // TestReplayReachesOnlyItsSubscription: a message republished by a
-// dead-letter replay for one subscription (wire.AttrReplayFor) is applied
+// dead-letter replay for one subscription (contract.AttrReplayFor) is applied
 // by that subscription's projection alone; the other projection of the
 // topic acks it unapplied (projector_replay_skipped_total) instead of
 // applying it again or dead-lettering it too. Messages without the
@@ -46,11 +46,11 @@ func TestReplayReachesOnlyItsSubscription(t *testing.T) {
 		target string
 	}{{replayed, "counters.idx"}, {plain, ""}} {
 		attrs := map[string]string{
-			wire.AttrEventID: e.ev.id.String(), wire.AttrEventType: e.ev.typ, wire.AttrAggregateType: "counter",
-			wire.AttrAggregateID: e.ev.aggregate, wire.AttrVersion: strconv.FormatInt(e.ev.version, 10), wire.AttrSchemaVersion: "1",
+			contract.AttrEventID: e.ev.id.String(), contract.AttrEventType: e.ev.typ, contract.AttrAggregateType: "counter",
+			contract.AttrAggregateID: e.ev.aggregate, contract.AttrVersion: strconv.FormatInt(e.ev.version, 10), contract.AttrSchemaVersion: "1",
 		}
 		if e.target != "" {
-			attrs[wire.AttrReplayFor] = e.target
+			attrs[contract.AttrReplayFor] = e.target
 		}
 		if _, err := pub.Publish(t.Context(), &pubsub.Message{Data: e.ev.body, Attributes: attrs}).Get(t.Context()); err != nil {
 			t.Fatal(err)

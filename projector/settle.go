@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 // settleTimeout bounds dead-letter publishing and exactly-once acks.
@@ -114,14 +114,14 @@ func (e *engine) hold(d time.Duration) {
 func (e *engine) logger(it *item) *slog.Logger {
 	id := it.ev.ID.String()
 	if it.ev.ID == uuid.Nil {
-		id = it.msg.Attributes[wire.AttrEventID]
+		id = it.msg.Attributes[contract.AttrEventID]
 	}
 	return e.log.With(
 		"event_id", id,
 		"event_type", it.ev.Type,
 		"aggregate_type", it.ev.AggregateType,
 		"aggregate_id", it.ev.AggregateID,
-		"version", it.ev.Version,
+		"version", it.ev.AggregateVersion,
 		"attempts", it.msg.DeliveryAttempt,
 		"message_id", it.msg.ID,
 	)

@@ -10,8 +10,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/projection"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Span attributes of eventrelay's own (the messaging.* ones follow the
@@ -48,7 +48,7 @@ func newTracing(t trace.Tracer, projection string) tracing {
 // arrival (received), as a child of the producer's context in the
 // message's traceparent (the publisher's "publish <topic>" span).
 func (t tracing) startProcess(ctx context.Context, m *message, received time.Time) (context.Context, trace.Span) {
-	if _, ok := m.Attributes[wire.AttrTraceparent]; ok {
+	if _, ok := m.Attributes[contract.AttrTraceparent]; ok {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(m.Attributes))
 	}
 	ctx, span := t.tracer.Start(ctx, t.process, t.consumer, trace.WithTimestamp(received))
@@ -118,7 +118,7 @@ func annotate(span trace.Span, ev *projection.Event) {
 func identify(span trace.Span, ev *projection.Event) {
 	span.SetAttributes(spanAttrEventID.String(ev.ID.String()), spanAttrEventType.String(ev.Type),
 		spanAttrAggregateType.String(ev.AggregateType), spanAttrAggregateID.String(ev.AggregateID),
-		spanAttrVersion.Int64(ev.Version))
+		spanAttrVersion.Int64(ev.AggregateVersion))
 }
 
 // settled records how a delivery ended on its process span: outcome

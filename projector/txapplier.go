@@ -84,7 +84,7 @@ func (s *txApplier) apply(ctx context.Context, items []*item) {
 		if a.AggregateID != b.AggregateID {
 			return a.AggregateID < b.AggregateID
 		}
-		return a.Version < b.Version
+		return a.AggregateVersion < b.AggregateVersion
 	})
 	if !s.applyAll(ctx, items) {
 		s.applyEach(ctx, items)
@@ -180,7 +180,7 @@ func (s *txApplier) applyOne(ctx context.Context, tx pgx.Tx, it *item) (result, 
 		EventID:          it.ev.ID,
 		AggregateType:    it.ev.AggregateType,
 		AggregateID:      it.ev.AggregateID,
-		AggregateVersion: it.ev.Version,
+		AggregateVersion: it.ev.AggregateVersion,
 		EventType:        it.ev.Type,
 		MessageID:        pgtype.Text{String: it.ev.MessageID, Valid: it.ev.MessageID != ""},
 	})

@@ -32,7 +32,7 @@
 //     leases renewed every PartitionHeartbeat and
 //     publish disjoint keys in parallel; a stopped relay's partitions move
 //     at the others' next heartbeat, a crashed one's within one Lease.
-//   - Every message carries the attributes wire.AttrEventID,
+//   - Every message carries the attributes contract.AttrEventID,
 //     AttrAggregateType, AttrAggregateID, AttrEventType, AttrVersion,
 //     AttrSchemaVersion and AttrOccurredAt plus the row's headers (W3C
 //     trace context).

@@ -7,11 +7,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
+	"github.com/eventrelay/eventrelay/relay/internal/upkeep"
 )
 
 // refreshIndexGauges reads the index sizes into outbox_index_bytes.
-func (r *Relay) refreshIndexGauges(ctx context.Context) ([]maintenance.IndexStat, error) {
+func (r *Relay) refreshIndexGauges(ctx context.Context) ([]upkeep.IndexStat, error) {
 	stats, err := r.upkeep.OutboxIndexes(ctx)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func OutboxIndexes(ctx context.Context, pool *pgxpool.Pool, o Options) ([]IndexS
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	stats, err := maintenance.NewStore(pool).OutboxIndexes(ctx)
+	stats, err := upkeep.NewStore(pool).OutboxIndexes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func RebuildIndexes(ctx context.Context, pool *pgxpool.Pool, o Options) ([]Index
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	s := maintenance.NewStore(pool)
+	s := upkeep.NewStore(pool)
 	stats, err := s.OutboxIndexes(ctx)
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ type Row struct {
 
 // Message returns the Pub/Sub message the relay publishes for r: the
 // payload as data, the ordering key, and as attributes the row's headers
-// plus the wire contract's identity (package wire), which headers cannot
+// plus the message contract's identity (package contract), which headers cannot
 // override. When it publishes, the relay also replaces traceparent and
 // tracestate with those of its producer span. Tests use it to send what the
 // relay would send (a redelivery) without re-implementing the attributes.

@@ -17,8 +17,8 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relay/internal/logread"
-	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
 	"github.com/eventrelay/eventrelay/relay/internal/publish"
+	"github.com/eventrelay/eventrelay/relay/internal/upkeep"
 )
 
 // Options configures a Relay. It is a plain struct: a zero field takes
@@ -503,11 +503,11 @@ func (o Options) fetchCooldown() time.Duration {
 }
 
 // indexUpkeep is when the maintenance loop rebuilds an index.
-func (o Options) indexUpkeep() maintenance.IndexUpkeep {
+func (o Options) indexUpkeep() upkeep.IndexUpkeep {
 	if o.ReindexOff {
-		return maintenance.IndexUpkeep{} // BloatFactor 0: never
+		return upkeep.IndexUpkeep{} // BloatFactor 0: never
 	}
-	return maintenance.IndexUpkeep{BloatFactor: o.ReindexBloatFactor, MinBytes: o.ReindexMinBytes}
+	return upkeep.IndexUpkeep{BloatFactor: o.ReindexBloatFactor, MinBytes: o.ReindexMinBytes}
 }
 
 // publishSettings are the Pub/Sub publisher's settings.

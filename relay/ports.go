@@ -7,13 +7,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
-	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
 	"github.com/eventrelay/eventrelay/relay/internal/publish"
+	"github.com/eventrelay/eventrelay/relay/internal/upkeep"
 )
 
 // The ports of the engine: what the claim loop, the workers and the
-// maintenance loops need from Postgres, Pub/Sub and the wake-ups. The
-// adapters live under internal/ (claim, maintenance, publish, wakeup);
+// upkeep loops need from Postgres, Pub/Sub and the wake-ups. The
+// adapters live under internal/ (claim, upkeep, publish, wakeup);
 // partition ownership is internal/partitions.
 
 // claims is the outbox as the claim loop and the workers use it
@@ -36,20 +36,20 @@ type claims interface {
 	Refusal(ctx context.Context, err error) string
 }
 
-// upkeep is the outbox's maintenance (maintenance.Store): the gauges,
+// outboxUpkeep is the outbox's upkeep (upkeep.Store): the gauges,
 // retention and the outbox's own indexes (a fixed list: adopters' extra
 // indexes are never touched).
-type upkeep interface {
+type outboxUpkeep interface {
 	// Stats reads the gauges.
-	Stats(ctx context.Context, maxProcessing time.Duration) (maintenance.Stats, error)
+	Stats(ctx context.Context, maxProcessing time.Duration) (upkeep.Stats, error)
 	// DeletePublished deletes up to limit published rows older than age.
 	DeletePublished(ctx context.Context, age time.Duration, limit int) (int64, error)
 	// OutboxIndexes describes the outbox's valid indexes.
-	OutboxIndexes(ctx context.Context) ([]maintenance.IndexStat, error)
+	OutboxIndexes(ctx context.Context) ([]upkeep.IndexStat, error)
 	// RebuildIndexes rebuilds the named indexes without blocking writes,
 	// holding the schema's maintenance lock; locked is false, and nothing
 	// is done, when another session holds it.
-	RebuildIndexes(ctx context.Context, names []string) (locked bool, done []maintenance.Rebuild, err error)
+	RebuildIndexes(ctx context.Context, names []string) (locked bool, done []upkeep.Rebuild, err error)
 }
 
 // publisher publishes claimed rows to Pub/Sub (publish.Publisher). For

@@ -21,9 +21,9 @@ import (
 	"github.com/eventrelay/eventrelay/relay/internal/backoff"
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
 	"github.com/eventrelay/eventrelay/relay/internal/logread"
-	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
 	"github.com/eventrelay/eventrelay/relay/internal/partitions"
 	"github.com/eventrelay/eventrelay/relay/internal/publish"
+	"github.com/eventrelay/eventrelay/relay/internal/upkeep"
 	"github.com/eventrelay/eventrelay/relay/internal/wakeup"
 )
 
@@ -45,7 +45,7 @@ const loopName = "outbox-relay"
 type Relay struct {
 	opts    Options // defaults filled, validated
 	claims  claims
-	upkeep  upkeep
+	upkeep  outboxUpkeep
 	pub     publisher
 	wakeup  wakeups
 	live    liveness
@@ -152,7 +152,7 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (*Relay, error) {
 	h.AddCheck("subscriptions", subs.Check)
 	work, abandon := context.WithCancel(context.Background())
 	r := &Relay{
-		opts: o, claims: cs, upkeep: maintenance.NewStore(pool), pub: pub,
+		opts: o, claims: cs, upkeep: upkeep.NewStore(pool), pub: pub,
 		wakeup: wakeup.NewListener(pool, o.NotifyChannel, !o.ListenOff, o.Logger),
 		live:   h, health: h, m: m, log: log,
 		backoff: bo, blocks: blocks, stored: stored, subs: subs,

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/health"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
@@ -21,7 +22,6 @@ import (
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relay"
 	"github.com/eventrelay/eventrelay/relaytest"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 const topic = "orders.order.events"
@@ -155,8 +155,8 @@ func TestEmbeddedRelayPublishesInOrderAndStopDrains(t *testing.T) {
 	fx.WaitFor(t, 20*time.Second, "5 events published after NOTIFY", func() bool { return len(ps.Messages()) == 5 })
 	msgs := ps.Messages()
 	for i, m := range msgs {
-		if m.OrderingKey != "order-1" || m.Attributes[wire.AttrVersion] != fmt.Sprint(i+1) ||
-			m.Attributes[wire.AttrEventType] != "orders.order.changed" {
+		if m.OrderingKey != "order-1" || m.Attributes[contract.AttrVersion] != fmt.Sprint(i+1) ||
+			m.Attributes[contract.AttrEventType] != "orders.order.changed" {
 			t.Fatalf("message %d: key %q attributes %v", i, m.OrderingKey, m.Attributes)
 		}
 		var s wrapperspb.StringValue

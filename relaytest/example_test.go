@@ -62,7 +62,7 @@ func ExampleRequireEmittedTx() {
 		defer tx.Rollback(context.Background())
 		// ... placeOrder(ctx, tx, ...) writes the order and its event.
 		relaytest.RequireEmittedTx(t, tx, notes.Decode,
-			relaytest.Emitted{EventType: "notes.note.written", AggregateID: "n-1", Version: 1, Payload: wrapperspb.String("hello")})
+			relaytest.Emitted{EventType: "notes.note.written", AggregateID: "n-1", AggregateVersion: 1, Payload: wrapperspb.String("hello")})
 
 		ps := relaytest.NewPubSub(t, relaytest.PubSubOptions{Resources: "../../configs/pubsub.yaml", RTT: 10 * time.Millisecond})
 		_ = ps.Client // hand it to the relay and the projector under test

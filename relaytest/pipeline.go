@@ -11,9 +11,9 @@ import (
 
 	"github.com/go-kratos/kratos/v2/transport"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/projector"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // PipelineOptions shape StartPipeline.
@@ -137,7 +137,7 @@ func (p *Pipeline) WaitStats(t testing.TB, projection, what string, timeout time
 		dls := p.pubsub.deadLettersOf(projection)
 		for _, dl := range dls[logged:] {
 			t.Logf("relaytest: projection %s dead-lettered event %s (%s v%s): %s: %s", projection,
-				dl.Attributes[wire.AttrEventID], dl.Attributes[wire.AttrEventType], dl.Attributes[wire.AttrVersion], dl.Reason, dl.Error)
+				dl.Attributes[contract.AttrEventID], dl.Attributes[contract.AttrEventType], dl.Attributes[contract.AttrVersion], dl.Reason, dl.Error)
 		}
 		logged = len(dls)
 		if time.Since(start) > timeout {
@@ -153,8 +153,8 @@ func describe(dls []DeadLetter) string {
 		if i == 0 {
 			b.WriteString("; dead letters:")
 		}
-		fmt.Fprintf(&b, "\n\t%s %s v%s: %s: %s", dl.Attributes[wire.AttrEventType], dl.Attributes[wire.AttrAggregateID],
-			dl.Attributes[wire.AttrVersion], dl.Reason, dl.Error)
+		fmt.Fprintf(&b, "\n\t%s %s v%s: %s: %s", dl.Attributes[contract.AttrEventType], dl.Attributes[contract.AttrAggregateID],
+			dl.Attributes[contract.AttrVersion], dl.Reason, dl.Error)
 	}
 	return b.String()
 }

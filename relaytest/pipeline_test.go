@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/embedded"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/migrations"
@@ -22,7 +23,6 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 var notesSet = migrations.Set{Name: "notes", VersionTable: "notes_goose_db_version", FS: fstest.MapFS{
@@ -87,7 +87,7 @@ func TestPipeline(t *testing.T) {
 	p.WaitStats(t, "note-views", "the redelivery absorbed", 30*time.Second, func(s projector.Stats) bool { return s.Duplicate == 1 })
 
 	bad := &pubsub.Message{Data: []byte("not an envelope"), OrderingKey: "n-2", Attributes: maps.Clone(rows[0].Message().Attributes)}
-	bad.Attributes[wire.AttrEventID], bad.Attributes[wire.AttrAggregateID] = uuid.NewString(), "n-2"
+	bad.Attributes[contract.AttrEventID], bad.Attributes[contract.AttrAggregateID] = uuid.NewString(), "n-2"
 	ps.Publish(t, "notes", bad)
 	dead := ps.WaitDeadLetters(t, "notes.dlq", 1, 30*time.Second)
 	if d := dead[0]; d.Reason != projection.PayloadInvalid || d.Projection != "note-views" || string(d.Data) != "not an envelope" || d.Error == "" {

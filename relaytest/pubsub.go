@@ -10,12 +10,12 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/pstest"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/strict"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/settings"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // PubSubOptions shape a test Pub/Sub.
@@ -217,7 +217,7 @@ func (ps *PubSub) DeadLetters(topic string) []DeadLetter {
 func (ps *PubSub) deadLettersOf(projection string) []DeadLetter {
 	var out []DeadLetter
 	for _, m := range ps.Server.Messages() {
-		if m.Attributes[wire.AttrProjection] == projection {
+		if m.Attributes[contract.AttrProjection] == projection {
 			out = append(out, deadLetter(m.Data, m.Attributes))
 		}
 	}
@@ -225,8 +225,8 @@ func (ps *PubSub) deadLettersOf(projection string) []DeadLetter {
 }
 
 func deadLetter(data []byte, a map[string]string) DeadLetter {
-	return DeadLetter{Data: data, Attributes: a, Reason: projection.Reason(a[wire.AttrErrorReason]),
-		Projection: a[wire.AttrProjection], Error: a[wire.AttrError]}
+	return DeadLetter{Data: data, Attributes: a, Reason: projection.Reason(a[contract.AttrErrorReason]),
+		Projection: a[contract.AttrProjection], Error: a[contract.AttrError]}
 }
 
 // WaitDeadLetters waits up to timeout until topic holds n dead letters

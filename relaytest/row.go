@@ -63,9 +63,9 @@ func rows(t testing.TB, q Querier, sql string) []Row {
 // Emitted is an expected outbox event. Zero fields other than EventType
 // match anything.
 type Emitted struct {
-	EventType   string
-	AggregateID string
-	Version     int64
+	EventType        string
+	AggregateID      string
+	AggregateVersion int64
 	// SchemaVersion, when set, must equal the row's.
 	SchemaVersion int32
 	// Payload, when set, must equal (proto.Equal) the payload the decoder
@@ -123,8 +123,8 @@ func mismatch(r Row, dec projection.Decoder, w Emitted) string {
 		return fmt.Sprintf("event type %q, want %q", r.EventType, w.EventType)
 	case w.AggregateID != "" && r.AggregateID != w.AggregateID:
 		return fmt.Sprintf("aggregate id %q, want %q", r.AggregateID, w.AggregateID)
-	case w.Version != 0 && r.AggregateVersion != w.Version:
-		return fmt.Sprintf("version %d, want %d", r.AggregateVersion, w.Version)
+	case w.AggregateVersion != 0 && r.AggregateVersion != w.AggregateVersion:
+		return fmt.Sprintf("version %d, want %d", r.AggregateVersion, w.AggregateVersion)
 	case w.SchemaVersion != 0 && r.SchemaVersion != w.SchemaVersion:
 		return fmt.Sprintf("schema version %d, want %d", r.SchemaVersion, w.SchemaVersion)
 	case w.Payload == nil:

@@ -12,11 +12,11 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/relaytest"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 var notes = envelope.Must(
@@ -62,11 +62,11 @@ func TestRequireEmitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := relaytest.RequireEmittedTx(t, tx, notes.Decode,
-		relaytest.Emitted{EventType: "notes.note.written", AggregateID: "n-1", Version: 2, Payload: wrapperspb.String("second")},
-		relaytest.Emitted{EventType: "notes.note.deleted", Version: 3},
+		relaytest.Emitted{EventType: "notes.note.written", AggregateID: "n-1", AggregateVersion: 2, Payload: wrapperspb.String("second")},
+		relaytest.Emitted{EventType: "notes.note.deleted", AggregateVersion: 3},
 	)
 	m := rows[0].Message()
-	if m.OrderingKey != "n-1" || m.Attributes[wire.AttrVersion] != "2" || m.Attributes[wire.AttrEventType] != "notes.note.written" {
+	if m.OrderingKey != "n-1" || m.Attributes[contract.AttrVersion] != "2" || m.Attributes[contract.AttrEventType] != "notes.note.written" {
 		t.Fatalf("message = %+v", m)
 	}
 	if ev, err := projection.ParseAttributes(m.Attributes); err != nil || ev.ID != rows[0].EventID {

@@ -14,7 +14,7 @@ put() { mkdir -p "$tmp/$(dirname "$1")"; cat >"$tmp/$1"; }
 put go.mod <<<'module example.com/lib
 
 go 1.22'
-put wire/wire.go <<<'package wire'
+put contract/contract.go <<<'package contract'
 put relay/relay.go <<<'package relay
 
 import _ "example.com/lib/relay/internal/engine"'
@@ -34,7 +34,7 @@ put internal/low/low.go <<<'package low
 
 import (
 	_ "example.com/lib/relay"
-	_ "example.com/lib/wire"
+	_ "example.com/lib/contract"
 )'
 put internal/low/low_test.go <<<'package low
 
@@ -54,7 +54,7 @@ put console/console.go <<<'package console
 import _ "example.com/lib/internal/relayfixture"'
 put internal/ok/ok.go <<<'package ok
 
-import _ "example.com/lib/wire"'
+import _ "example.com/lib/contract"'
 # (i) another module imports the root module's internal/, once only under a tag
 put other/go.mod <<<'module example.com/lib/other
 

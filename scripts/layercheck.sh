@@ -8,7 +8,7 @@
 #   (ii)  a low-level internal package (internal/...) imports no public
 #         package, and an X/internal/... package imports no public package
 #         that is X or depends on X: no import runs from a lower layer back
-#         up. The contract packages (wire, api/eventrelay/...) sit below
+#         up. The contract packages (contract, api/eventrelay/...) sit below
 #         everything and may be imported from anywhere.
 #   (iii) a test fixture (an internal package named *fixture) sits above the
 #         layers, as the tests it serves do: it may import public packages,
@@ -84,7 +84,7 @@ function rel(p) { return p == mod ? "." : substr(p, length(mod) + 2) }
 function internal(r) { return r ~ /(^|\/)internal(\/|$)/ }
 function demo(r) { return r ~ /^(internal\/catalog|api\/catalog|cmd|examples|docs)(\/|$)/ || r == "cmd" }
 function fixture(r) { return internal(r) && r ~ /fixture$/ }
-function contract(r) { return r ~ /^(wire|api\/eventrelay)(\/|$)/ }
+function contract(r) { return r ~ /^(contract|api\/eventrelay)(\/|$)/ }
 function public(r) { return !internal(r) && !demo(r) }
 function report(line, rule) {
 	if (line in printed) return

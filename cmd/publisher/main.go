@@ -1,9 +1,9 @@
-// Command publisher is the outbox relay as a daemon: it claims committed
-// rows of outbox_events, publishes them to Pub/Sub in per-aggregate order
-// and records the outcome. Several replicas can run at once. It runs the
-// embeddable package relay with options from configs/publisher.yaml and
-// the environment (package config); docs/design.md describes the
-// protocol.
+// Command publisher is the relay (package relay) run as its own process:
+// it claims committed rows of outbox_events, publishes them to Pub/Sub in
+// per-aggregate order and records the outcome. Several replicas can run at
+// once. Its options come from configs/publisher.yaml (the relay's keys
+// under outbox) and the environment (the OUTBOX_* variables; package
+// config); docs/design.md describes the protocol.
 //
 //	publisher -conf configs/publisher.yaml
 package main
@@ -75,7 +75,7 @@ func newApp(cfg config.Config, logger *slog.Logger, health *health.Health, relay
 		kratos.Name("publisher"),
 		kratos.Version(version.Get()),
 		kratos.Logger(ops.KratosLogger(logger)),
-		kratos.StopTimeout(cfg.Outbox.StopTimeout()),
+		kratos.StopTimeout(cfg.Relay.StopTimeout()),
 		kratos.BeforeStart(func(ctx context.Context) error {
 			health.LogFailing(ctx, logger, "schema") // e.g. "run relayctl migrate up"
 			return nil

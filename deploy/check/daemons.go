@@ -42,7 +42,7 @@ func LoadDaemon(daemon, path string, lookup func(string) (string, bool)) (Daemon
 		if err := settings.LoadWithEnv(path, &c, lookup); err != nil {
 			return Daemon{}, fmt.Errorf("publisher configuration: %w", err)
 		}
-		return Daemon{Drain: c.Outbox.StopTimeout(), HTTPPort: c.HTTP.Port}, nil
+		return Daemon{Drain: c.Relay.StopTimeout(), HTTPPort: c.HTTP.Port}, nil
 	case "projector":
 		c := pconf.Default()
 		if err := settings.LoadWithEnv(path, &c, lookup); err != nil {

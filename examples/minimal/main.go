@@ -64,7 +64,7 @@ func increment(ctx context.Context, pool *pgxpool.Pool, w *outbox.Writer, id str
 func project(ctx context.Context, tx pgx.Tx, ev *projection.Event, total *wrapperspb.Int64Value) (projection.Outcome, error) {
 	tag, err := tx.Exec(ctx, `INSERT INTO counter_views VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE
 		SET total = EXCLUDED.total, version = EXCLUDED.version WHERE counter_views.version < EXCLUDED.version`,
-		ev.AggregateID, total.GetValue(), ev.Version)
+		ev.AggregateID, total.GetValue(), ev.AggregateVersion)
 	if err != nil || tag.RowsAffected() == 0 {
 		return projection.Stale, err // Stale: this version or a newer one is there
 	}

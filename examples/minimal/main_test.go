@@ -29,9 +29,9 @@ func TestCounter(t *testing.T) {
 		resp.Body.Close()
 	}
 	relaytest.RequireEmitted(t, db.Pool, codec.Decode,
-		relaytest.Emitted{EventType: incremented, AggregateID: "c-1", Version: 1, Payload: wrapperspb.Int64(1)},
-		relaytest.Emitted{EventType: incremented, AggregateID: "c-1", Version: 2, Payload: wrapperspb.Int64(2)},
-		relaytest.Emitted{EventType: incremented, AggregateID: "c-1", Version: 3, Payload: wrapperspb.Int64(3)},
+		relaytest.Emitted{EventType: incremented, AggregateID: "c-1", AggregateVersion: 1, Payload: wrapperspb.Int64(1)},
+		relaytest.Emitted{EventType: incremented, AggregateID: "c-1", AggregateVersion: 2, Payload: wrapperspb.Int64(2)},
+		relaytest.Emitted{EventType: incremented, AggregateID: "c-1", AggregateVersion: 3, Payload: wrapperspb.Int64(3)},
 	)
 	p.WaitStats(t, "counter-views", "3 events applied or stale", 30*time.Second, func(s projector.Stats) bool { return s.Applied+s.Stale == 3 })
 	resp, err := http.Get(u + "/counters/c-1")

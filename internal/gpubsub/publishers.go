@@ -6,7 +6,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 // Publishers hands out one message-ordering publisher of the client
@@ -112,5 +112,5 @@ func (p *Publishers) Stop() {
 // MessageSize is the encoded size of msg as Pub/Sub counts it against the
 // 10 MB limit (data, attributes and ordering key).
 func MessageSize(msg *pubsub.Message) int {
-	return wire.MessageSize(msg.Data, msg.Attributes, msg.OrderingKey)
+	return contract.MessageSize(msg.Data, msg.Attributes, msg.OrderingKey)
 }

@@ -56,7 +56,7 @@ func Decode(body []byte) (projection.Envelope, error) {
 	str := func(k string) string { return f[k].GetStringValue() }
 	var out projection.Envelope
 	out.EventID, out.Type, out.AggregateType, out.AggregateID = str("event_id"), str("type"), str("aggregate_type"), str("aggregate_id")
-	if _, err := fmt.Sscan(str("version"), &out.Version); err != nil {
+	if _, err := fmt.Sscan(str("version"), &out.AggregateVersion); err != nil {
 		return projection.Envelope{}, fmt.Errorf("testevent: version %q: %w", str("version"), err)
 	}
 	out.SchemaVersion = int32(f["schema_version"].GetNumberValue())

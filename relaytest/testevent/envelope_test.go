@@ -24,7 +24,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if env.EventID != meta.EventID.String() || env.Type != TypeUpdated || env.AggregateID != ID(7) ||
-		env.Version != 1<<60 || env.SchemaVersion != 2 || !env.OccurredAt.Equal(meta.OccurredAt) {
+		env.AggregateVersion != 1<<60 || env.SchemaVersion != 2 || !env.OccurredAt.Equal(meta.OccurredAt) {
 		t.Fatalf("decoded %+v from %+v", env, meta)
 	}
 	p, ok := env.Payload.(*structpb.Struct)

@@ -23,10 +23,10 @@ import (
 type Config struct {
 	Database Database       `yaml:"database"`
 	PubSub   gpubsub.Config `yaml:"pubsub"`
-	// Outbox is the relay's options but Schema (database.schema) and
-	// Publish (the publish section); see relay.Options for each key's
-	// meaning, default and range.
-	Outbox  relay.Options        `yaml:"outbox" skip:"publish"`
+	// Relay is the relay's options (the outbox section) but Schema
+	// (database.schema) and Publish (the publish section); see
+	// relay.Options for each key's meaning, default and range.
+	Relay   relay.Options        `yaml:"outbox" skip:"publish"`
 	Publish relay.PublishOptions `yaml:"publish"`
 	HTTP    HTTP                 `yaml:"http"`
 	Log     Log                  `yaml:"log"`
@@ -86,7 +86,7 @@ func Default() Config {
 	r.PartitionHeartbeat, r.WorkerID, r.Logger = 0, "", nil
 	return Config{
 		Database: Database{ConnectTimeout: 5 * time.Second},
-		Outbox:   r,
+		Relay:    r,
 		Publish:  r.Publish,
 		HTTP:     HTTP{Port: 8081},
 		Log:      Log{Level: "info"},
@@ -120,7 +120,7 @@ func (c *Config) Validate() error {
 		return keyError(err)
 	}
 	if c.Database.MaxConns == 0 {
-		c.Database.MaxConns = int32(c.Outbox.Concurrency) + 4
+		c.Database.MaxConns = int32(c.Relay.Concurrency) + 4
 	}
 	if c.HTTP.Port < 1 || c.HTTP.Port > 65535 {
 		return fmt.Errorf("http.port (OUTBOX_HTTP_PORT) must be in 1..65535, got %d", c.HTTP.Port)
@@ -136,7 +136,7 @@ func (c *Config) Validate() error {
 // health the daemon adds): the outbox section with the database's schema
 // and the publish section.
 func (c Config) Options() relay.Options {
-	o := c.Outbox
+	o := c.Relay
 	o.Schema, o.Publish = c.Database.Schema, c.Publish
 	return o
 }
@@ -154,7 +154,7 @@ func keyError(err error) error {
 		case strings.HasPrefix(field, "Publish."):
 			return field
 		}
-		return "Outbox." + field
+		return "Relay." + field
 	}
 	return settings.OptionProblem(reflect.TypeOf(Config{}), at, oe.Field, oe.Problem)
 }

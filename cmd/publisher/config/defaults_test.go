@@ -18,7 +18,7 @@ import (
 // second statement of a relay default, free to disagree with it.
 func TestRelayDefaultsAreStatedOnce(t *testing.T) {
 	r := relay.Options{}.WithDefaults()
-	relayDefault := Config{Outbox: r, Publish: r.Publish}
+	relayDefault := Config{Relay: r, Publish: r.Publish}
 	want := map[string]reflect.Value{}
 	for _, s := range settings.Keys(relayDefault) {
 		want[s.Key] = s.Value

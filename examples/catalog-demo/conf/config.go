@@ -6,11 +6,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catalogmigrations "github.com/eventrelay/eventrelay/examples/catalog-demo/migrations"
 	"github.com/eventrelay/eventrelay/settings"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Config is the whole catalog configuration.
@@ -132,7 +132,7 @@ func (c *Config) Validate() error {
 	if c.Outbox.Topic == "" {
 		return fmt.Errorf("outbox.topic (OUTBOX_TOPIC) is required")
 	}
-	if err := wire.CheckTopicID(c.Outbox.Topic); err != nil {
+	if err := contract.CheckTopicID(c.Outbox.Topic); err != nil {
 		return fmt.Errorf("outbox.topic (OUTBOX_TOPIC): %w", err)
 	}
 	if c.Outbox.MaxPayloadBytes < 0 {

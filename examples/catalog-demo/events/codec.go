@@ -54,13 +54,13 @@ func readEvent(ev *catalogv1.Event) (projection.Envelope, error) {
 		return projection.Envelope{}, fmt.Errorf("event_type %q does not match the payload (%s)", ev.GetEventType(), want)
 	}
 	out := projection.Envelope{
-		EventID:       ev.GetEventId(),
-		Type:          ev.GetEventType(),
-		AggregateType: ev.GetAggregateType(),
-		AggregateID:   ev.GetAggregateId(),
-		Version:       ev.GetAggregateVersion(),
-		SchemaVersion: ev.GetSchemaVersion(),
-		Payload:       payload,
+		EventID:          ev.GetEventId(),
+		Type:             ev.GetEventType(),
+		AggregateType:    ev.GetAggregateType(),
+		AggregateID:      ev.GetAggregateId(),
+		AggregateVersion: ev.GetAggregateVersion(),
+		SchemaVersion:    ev.GetSchemaVersion(),
+		Payload:          payload,
 	}
 	if ev.GetOccurredAt() != nil {
 		out.OccurredAt = ev.GetOccurredAt().AsTime()

@@ -48,7 +48,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		t.Fatalf("payload is %T, want *catalogv1.VideoUpdated", env.Payload)
 	}
 	if env.EventID != m.EventID.String() || env.Type != TypeVideoUpdated || env.AggregateType != AggregateType ||
-		env.AggregateID != m.AggregateID || env.Version != 2 || env.SchemaVersion != SchemaVersion ||
+		env.AggregateID != m.AggregateID || env.AggregateVersion != 2 || env.SchemaVersion != SchemaVersion ||
 		!env.OccurredAt.Equal(m.OccurredAt) || p.GetVideo().GetTitle() != "t" || p.GetChangedFields().GetPaths()[0] != "title" {
 		t.Fatalf("round trip lost data: %+v", env)
 	}
@@ -85,7 +85,7 @@ func TestDecodeReadsCatalogV1Event(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := env.Payload.(*catalogv1.VideoDeleted); !ok || p.GetReason() != "r" || env.Type != TypeVideoDeleted || env.Version != 1 ||
+	if p, ok := env.Payload.(*catalogv1.VideoDeleted); !ok || p.GetReason() != "r" || env.Type != TypeVideoDeleted || env.AggregateVersion != 1 ||
 		env.SchemaVersion != 1 || env.OccurredAt.IsZero() {
 		t.Fatalf("decoded %+v", env)
 	}

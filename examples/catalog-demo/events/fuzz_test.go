@@ -45,7 +45,7 @@ func FuzzDecode(f *testing.F) {
 		if _, err := Codec.EventType(env.Type); err != nil {
 			t.Fatalf("accepted an undeclared event type: %+v", env)
 		}
-		if env.EventID == "" || env.Version < 1 {
+		if env.EventID == "" || env.AggregateVersion < 1 {
 			t.Fatalf("accepted an envelope without identity: %+v", env)
 		}
 		// The codec promises a declared payload message; whether it

@@ -7,10 +7,10 @@ import (
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/uuid"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 func TestSameEventThreeTimesAppliedOnce(t *testing.T) {
@@ -144,11 +144,11 @@ func TestBadInputIsDeadLetteredAndProjectorKeepsGoing(t *testing.T) {
 	dls := h.deadLetters("videos", len(want), 15*time.Second)
 	for _, m := range dls {
 		id := m.Attributes["event_id"]
-		if m.Attributes[wire.AttrErrorReason] != want[id] {
-			t.Errorf("dead letter of %s: error_reason %q, want %q (error: %s)", id, m.Attributes[wire.AttrErrorReason], want[id], m.Attributes[wire.AttrError])
+		if m.Attributes[contract.AttrErrorReason] != want[id] {
+			t.Errorf("dead letter of %s: error_reason %q, want %q (error: %s)", id, m.Attributes[contract.AttrErrorReason], want[id], m.Attributes[contract.AttrError])
 		}
-		if m.Attributes[wire.AttrProjection] != "videos" || m.Attributes[wire.AttrOriginalMessageID] == "" ||
-			m.Attributes[wire.AttrError] == "" || m.Attributes[wire.AttrDeliveryAttempt] == "" {
+		if m.Attributes[contract.AttrProjection] != "videos" || m.Attributes[contract.AttrOriginalMessageID] == "" ||
+			m.Attributes[contract.AttrError] == "" || m.Attributes[contract.AttrDeliveryAttempt] == "" {
 			t.Errorf("dead letter of %s lacks attributes: %v", id, m.Attributes)
 		}
 		delete(want, id)

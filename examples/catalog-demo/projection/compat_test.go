@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/elastic"
 	"github.com/eventrelay/eventrelay/elastic/elastictest"
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
@@ -23,7 +24,6 @@ import (
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // The golden messages of testdata/catalog-v1-event.json were written by the
@@ -172,7 +172,7 @@ func TestUnreadableBodyIsDeadLetteredAsPayloadInvalid(t *testing.T) {
 	}
 	mismatched := attrs(events.TypeVideoCreated)
 	body, err := proto.Marshal(&catalogv1.Event{
-		EventId: mismatched[wire.AttrEventID], EventType: events.TypeVideoCreated, AggregateType: events.AggregateType,
+		EventId: mismatched[contract.AttrEventID], EventType: events.TypeVideoCreated, AggregateType: events.AggregateType,
 		AggregateId: id.String(), AggregateVersion: 1, SchemaVersion: events.SchemaVersion,
 		Payload: &catalogv1.Event_VideoCreated{VideoCreated: &catalogv1.VideoCreated{Video: projectiontest.Video(uuid.New(), 1)}},
 	})

@@ -15,9 +15,9 @@ func videoOf(ev *proj.Event) (*catalogv1.Video, bool, error) {
 	if err != nil {
 		return nil, false, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("event %s: %w", ev.ID, err))
 	}
-	if v.GetId() != ev.AggregateID || v.GetVersion() != ev.Version {
+	if v.GetId() != ev.AggregateID || v.GetVersion() != ev.AggregateVersion {
 		return nil, false, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("event %s: payload video %s v%d is not aggregate %s v%d",
-			ev.ID, v.GetId(), v.GetVersion(), ev.AggregateID, ev.Version))
+			ev.ID, v.GetId(), v.GetVersion(), ev.AggregateID, ev.AggregateVersion))
 	}
 	_, deleted := ev.Payload.(*catalogv1.VideoDeleted)
 	return v, deleted, nil

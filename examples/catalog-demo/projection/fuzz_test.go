@@ -5,12 +5,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/envelope"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	catproj "github.com/eventrelay/eventrelay/examples/catalog-demo/projection"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/projection/projectiontest"
 	"github.com/eventrelay/eventrelay/projection"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // FuzzResolveCatalogEvent runs a received message (body and the attributes
@@ -29,8 +29,8 @@ func FuzzResolveCatalogEvent(f *testing.F) {
 		projectiontest.Event(f, id, 1, false), projectiontest.Event(f, id, 2, false), projectiontest.Event(f, id, 3, true),
 	} {
 		a := m.Attributes
-		f.Add(m.Data, a[wire.AttrEventID], a[wire.AttrEventType], a[wire.AttrAggregateID], a[wire.AttrVersion], a[wire.AttrSchemaVersion])
-		f.Add(m.Data[:len(m.Data)/3], a[wire.AttrEventID], a[wire.AttrEventType], a[wire.AttrAggregateID], "7", "2")
+		f.Add(m.Data, a[contract.AttrEventID], a[contract.AttrEventType], a[contract.AttrAggregateID], a[contract.AttrVersion], a[contract.AttrSchemaVersion])
+		f.Add(m.Data[:len(m.Data)/3], a[contract.AttrEventID], a[contract.AttrEventType], a[contract.AttrAggregateID], "7", "2")
 	}
 	f.Add([]byte("garbage"), uuid.NewString(), "catalog.video.nope", "x", "1", "1")
 	want := map[projection.Reason]bool{
@@ -39,8 +39,8 @@ func FuzzResolveCatalogEvent(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, eventID, eventType, aggregateID, version, schema string) {
 		ev, err := projection.ParseAttributes(map[string]string{
-			wire.AttrEventID: eventID, wire.AttrEventType: eventType, wire.AttrAggregateID: aggregateID,
-			wire.AttrVersion: version, wire.AttrSchemaVersion: schema,
+			contract.AttrEventID: eventID, contract.AttrEventType: eventType, contract.AttrAggregateID: aggregateID,
+			contract.AttrVersion: version, contract.AttrSchemaVersion: schema,
 		})
 		if err == nil {
 			ev.Body = body

@@ -50,7 +50,7 @@ func Document(ev *proj.Event) ([]byte, error) {
 	}
 	row, err := events.VideoToRow(v)
 	if err != nil {
-		return nil, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("video %s v%d: %w", ev.AggregateID, ev.Version, err))
+		return nil, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("video %s v%d: %w", ev.AggregateID, ev.AggregateVersion, err))
 	}
 	b, err := json.Marshal(map[string]any{
 		"video_id":           row.ID.String(),

@@ -34,7 +34,7 @@ func upsertVideo(ctx context.Context, db proj.DBTX, ev *proj.Event, _ any) error
 		return err
 	}
 	if _, err := catalogdb.New(db).UpsertVideoProjection(ctx, p); err != nil {
-		return fmt.Errorf("upserting video_projection %s v%d: %w", ev.AggregateID, ev.Version, err)
+		return fmt.Errorf("upserting video_projection %s v%d: %w", ev.AggregateID, ev.AggregateVersion, err)
 	}
 	return nil
 }
@@ -47,7 +47,7 @@ func upsertParams(ev *proj.Event) (catalogdb.UpsertVideoProjectionParams, error)
 	}
 	row, err := events.VideoToRow(v)
 	if err != nil {
-		return catalogdb.UpsertVideoProjectionParams{}, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("video %s v%d: %w", ev.AggregateID, ev.Version, err))
+		return catalogdb.UpsertVideoProjectionParams{}, proj.Permanent(proj.PayloadInvalid, fmt.Errorf("video %s v%d: %w", ev.AggregateID, ev.AggregateVersion, err))
 	}
 	if deleted && !row.DeletedAt.Valid {
 		row.DeletedAt = pgtype.Timestamptz{Time: ev.OccurredAt, Valid: true}

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 // RTTEnv names the variable that sets the round trip of the doubles that
@@ -235,7 +235,7 @@ func (p *Proxy) checkPublish(f *frame) error {
 	if r == nil {
 		var size int64
 		for _, m := range req.GetMessages() {
-			size += int64(wire.MessageSize(m.GetData(), m.GetAttributes(), m.GetOrderingKey()))
+			size += int64(contract.MessageSize(m.GetData(), m.GetAttributes(), m.GetOrderingKey()))
 		}
 		p.stats.PublishBytes += size
 		p.stats.BillableBytes += max(size, MinBillableBytes)

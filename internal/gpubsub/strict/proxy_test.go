@@ -86,7 +86,7 @@ func TestValidRequestsAndStreamingPullPassThrough(t *testing.T) {
 	if st.PublishRequests != 1 || st.PublishMessages != 2 || st.Refused != 0 {
 		t.Fatalf("stats: %v", st)
 	}
-	// The two messages as a Publish request encodes them (wire.MessageSize):
+	// The two messages as a Publish request encodes them (contract.MessageSize):
 	// 14 and 6 bytes, billed at the minimum.
 	if st.PublishBytes != 20 || st.BillableBytes != strict.MinBillableBytes {
 		t.Fatalf("bytes %d, billable %d; want 20 and %d", st.PublishBytes, st.BillableBytes, strict.MinBillableBytes)

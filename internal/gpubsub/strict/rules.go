@@ -9,18 +9,18 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 // Cloud Pub/Sub's documented limits (see the package documentation); a
-// message's are the wire contract's, which the writer checks too.
+// message's are the message contract's (package contract), which the writer checks too.
 const (
 	MaxRequestMessages  = 1000
 	MaxRequestBytes     = 10_000_000
-	MaxAttributes       = wire.MaxAttributes
-	MaxAttributeKey     = wire.MaxAttributeKeyBytes
-	MaxAttributeValue   = wire.MaxAttributeValueBytes
-	MaxOrderingKeyBytes = wire.MaxOrderingKeyBytes
+	MaxAttributes       = contract.MaxAttributes
+	MaxAttributeKey     = contract.MaxAttributeKeyBytes
+	MaxAttributeValue   = contract.MaxAttributeValueBytes
+	MaxOrderingKeyBytes = contract.MaxOrderingKeyBytes
 )
 
 // Rule names a refusal in Stats.
@@ -94,9 +94,9 @@ func checkMessage(i int, m *pb.PubsubMessage) *Refusal {
 			return refuse(RuleInvalidUTF8, codes.InvalidArgument,
 				fmt.Sprintf("Message %d has an attribute that is not valid UTF-8.", i))
 		}
-		if wire.ReservedKey(k) {
+		if contract.ReservedKey(k) {
 			return refuse(RuleReservedKey, codes.InvalidArgument,
-				fmt.Sprintf("Message %d has an attribute key starting with the reserved prefix %q: %q.", i, wire.ReservedPrefix, k))
+				fmt.Sprintf("Message %d has an attribute key starting with the reserved prefix %q: %q.", i, contract.ReservedPrefix, k))
 		}
 		if len(k) > MaxAttributeKey {
 			return refuse(RuleAttributeKey, codes.InvalidArgument,

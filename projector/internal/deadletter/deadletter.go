@@ -12,9 +12,9 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/projection"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Topic publishes dead letters to a Pub/Sub topic.
@@ -57,12 +57,12 @@ func Attributes(m Original, proj string, reason projection.Reason, cause error) 
 	for k, v := range m.Attributes {
 		attrs[k] = v
 	}
-	attrs[wire.AttrErrorReason] = string(reason)
-	attrs[wire.AttrError] = truncate(cause.Error(), wire.MaxAttributeValueBytes)
-	attrs[wire.AttrProjection] = proj
-	attrs[wire.AttrDeliveryAttempt] = strconv.Itoa(m.DeliveryAttempt)
-	attrs[wire.AttrOriginalMessageID] = m.ID
-	attrs[wire.AttrDeadLetteredAt] = time.Now().UTC().Format(time.RFC3339Nano)
+	attrs[contract.AttrErrorReason] = string(reason)
+	attrs[contract.AttrError] = truncate(cause.Error(), contract.MaxAttributeValueBytes)
+	attrs[contract.AttrProjection] = proj
+	attrs[contract.AttrDeliveryAttempt] = strconv.Itoa(m.DeliveryAttempt)
+	attrs[contract.AttrOriginalMessageID] = m.ID
+	attrs[contract.AttrDeadLetteredAt] = time.Now().UTC().Format(time.RFC3339Nano)
 	return attrs
 }
 

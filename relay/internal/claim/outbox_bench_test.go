@@ -18,7 +18,7 @@ import (
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/relay"
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
-	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
+	"github.com/eventrelay/eventrelay/relay/internal/upkeep"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -280,7 +280,7 @@ func BenchmarkDeletePublished(b *testing.B) {
 	b.ResetTimer()
 	batch := benchEnv(b, "BENCH_BATCH", 10_000)
 	ctx := context.Background()
-	m := maintenance.NewStore(ob.pool)
+	m := upkeep.NewStore(ob.pool)
 	var deleted int64
 	var took time.Duration
 	for i := range b.N {

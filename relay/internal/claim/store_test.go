@@ -13,7 +13,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
-	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
+	"github.com/eventrelay/eventrelay/relay/internal/upkeep"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -420,11 +420,11 @@ func newStore(pool *pgxpool.Pool) store { return store{Store: claim.NewStore(poo
 func (s store) partitions(t testing.TB) []int32 { return fx.AllPartitions(t, s.pool) }
 
 // Stats reads the gauges through the maintenance store.
-func (s store) Stats(ctx context.Context, maxProcessing time.Duration) (maintenance.Stats, error) {
-	return maintenance.NewStore(s.pool).Stats(ctx, maxProcessing)
+func (s store) Stats(ctx context.Context, maxProcessing time.Duration) (upkeep.Stats, error) {
+	return upkeep.NewStore(s.pool).Stats(ctx, maxProcessing)
 }
 
 // DeletePublished is the maintenance store's retention round.
 func (s store) DeletePublished(ctx context.Context, age time.Duration, limit int) (int64, error) {
-	return maintenance.NewStore(s.pool).DeletePublished(ctx, age, limit)
+	return upkeep.NewStore(s.pool).DeletePublished(ctx, age, limit)
 }

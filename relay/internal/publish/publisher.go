@@ -14,10 +14,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/errclass"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // ErrAbandoned is returned by Result.Get when the caller stopped waiting
@@ -111,30 +111,30 @@ func (s *Publisher) topic(e *claim.Event) string {
 }
 
 // Message builds the Pub/Sub message of e: its attributes are the row's
-// headers plus the wire contract's (wire.AttrEventID, ...), which
+// headers plus the message contract's (contract.AttrEventID, ...), which
 // headers cannot override, so triage never needs to decode the body.
 func Message(e *claim.Event) *pubsub.Message {
-	attrs := wire.Identity{
+	attrs := contract.Identity{
 		EventID: e.EventID, EventType: e.EventType, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
-		Version: e.AggregateVersion, SchemaVersion: e.SchemaVersion, OccurredAt: e.OccurredAt,
+		AggregateVersion: e.AggregateVersion, SchemaVersion: e.SchemaVersion, OccurredAt: e.OccurredAt,
 	}.MessageAttributes(e.Headers)
 	return &pubsub.Message{Data: e.Payload, Attributes: attrs, OrderingKey: e.OrderingKey}
 }
 
 // Publish starts publishing e. Messages over Settings.MaxMessageBytes are
 // refused with message_too_large, messages breaking another of Pub/Sub's
-// limits (wire.CheckMessage: rows written before the writer checked them)
+// limits (contract.CheckMessage: rows written before the writer checked them)
 // with payload_invalid: a non-nil error means nothing was sent.
 func (s *Publisher) Publish(ctx context.Context, e *claim.Event) (Result, error) {
 	msg := Message(e)
 	if n := gpubsub.MessageSize(msg); n > s.maxBytes {
 		return Result{}, errclass.Newf(errclass.MessageTooLarge, "message is %d bytes, limit is %d (publish.max_message_bytes, Options.Publish.MaxMessageBytes)", n, s.maxBytes)
 	}
-	// wire.CheckMessage without its size check, done above.
-	if err := wire.CheckOrderingKey(msg.OrderingKey); err != nil {
+	// contract.CheckMessage without its size check, done above.
+	if err := contract.CheckOrderingKey(msg.OrderingKey); err != nil {
 		return Result{}, errclass.New(errclass.PayloadInvalid, err)
 	}
-	if err := wire.CheckAttributes(msg.Attributes); err != nil {
+	if err := contract.CheckAttributes(msg.Attributes); err != nil {
 		return Result{}, errclass.New(errclass.PayloadInvalid, err)
 	}
 	topic := s.topic(e)
@@ -165,7 +165,7 @@ func startPublishSpan(tracer trace.Tracer, msg *pubsub.Message, topic string) tr
 		attribute.String("messaging.operation.type", "send"),
 		attribute.String("messaging.destination.name", topic),
 		attribute.String("messaging.gcp_pubsub.message.ordering_key", msg.OrderingKey),
-		attribute.String("eventrelay.event_id", msg.Attributes[wire.AttrEventID]))
+		attribute.String("eventrelay.event_id", msg.Attributes[contract.AttrEventID]))
 	propagation.TraceContext{}.Inject(ctx, carrier)
 	return span
 }

@@ -16,8 +16,8 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 const dlqUsage = `
@@ -333,7 +333,7 @@ func printDLQ(c *cli, msgs []dlqMessage) {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MESSAGE_ID\tPUBLISHED\tREASON\tPROJECTION\tEVENT_TYPE\tAGGREGATE_ID\tVERSION\tEVENT_ID\tATTEMPT\tERROR")
 	for _, m := range msgs {
-		attempt := m.Attributes[wire.AttrDeliveryAttempt]
+		attempt := m.Attributes[contract.AttrDeliveryAttempt]
 		if attempt == "" {
 			attempt = m.Attributes[pubsubDeadLetterPrefix+"SourceDeliveryCount"]
 		}

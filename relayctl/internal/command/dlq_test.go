@@ -10,11 +10,11 @@ import (
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/uuid"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relaytest/testevent"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // poison is a dead letter in the projector's format: the original body and
@@ -145,8 +145,8 @@ func TestDLQListShowReplayPurge(t *testing.T) {
 	// For the subscription that dead-lettered it alone (items.view
 	// dead-letters into the topic of items.events.dlq-view): the other
 	// projection's consumer acks it unapplied. The audit row has the outcome.
-	if target := got.GetAttributes()[wire.AttrReplayFor]; target != "items.view" {
-		t.Errorf("republished message: %s = %q, want items.view", wire.AttrReplayFor, target)
+	if target := got.GetAttributes()[contract.AttrReplayFor]; target != "items.view" {
+		t.Errorf("republished message: %s = %q, want items.view", contract.AttrReplayFor, target)
 	}
 	if d := lastAudit(t, db, "dlq replay"); d["outcome"] != "ok" || d["replay_for"] != "items.view" || d["replayed"] != float64(1) || d["failed"] != float64(0) {
 		t.Errorf("dlq replay audit details %v: want outcome ok, replay_for items.view, replayed 1, failed 0", d)

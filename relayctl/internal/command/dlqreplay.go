@@ -10,8 +10,8 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // jsonRaw embeds already-encoded JSON in a JSON answer.
@@ -68,7 +68,7 @@ func dlqReplay(ctx context.Context, c *cli, o *dlqOpts, scan *dlqScan, client *p
 }
 
 // republish publishes sel to topic, each marked for the target
-// subscription alone (wire.AttrReplayFor), and acks in the DLQ the ones
+// subscription alone (contract.AttrReplayFor), and acks in the DLQ the ones
 // Pub/Sub stored. It returns how many were replayed and how many failed.
 func republish(ctx context.Context, c *cli, client *pubsub.Client, topic, target string, scan *dlqScan, sel []dlqMessage) (replayed, failed int, err error) {
 	pub := client.Publisher(topic)
@@ -81,7 +81,7 @@ func republish(ctx context.Context, c *cli, client *pubsub.Client, topic, target
 			key = m.OrderingKey
 		}
 		attrs := m.republishAttributes()
-		attrs[wire.AttrReplayFor] = target
+		attrs[contract.AttrReplayFor] = target
 		results[i] = pub.Publish(ctx, &pubsub.Message{Data: m.data, Attributes: attrs, OrderingKey: key})
 	}
 	var published []dlqMessage

@@ -14,15 +14,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Attributes set on dead letters: by the projector (error_reason, error,
 // projection, delivery_attempt, original_message_id, dead_lettered_at) and
 // by Pub/Sub's own dead-letter policy (CloudPubSubDeadLetter*). They are
 // removed when a message is republished to its main topic.
-var deadLetterAttrs = wire.DeadLetterAttributes
+var deadLetterAttrs = contract.DeadLetterAttributes
 
 const pubsubDeadLetterPrefix = "CloudPubSubDeadLetter"
 
@@ -53,7 +53,7 @@ func newDLQMessage(rm *pb.ReceivedMessage) dlqMessage {
 	}
 	d := dlqMessage{
 		MessageID: m.GetMessageId(), PublishTime: m.GetPublishTime().AsTime(), OrderingKey: m.GetOrderingKey(),
-		Attributes: a, Reason: a[wire.AttrErrorReason], EventType: a["event_type"], EventID: a["event_id"],
+		Attributes: a, Reason: a[contract.AttrErrorReason], EventType: a["event_type"], EventID: a["event_id"],
 		AggregateID: a["aggregate_id"], Version: a["version"], Projection: a["projection"], Error: a["error"],
 		Bytes: len(m.GetData()), data: m.GetData(), ackID: rm.GetAckId(),
 	}
@@ -101,7 +101,7 @@ func (f dlqFilter) match(d dlqMessage) bool {
 		return true
 	}
 	for _, id := range f.IDs {
-		if id == d.MessageID || id == d.Attributes[wire.AttrOriginalMessageID] || strings.EqualFold(id, d.EventID) {
+		if id == d.MessageID || id == d.Attributes[contract.AttrOriginalMessageID] || strings.EqualFold(id, d.EventID) {
 			return true
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/gpubsub"
 	"github.com/eventrelay/eventrelay/internal/gpubsub/gpubsubtest"
 	"github.com/eventrelay/eventrelay/internal/ops/opstest"
@@ -22,7 +23,6 @@ import (
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relaytest/testevent"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // drain pulls and acks everything on sub, returning the message bodies.
@@ -185,7 +185,7 @@ var itemViewHandler = projection.TxHandlerFunc(func(ctx context.Context, tx pgx.
 	tag, err := tx.Exec(ctx, `INSERT INTO item_view (item_id, name, version, deleted_at)
 		VALUES ($1, $2, $3, CASE WHEN $4 THEN now() END)
 		ON CONFLICT (item_id) DO UPDATE SET name = excluded.name, version = excluded.version, deleted_at = excluded.deleted_at
-		WHERE item_view.version < excluded.version`, ev.AggregateID, name, ev.Version, ev.Type == testevent.TypeDeleted)
+		WHERE item_view.version < excluded.version`, ev.AggregateID, name, ev.AggregateVersion, ev.Type == testevent.TypeDeleted)
 	if err != nil {
 		return 0, err
 	}
@@ -207,12 +207,12 @@ func itemMessage(t *testing.T, id string, v int64) *pubsub.Message {
 		t.Fatal(err)
 	}
 	return &pubsub.Message{Data: body, Attributes: map[string]string{
-		wire.AttrEventID:       meta.EventID.String(),
-		wire.AttrEventType:     meta.EventType,
-		wire.AttrAggregateType: meta.AggregateType,
-		wire.AttrAggregateID:   meta.AggregateID,
-		wire.AttrVersion:       strconv.FormatInt(v, 10),
-		wire.AttrSchemaVersion: "1",
-		wire.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
+		contract.AttrEventID:       meta.EventID.String(),
+		contract.AttrEventType:     meta.EventType,
+		contract.AttrAggregateType: meta.AggregateType,
+		contract.AttrAggregateID:   meta.AggregateID,
+		contract.AttrVersion:       strconv.FormatInt(v, 10),
+		contract.AttrSchemaVersion: "1",
+		contract.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
 	}}
 }

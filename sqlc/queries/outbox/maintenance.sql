@@ -1,5 +1,5 @@
--- Queries of the relay's index upkeep (relay/internal/maintenance,
--- maintenance.go). The REINDEX and DROP INDEX statements themselves are
+-- Queries of the relay's index upkeep (relay/internal/upkeep,
+-- indexes.go). The REINDEX and DROP INDEX statements themselves are
 -- not here: they take an identifier, not a value, and cannot run in a
 -- transaction block, so they are constants in the data layer (see
 -- reindexStatement there).

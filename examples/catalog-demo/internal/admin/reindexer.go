@@ -68,7 +68,7 @@ func searchDocument(r catalogdb.VideoProjection) ([]byte, error) {
 	}
 	src, err := catproj.Document(&proj.Event{
 		ID: r.LastEventID, Type: typ, AggregateType: events.AggregateType, AggregateID: r.VideoID.String(),
-		Version: r.Version, SchemaVersion: events.SchemaVersion, OccurredAt: r.OccurredAt, Payload: payload,
+		AggregateVersion: r.Version, SchemaVersion: events.SchemaVersion, OccurredAt: r.OccurredAt, Payload: payload,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("video_projection row %s: %w", r.VideoID, err)

@@ -115,7 +115,7 @@ var ErrReadModelBehind = kerrors.ServiceUnavailable(catalogv1.ErrorReason_ERROR_
 
 // TokenOf is the consistency token of a write's event.
 func TokenOf(videoID string, version int64) consistency.Token {
-	return consistency.Token{AggregateType: events.AggregateType, AggregateID: videoID, Version: version}
+	return consistency.Token{AggregateType: events.AggregateType, AggregateID: videoID, AggregateVersion: version}
 }
 
 // ParseTokens reads tokens sent by a client (field names where an error is

@@ -282,7 +282,7 @@ func TestConcurrentUpdatesYieldContiguousVersions(t *testing.T) {
 			t.Fatalf("version %d: %v", r.Version, err)
 		}
 		if last != nil && ev.OccurredAt.Before(last.OccurredAt) {
-			t.Errorf("version %d occurred at %v, before version %d (%v)", r.Version, ev.OccurredAt, last.Version, last.OccurredAt)
+			t.Errorf("version %d occurred at %v, before version %d (%v)", r.Version, ev.OccurredAt, last.AggregateVersion, last.OccurredAt)
 		}
 		last = &ev
 	}

@@ -11,10 +11,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/eventrelay/eventrelay/contract"
 	catalogv1 "github.com/eventrelay/eventrelay/examples/catalog-demo/api/catalog/v1"
 	"github.com/eventrelay/eventrelay/examples/catalog-demo/events"
 	"github.com/eventrelay/eventrelay/outbox"
-	"github.com/eventrelay/eventrelay/wire"
 )
 
 // Msg is one event as it travels on Pub/Sub.
@@ -82,13 +82,13 @@ func Event(t testing.TB, id uuid.UUID, version int64, deleted bool) Msg {
 // Attributes are the message attributes the publisher sets for meta.
 func Attributes(meta outbox.Metadata) map[string]string {
 	return map[string]string{
-		wire.AttrEventID:       meta.EventID.String(),
-		wire.AttrEventType:     meta.EventType,
-		wire.AttrAggregateType: meta.AggregateType,
-		wire.AttrAggregateID:   meta.AggregateID,
-		wire.AttrVersion:       strconv.FormatInt(meta.AggregateVersion, 10),
-		wire.AttrSchemaVersion: strconv.Itoa(int(meta.SchemaVersion)),
-		wire.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
+		contract.AttrEventID:       meta.EventID.String(),
+		contract.AttrEventType:     meta.EventType,
+		contract.AttrAggregateType: meta.AggregateType,
+		contract.AttrAggregateID:   meta.AggregateID,
+		contract.AttrVersion:       strconv.FormatInt(meta.AggregateVersion, 10),
+		contract.AttrSchemaVersion: strconv.Itoa(int(meta.SchemaVersion)),
+		contract.AttrOccurredAt:    meta.OccurredAt.Format(time.RFC3339Nano),
 	}
 }
 

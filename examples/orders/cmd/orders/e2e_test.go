@@ -16,11 +16,11 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/eventrelay/eventrelay/consistency"
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/projection"
 	"github.com/eventrelay/eventrelay/projector"
 	"github.com/eventrelay/eventrelay/relayctl"
 	"github.com/eventrelay/eventrelay/relaytest"
-	"github.com/eventrelay/eventrelay/wire"
 
 	ordersv1 "github.com/eventrelay/eventrelay/examples/orders/api/orders/v1"
 	"github.com/eventrelay/eventrelay/examples/orders/internal/admin"
@@ -71,7 +71,7 @@ func TestOrdersEndToEnd(t *testing.T) {
 	first := relaytest.Rows(t, db.Pool)[0]
 	ps.Redeliver(t, first)
 	bad := &pubsub.Message{Data: []byte("not an envelope"), OrderingKey: first.OrderingKey, Attributes: maps.Clone(first.Message().Attributes)}
-	bad.Attributes[wire.AttrEventID] = uuid.NewString()
+	bad.Attributes[contract.AttrEventID] = uuid.NewString()
 	ps.Publish(t, events.Topic, bad)
 	dead := ps.WaitDeadLetters(t, orderproj.Summaries.DeadLetterTopic, 1, time.Minute)[0]
 	if dead.Reason != projection.PayloadInvalid || string(dead.Data) != "not an envelope" {

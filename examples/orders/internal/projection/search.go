@@ -44,7 +44,7 @@ var Search = elastic.ReadModel{
 // searchDocument is the document of the order an event carries.
 func searchDocument(ev *projection.Event, p stateful) ([]byte, error) {
 	o := p.GetOrder()
-	if o.GetId() != ev.AggregateID || o.GetVersion() != ev.Version {
+	if o.GetId() != ev.AggregateID || o.GetVersion() != ev.AggregateVersion {
 		return nil, projection.Permanent(projection.PayloadInvalid, fmt.Errorf("event %s carries order %s v%d", ev, o.GetId(), o.GetVersion()))
 	}
 	doc, err := SearchDocument(o)

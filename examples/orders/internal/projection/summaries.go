@@ -33,7 +33,7 @@ type stateful interface {
 // and the event is Stale.
 func summarize(ctx context.Context, db projection.DBTX, ev *projection.Event, p stateful) error {
 	o := p.GetOrder()
-	if o.GetId() != ev.AggregateID || o.GetVersion() != ev.Version {
+	if o.GetId() != ev.AggregateID || o.GetVersion() != ev.AggregateVersion {
 		return projection.Permanent(projection.PayloadInvalid, fmt.Errorf("event %s carries order %s v%d", ev, o.GetId(), o.GetVersion()))
 	}
 	row, err := events.SummaryFromOrder(o)
@@ -42,7 +42,7 @@ func summarize(ctx context.Context, db projection.DBTX, ev *projection.Event, p 
 	}
 	row.LastEventID = ev.ID
 	if _, err := ordersdb.New(db).UpsertOrderSummary(ctx, row); err != nil {
-		return fmt.Errorf("upserting order_summaries %s v%d: %w", ev.AggregateID, ev.Version, err)
+		return fmt.Errorf("upserting order_summaries %s v%d: %w", ev.AggregateID, ev.AggregateVersion, err)
 	}
 	return nil
 }

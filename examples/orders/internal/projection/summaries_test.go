@@ -37,7 +37,7 @@ func event(t *testing.T, reg *projection.Registry[projection.TxHandler], typ str
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := &projection.Event{ID: m.EventID, Type: typ, AggregateType: m.AggregateType, AggregateID: o.GetId(), Version: o.GetVersion(), SchemaVersion: 1, Body: body}
+	ev := &projection.Event{ID: m.EventID, Type: typ, AggregateType: m.AggregateType, AggregateID: o.GetId(), AggregateVersion: o.GetVersion(), SchemaVersion: 1, Body: body}
 	rt, err := reg.Resolve(ev)
 	if err != nil {
 		t.Fatal(err)
@@ -114,9 +114,9 @@ func TestRegistryClassifiesBadMessages(t *testing.T) {
 		ev   projection.Event
 		want projection.Reason
 	}{
-		"garbage body":   {projection.Event{ID: id, Type: events.TypeOrderPlaced, AggregateID: "x", Version: 1, SchemaVersion: 1, Body: []byte("garbage")}, projection.PayloadInvalid},
-		"unknown type":   {projection.Event{ID: id, Type: "orders.order.shipped", AggregateID: "x", Version: 1, SchemaVersion: 1}, projection.EventTypeUnknown},
-		"schema version": {projection.Event{ID: id, Type: events.TypeOrderPaid, AggregateID: "x", Version: 1, SchemaVersion: 2}, projection.SchemaUnsupported},
+		"garbage body":   {projection.Event{ID: id, Type: events.TypeOrderPlaced, AggregateID: "x", AggregateVersion: 1, SchemaVersion: 1, Body: []byte("garbage")}, projection.PayloadInvalid},
+		"unknown type":   {projection.Event{ID: id, Type: "orders.order.shipped", AggregateID: "x", AggregateVersion: 1, SchemaVersion: 1}, projection.EventTypeUnknown},
+		"schema version": {projection.Event{ID: id, Type: events.TypeOrderPaid, AggregateID: "x", AggregateVersion: 1, SchemaVersion: 2}, projection.SchemaUnsupported},
 	} {
 		_, err := reg.Resolve(&tc.ev)
 		reason, permanent := projection.Classify(err)

@@ -1,4 +1,4 @@
-package maintenance_test
+package upkeep_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/eventrelay/eventrelay/internal/postgres/outboxdb"
 	fx "github.com/eventrelay/eventrelay/internal/relayfixture"
 	"github.com/eventrelay/eventrelay/relay/internal/claim"
-	"github.com/eventrelay/eventrelay/relay/internal/maintenance"
+	"github.com/eventrelay/eventrelay/relay/internal/upkeep"
 	"github.com/eventrelay/eventrelay/relaytest"
 )
 
@@ -22,16 +22,16 @@ const (
 	pendingKeyIdx = "outbox_events_pending_key_idx"
 )
 
-func indexStats(t *testing.T, s *maintenance.Store) map[string]maintenance.IndexStat {
+func indexStats(t *testing.T, s *upkeep.Store) map[string]upkeep.IndexStat {
 	t.Helper()
-	m := map[string]maintenance.IndexStat{}
+	m := map[string]upkeep.IndexStat{}
 	for _, st := range indexList(t, s) {
 		m[st.Name] = st
 	}
 	return m
 }
 
-func indexList(t *testing.T, s *maintenance.Store) []maintenance.IndexStat {
+func indexList(t *testing.T, s *upkeep.Store) []upkeep.IndexStat {
 	t.Helper()
 	stats, err := s.OutboxIndexes(ctxT(t))
 	if err != nil {
@@ -95,16 +95,16 @@ func waitingReindex(t *testing.T, pool *pgxpool.Pool) int32 {
 func TestRebuildShrinksTheBloatedPendingIndexesOnly(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	s := maintenance.NewStore(db.Pool)
+	s := upkeep.NewStore(db.Pool)
 	fx.PublishedWave(t, db.Pool, 20_000, time.Now())
 
 	list := indexList(t, s)
-	if len(list) != len(maintenance.OutboxIndexNames) {
-		t.Fatalf("stats of %d indexes, want the %d outbox indexes: %+v", len(list), len(maintenance.OutboxIndexNames), list)
+	if len(list) != len(upkeep.OutboxIndexNames) {
+		t.Fatalf("stats of %d indexes, want the %d outbox indexes: %+v", len(list), len(upkeep.OutboxIndexNames), list)
 	}
 	before := indexStats(t, s)
 	var names []string
-	for _, st := range (maintenance.IndexUpkeep{BloatFactor: 4}).Bloated(list) {
+	for _, st := range (upkeep.IndexUpkeep{BloatFactor: 4}).Bloated(list) {
 		names = append(names, st.Name)
 	}
 	if !slices.Equal(names, []string{pendingIdx, pendingKeyIdx}) {
@@ -139,7 +139,7 @@ func TestRebuildShrinksTheBloatedPendingIndexesOnly(t *testing.T) {
 func TestRebuildSkipsWhileAnotherSessionHoldsTheLock(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	s := maintenance.NewStore(db.Pool)
+	s := upkeep.NewStore(db.Pool)
 	conn, err := db.Pool.Acquire(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestRebuildSkipsWhileAnotherSessionHoldsTheLock(t *testing.T) {
 func TestRebuildDropsTheLeftoverOfAnInterruptedRebuild(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	s := maintenance.NewStore(db.Pool)
+	s := upkeep.NewStore(db.Pool)
 	fx.Insert(t, db.Pool, fx.Writer(t, false), fx.Item(fx.ID(1), 1, 0))
 
 	snapshot := holdSnapshot(t, db.Pool)
@@ -213,7 +213,7 @@ func TestRebuildDropsTheLeftoverOfAnInterruptedRebuild(t *testing.T) {
 func TestClaimsKeepWorkingDuringARebuild(t *testing.T) {
 	t.Parallel()
 	db := relaytest.NewDB(t, relaytest.Options{Schema: "items"})
-	s := maintenance.NewStore(db.Pool)
+	s := upkeep.NewStore(db.Pool)
 	w := fx.Writer(t, false)
 	fx.Insert(t, db.Pool, w, fx.Item(fx.ID(1), 1, 0))
 	oid := fx.IndexOID(t, db.Pool, pendingIdx)
@@ -221,7 +221,7 @@ func TestClaimsKeepWorkingDuringARebuild(t *testing.T) {
 	snapshot := holdSnapshot(t, db.Pool)
 	type result struct {
 		locked bool
-		done   []maintenance.Rebuild
+		done   []upkeep.Rebuild
 		err    error
 	}
 	rebuilt := make(chan result, 1)
@@ -272,7 +272,7 @@ func TestClaimsKeepWorkingDuringARebuild(t *testing.T) {
 }
 
 // TestOutboxIndexNamesAreTheMigrationsIndexes: the index upkeep measures
-// and rebuilds only the indexes in maintenance.OutboxIndexNames, so a migration
+// and rebuilds only the indexes in upkeep.OutboxIndexNames, so a migration
 // that adds an index to outbox_events without adding it there would leave
 // that index to bloat unnoticed. The list must be exactly the indexes the
 // migrations create.
@@ -288,9 +288,9 @@ func TestOutboxIndexNamesAreTheMigrationsIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("listing the indexes of outbox_events: %v", err)
 	}
-	listed := slices.Sorted(slices.Values(maintenance.OutboxIndexNames))
+	listed := slices.Sorted(slices.Values(upkeep.OutboxIndexNames))
 	if !slices.Equal(created, listed) {
-		t.Errorf("outbox_events has the indexes %v after the migrations, maintenance.OutboxIndexNames lists %v: add the new ones to the list (the index upkeep sees only those)", created, listed)
+		t.Errorf("outbox_events has the indexes %v after the migrations, upkeep.OutboxIndexNames lists %v: add the new ones to the list (the index upkeep sees only those)", created, listed)
 	}
 }
 func ctxT(t *testing.T) context.Context {

@@ -1,4 +1,4 @@
-package wire
+package contract
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package wire_test
+package contract_test
 
 import (
 	"errors"
@@ -8,25 +8,25 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 func Example() {
-	id := wire.Identity{
+	id := contract.Identity{
 		EventID:   uuid.MustParse("0b7e6f0a-4d5c-4a3b-9c1d-2e3f4a5b6c7d"),
 		EventType: "orders.order.placed", AggregateType: "order", AggregateID: "order-1",
-		Version: 3, SchemaVersion: 1,
+		AggregateVersion: 3, SchemaVersion: 1,
 		OccurredAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("CET", 3600)),
 	}
 	attrs := id.Attributes() // the producer: the message's attributes
-	fmt.Println(attrs[wire.AttrVersion], attrs[wire.AttrOccurredAt])
+	fmt.Println(attrs[contract.AttrVersion], attrs[contract.AttrOccurredAt])
 
-	got, err := wire.Parse(attrs) // the consumer
-	fmt.Println(got.EventType, got.Version, err)
+	got, err := contract.Parse(attrs) // the consumer
+	fmt.Println(got.EventType, got.AggregateVersion, err)
 
-	delete(attrs, wire.AttrEventType)
-	_, err = wire.Parse(attrs)
-	var missing *wire.MissingError
+	delete(attrs, contract.AttrEventType)
+	_, err = contract.Parse(attrs)
+	var missing *contract.MissingError
 	fmt.Println(errors.As(err, &missing), err)
 	// Output:
 	// 3 2026-01-02T02:04:05.000000006Z
@@ -35,17 +35,17 @@ func Example() {
 }
 
 func TestParseRefusesInvalidValues(t *testing.T) {
-	good := wire.Identity{EventID: uuid.New(), EventType: "t", AggregateID: "a", Version: 1, SchemaVersion: 1}.Attributes()
+	good := contract.Identity{EventID: uuid.New(), EventType: "t", AggregateID: "a", AggregateVersion: 1, SchemaVersion: 1}.Attributes()
 	for key, value := range map[string]string{
-		wire.AttrEventID: uuid.Nil.String(), wire.AttrVersion: "0", wire.AttrSchemaVersion: "x",
+		contract.AttrEventID: uuid.Nil.String(), contract.AttrVersion: "0", contract.AttrSchemaVersion: "x",
 	} {
 		attrs := map[string]string{}
 		for k, v := range good {
 			attrs[k] = v
 		}
 		attrs[key] = value
-		_, err := wire.Parse(attrs)
-		var invalid *wire.InvalidError
+		_, err := contract.Parse(attrs)
+		var invalid *contract.InvalidError
 		if !errors.As(err, &invalid) || invalid.Key != key {
 			t.Errorf("%s=%q: %v, want an InvalidError naming it", key, value, err)
 		}
@@ -54,8 +54,8 @@ func TestParseRefusesInvalidValues(t *testing.T) {
 	for k, v := range good {
 		attrs[k] = v
 	}
-	attrs[wire.AttrOccurredAt] = "yesterday"
-	if _, err := wire.Parse(attrs); err != nil {
+	attrs[contract.AttrOccurredAt] = "yesterday"
+	if _, err := contract.Parse(attrs); err != nil {
 		t.Errorf("an unparsable occurred_at is informational: %v", err)
 	}
 }

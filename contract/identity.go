@@ -1,4 +1,4 @@
-package wire
+package contract
 
 import (
 	"fmt"
@@ -34,12 +34,12 @@ var Required = []string{AttrEventID, AttrEventType, AttrAggregateID, AttrVersion
 
 // Identity is an event's identity as the message attributes carry it.
 type Identity struct {
-	EventID       uuid.UUID
-	EventType     string
-	AggregateType string
-	AggregateID   string
-	Version       int64
-	SchemaVersion int32
+	EventID          uuid.UUID
+	EventType        string
+	AggregateType    string
+	AggregateID      string
+	AggregateVersion int64
+	SchemaVersion    int32
 	// OccurredAt is informational: a consumer trusts the envelope's.
 	OccurredAt time.Time
 }
@@ -50,7 +50,7 @@ func (id Identity) Put(attrs map[string]string) {
 	attrs[AttrEventType] = id.EventType
 	attrs[AttrAggregateType] = id.AggregateType
 	attrs[AttrAggregateID] = id.AggregateID
-	attrs[AttrVersion] = strconv.FormatInt(id.Version, 10)
+	attrs[AttrVersion] = strconv.FormatInt(id.AggregateVersion, 10)
 	attrs[AttrSchemaVersion] = strconv.FormatInt(int64(id.SchemaVersion), 10)
 	attrs[AttrOccurredAt] = id.OccurredAt.UTC().Format(time.RFC3339Nano)
 }
@@ -109,7 +109,7 @@ func Parse(attrs map[string]string) (Identity, error) {
 		// taken for a duplicate of the first.
 		return Identity{}, &InvalidError{Key: AttrEventID, Value: attrs[AttrEventID], Problem: "the nil UUID"}
 	}
-	if id.Version, err = strconv.ParseInt(attrs[AttrVersion], 10, 64); err != nil || id.Version < 1 {
+	if id.AggregateVersion, err = strconv.ParseInt(attrs[AttrVersion], 10, 64); err != nil || id.AggregateVersion < 1 {
 		return Identity{}, &InvalidError{Key: AttrVersion, Value: attrs[AttrVersion], Problem: "not a positive integer"}
 	}
 	sv, err := strconv.ParseInt(attrs[AttrSchemaVersion], 10, 32)

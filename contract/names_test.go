@@ -1,15 +1,15 @@
-package wire_test
+package contract_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/eventrelay/eventrelay/wire"
+	"github.com/eventrelay/eventrelay/contract"
 )
 
 func TestCheckTopicID(t *testing.T) {
 	for _, ok := range []string{"orders", "a-b_c.d~e+f%20", "abc", "Z" + strings.Repeat("9", 254)} {
-		if err := wire.CheckTopicID(ok); err != nil {
+		if err := contract.CheckTopicID(ok); err != nil {
 			t.Errorf("CheckTopicID(%q): %v", ok, err)
 		}
 	}
@@ -25,7 +25,7 @@ func TestCheckTopicID(t *testing.T) {
 		"a\x00b":                 `has '\x00' at byte 1`,
 		"a/b":                    "has '/' at byte 1",
 	} {
-		if err := wire.CheckTopicID(id); err == nil || !strings.Contains(err.Error(), want) {
+		if err := contract.CheckTopicID(id); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckTopicID(%q) = %v, want an error mentioning %q", id, err, want)
 		}
 	}
@@ -34,7 +34,7 @@ func TestCheckTopicID(t *testing.T) {
 func TestIsReserved(t *testing.T) {
 	for k, want := range map[string]bool{"replay_for": true, "event_id": true, "aggregate_id": true, "occurred_at": true,
 		"traceparent": false, "x-tenant": false, "Replay_For": false} {
-		if got := wire.IsReserved(k); got != want {
+		if got := contract.IsReserved(k); got != want {
 			t.Errorf("IsReserved(%q) = %t, want %t", k, got, want)
 		}
 	}

@@ -1,8 +1,11 @@
-// Package wire is the contract between the producer (the relay, which
-// publishes outbox rows to Pub/Sub) and the consumers (projections): the
-// message attributes that repeat an event's identity outside the body, and
-// how each value is encoded. Neither side owns it; both build and read
-// attributes through it, so a change here is a change of the contract.
+// Package contract is the message contract between the producer (the
+// relay, which publishes outbox rows to Pub/Sub) and the consumers
+// (projections), beside the body (package envelope): the message
+// attributes that repeat an event's identity outside the body and how each
+// value is encoded, the attributes a dead letter adds, and the Pub/Sub
+// limits a message and a topic ID must keep. Neither side owns it; both
+// build and read attributes through it, so a change here is a change of
+// the contract.
 //
 // Every message the relay publishes carries, on top of the row's headers
 // (which cannot override them):
@@ -18,4 +21,4 @@
 // A W3C traceparent attribute, when present, carries the producer's trace
 // context. The body is the serialized envelope; routing and triage never
 // need it.
-package wire
+package contract

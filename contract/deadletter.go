@@ -1,4 +1,4 @@
-package wire
+package contract
 
 // Attributes a dead letter carries on top of all the original message's
 // attributes: the projector writes them when it parks a message it can
