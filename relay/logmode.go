@@ -210,7 +210,7 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 		}
 		wm = logread.NewWatermark(created.At)
 		pipe = newLogPipe(r, r.logStore, wm, held)
-		defer endOnLostLock(leader, pipe, retry)()
+		defer r.endOnLostLock(leader, pipe, retry)()
 		recovery = wm.Begin(time.Now())
 		n := 0
 		xmin, err := r.logStore.Unpublished(ctx, o.Slot, created.Snapshot, recoveryPage, func(events []claim.Event) error {
@@ -244,7 +244,7 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 		pending = &logread.Probe{Xmin: xmin, At: created.At}
 	} else {
 		pipe = newLogPipe(r, r.logStore, wm, held)
-		defer endOnLostLock(leader, pipe, retry)()
+		defer r.endOnLostLock(leader, pipe, retry)()
 	}
 	if err := stream.Start(ctx, o.Publication); err != nil {
 		pipe.end(retry, err.Error())
@@ -271,12 +271,14 @@ func (r *Relay) logSession(ctx context.Context, leader *logread.Leader) (time.Du
 // endOnLostLock ends pipe's session as soon as leader's lock is lost
 // (its connection ended while the stream's lives on, or during a
 // recovery, which holds no stream): another relay may take the lock and
-// the slot then. The returned func stops the watch.
-func endOnLostLock(leader *logread.Leader, pipe *logPipe, retry time.Duration) func() {
+// the slot then. The replica is no longer the reader from that moment,
+// while its session winds down. The returned func stops the watch.
+func (r *Relay) endOnLostLock(leader *logread.Leader, pipe *logPipe, retry time.Duration) func() {
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-leader.Lost():
+			r.logm.state(readerStandby)
 			pipe.end(retry, "the slot's reader lock is lost (its connection ended)")
 		case <-pipe.stop:
 		case <-done:
