@@ -27,6 +27,7 @@ type costMode struct {
 	relay       bool          // a publisher daemon runs
 	log         bool          // it runs in the log mode (reads a replication slot; times from Pub/Sub's publish times)
 	sqlRelay    bool          // the publisher's claim and mark statements run alone (sqlRelay)
+	logStream   bool          // the log mode's stream alone: pg_recvlogical reads the slot, no publisher (logStream)
 	burst       bool          // no relay: a process that only burns CPU in bursts runs next to the writers (CPUBurstEnv)
 	writer      outbox.Config // the writers' wake-up settings
 	notifyEvery bool          // the bench notifies the publisher's channel in every writer transaction itself
@@ -43,7 +44,9 @@ type costMode struct {
 // relay costs the writers' database itself; the writers do not notify);
 // then the relay in the log mode (it reads the outbox's inserts from a
 // replication slot: no claim, no mark, no NOTIFY; its slot is created
-// before the step); and no relay but a CPU burner with the publisher's duty cycle (costBurst,
+// before the step), and the log mode's stream alone (pg_recvlogical on the
+// same slot and publication, no publisher and no Pub/Sub: what the log
+// mode costs the writers' database itself); and no relay but a CPU burner with the publisher's duty cycle (costBurst,
 // at idle priority, touching neither Postgres nor the network): how much of
 // a co-located publisher's figure is the machine's reaction to a
 // neighbour's bursts.
@@ -55,6 +58,7 @@ var costModes = []costMode{
 	{name: "coalesced", label: "coalesced (defaults)", relay: true, writer: outbox.Config{Notify: true}},
 	{name: "sql", label: "relay SQL only", sqlRelay: true},
 	{name: "log", label: "log mode", relay: true, log: true},
+	{name: "logsql", label: "log stream only", logStream: true},
 	{name: "burst", label: "CPU bursts, no relay", burst: true},
 }
 
@@ -287,6 +291,22 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	if err != nil {
 		return res, err
 	}
+	var stream *logStream
+	if m.logStream {
+		if err := r.db.resetLog(ctx); err != nil {
+			return res, err
+		}
+		defer r.db.resetLog(context.WithoutCancel(ctx)) //nolint:errcheck // the next log step resets it again, and fails if it cannot
+		if stream, err = r.db.startLogStream(ctx, r.workDir("logs")); err != nil {
+			return res, err
+		}
+		defer stream.stop() // before resetLog: a slot streamed is not dropped
+		if err := r.cfg.CostCPUs.pinDaemon(stream.pid()); err != nil {
+			return res, err
+		}
+		r.cpu.daemons = map[int]string{stream.pid(): "log stream"}
+		defer func() { r.cpu.daemons = nil }()
+	}
 	var sqlR *rootBenchmark
 	if m.sqlRelay {
 		// The relay's statements alone (relay/internal/claim's
@@ -342,6 +362,10 @@ func (r *Runner) costStep(ctx context.Context, pool *pgxpool.Pool, pubBin string
 	case pubD != nil:
 		if err := r.waitDrained(ctx, []*Daemon{pubD}, n); err != nil {
 			return res, err
+		}
+	case stream != nil:
+		if err := r.db.waitConfirmed(ctx, r.cfg.LatencyDrain); err != nil {
+			return res, fmt.Errorf("log stream: %w", err)
 		}
 	}
 	var sqlFigures map[string]float64

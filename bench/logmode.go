@@ -67,6 +67,33 @@ func (d *DB) waitStreamed(ctx context.Context, daemon *Daemon) error {
 	}
 }
 
+// waitRecovered waits until the log mode's slot is past its recovery
+// (the rows not known to be published, republished and acknowledged,
+// recorded in outbox_log_slots): from then on its reader only streams.
+func (d *DB) waitRecovered(ctx context.Context, daemon *Daemon) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if err := daemon.Exited(); err != nil {
+			return err
+		}
+		n, err := d.count(ctx, `SELECT count(*) FROM outbox_log_slots WHERE slot_name = $1 AND NOT recovering AND published_xmin IS NOT NULL`, d.logSlot())
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("slot %s still recovering 5 minutes after %s started (log %s)", d.logSlot(), daemon.Name, daemon.LogPath)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // publishTimes receives a topic on a subscription of its own and keeps
 // each event's Pub/Sub publish time (the server's, set when it accepted
 // the Publish): the log mode marks no row published, so commit->published
@@ -276,8 +303,10 @@ func waitPublished(ctx context.Context, b *Backend, before strictpubsub.Stats, d
 // log-mode publishers, the first started alone until it streams the slot
 // (the reader), the second its standby; the reader is SIGKILLed and the
 // time until the slot is streamed by another walsender is recorded
-// (takeover.log.kill9). Postgres ends a killed process's sessions at once
-// (its kernel closes the sockets); the standby retries every second.
+// (takeover.log.kill9). The reader is killed once its recovery of the
+// drain's rows is recorded, streaming. Postgres ends a killed process's
+// sessions at once (its kernel closes the sockets); the standby retries
+// every second.
 func (r *Runner) logTakeover(ctx context.Context, bin string, b *Backend, run int) error {
 	if err := r.db.resetLog(ctx); err != nil {
 		return err
@@ -305,6 +334,13 @@ func (r *Runner) logTakeover(ctx context.Context, bin string, b *Backend, run in
 		}
 		if i == 0 {
 			if err := r.db.waitStreamed(ctx, d); err != nil {
+				return err
+			}
+			// A reader killed during its recovery leaves the slot
+			// unrecovered: its successor republishes the whole table
+			// again first (the drain's rows, here), which is a recovery's
+			// time, not a takeover's.
+			if err := r.db.waitRecovered(ctx, d); err != nil {
 				return err
 			}
 		}

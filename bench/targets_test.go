@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -213,16 +214,24 @@ func TestModeTargets(t *testing.T) {
 	put("cost.pstest.log.r500.pg-cpu-per-1k", 1.1)       // log adds 0.1: 0.1x, PASS
 	put("drain.pstest.i1.pg-cpu-per-1k", 0.5)            // poll live 1.0 / drain 0.5: 2x, MISS
 	put("cost.pstest.log.r500.wal-per-event", 1560)      // 60 B added: PASS
-	put("cost.pstest.log.r500.commit-p99", 12)           // 1.2x: MISS
+	put("cost.pstest.log.r500.commit-p99", 30)           // the whole relay beside the writers, 3x: detail only
+	put("cost.logsql.r500.commit-p99", 12)               // the log stream alone, 1.2x: MISS
+	put("cost.logsql.r500.pg-cpu-per-1k", 1.05)          // the stream alone adds 0.05: detail
 	put("takeover.log.kill9", 0.6)                       // <= 10 s: PASS
 	got := wantStatuses(t, modeTargets(r, cfg), map[string]string{
 		"Postgres CPU the relay adds per 1,000 events at 500 commits/s, log vs poll mode (pstest)": "PASS",
 		"poll mode: Postgres CPU per event at 500 commits/s vs in the drain (pstest)":              "MISS",
 		"WAL the relay adds per event at 500 commits/s, log mode":                                  "PASS",
-		"writer commit p99 at 500 commits/s, log relay running vs no relay":                        "MISS",
+		"writer commit p99 at 500 commits/s, the log stream alone vs no relay":                     "MISS",
 		"log mode: reader takeover after kill -9":                                                  "PASS",
 	})
 	if f := got["WAL the relay adds per event at 500 commits/s, log mode"].Figure; f != 60 {
 		t.Errorf("WAL added by the log mode: %v, want 60", f)
+	}
+	if f := got["writer commit p99 at 500 commits/s, the log stream alone vs no relay"].Figure; math.Abs(f-1.2) > 1e-9 {
+		t.Errorf("writer p99 with the log stream alone: %v, want 1.2 (the whole relay's 3x is detail)", f)
+	}
+	if d := got["Postgres CPU the relay adds per 1,000 events at 500 commits/s, log vs poll mode (pstest)"].Detail; !strings.Contains(d, "the log stream alone (pg_recvlogical, no relay) adds 0.050") {
+		t.Errorf("Postgres CPU detail %q does not give the log stream's own cost", d)
 	}
 }

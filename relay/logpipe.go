@@ -44,7 +44,7 @@ type logPipe struct {
 	buf       []logPending  // read, not yet published (the reader's alone)
 	bufBytes  int           // payload bytes in buf
 	bufSince  time.Time     // when buf's oldest event was read
-	maxLinger time.Duration // the longest a live event waits in buf
+	maxLinger time.Duration // the longest a live event waits in buf (Log.Linger)
 	behind    bool          // reading a backlog (begin)
 	window    int           // the most events in buf
 }
@@ -86,10 +86,7 @@ func newLogPipe(r *Relay, store *logread.Store, wm *logread.Watermark, held map[
 		items:  make(chan logItem, logWindowBulks*r.opts.BulkSize*r.opts.Concurrency), // a whole buffer in flight while the next fills
 		stop:   make(chan struct{}), done: make(chan struct{}),
 	}
-	p.maxLinger = max(logIdle, r.opts.FetchCooldown)
-	if r.opts.FetchCooldownOff {
-		p.maxLinger = logIdle
-	}
+	p.maxLinger = max(logIdle, r.opts.Log.Linger)
 	go p.collect()
 	return p
 }
@@ -119,8 +116,7 @@ func (p *logPipe) ended() bool {
 
 // logIdle is how long the stream must have nothing more to read before
 // the pipe publishes its buffer: a live event waits about this long.
-// maxLinger (the polling relay's fetch cooldown) bounds the wait of a
-// steady live stream.
+// maxLinger (Options.Log.Linger) bounds the wait of a steady live stream.
 const logIdle = 2 * time.Millisecond
 
 // logCatchUp: a transaction committed longer ago than this is read from a

@@ -205,6 +205,13 @@ type LogOptions struct {
 	// ConfirmInterval is how often the slot's confirmed position and the
 	// published horizon (outbox_log_slots) are written (default 1s).
 	ConfirmInterval time.Duration `yaml:"log_confirm_interval"`
+	// Linger is the longest a live event waits for more before it is
+	// published (default 10ms): the events of a key read within it share
+	// Publish requests. The stream's events are published at once when it
+	// has nothing more to read; a backlog lingers longer to group each
+	// key's versions. It is the log mode's own: there is no claim to
+	// amortize, so FetchCooldown does not apply.
+	Linger time.Duration `yaml:"log_linger"`
 }
 
 // PublishOptions configures publishing. Zero values take the defaults.
@@ -277,6 +284,7 @@ const (
 
 	defaultStandbyRetry    = time.Second
 	defaultConfirmInterval = time.Second
+	defaultLogLinger       = 10 * time.Millisecond
 
 	defaultPublishTimeout      = 20 * time.Second
 	defaultDelayThreshold      = 2 * time.Millisecond
@@ -357,6 +365,7 @@ func (o Options) WithDefaults() Options {
 	orDefault(&o.Mode, ModePoll)
 	orDefault(&o.Log.StandbyRetry, defaultStandbyRetry)
 	orDefault(&o.Log.ConfirmInterval, defaultConfirmInterval)
+	orDefault(&o.Log.Linger, defaultLogLinger)
 	p := &o.Publish
 	orDefault(&p.MaxMessageBytes, maxPubSubMessageBytes)
 	orDefault(&p.Timeout, defaultPublishTimeout)
@@ -446,6 +455,7 @@ func (o Options) check() error {
 		{"Publish.SubscriptionCheckInterval", o.Publish.SubscriptionCheckInterval},
 		{"Log.StandbyRetry", o.Log.StandbyRetry},
 		{"Log.ConfirmInterval", o.Log.ConfirmInterval},
+		{"Log.Linger", o.Log.Linger},
 	} {
 		if d.v <= 0 {
 			return optionErrorf(d.field, "must be > 0, got %s", d.v)

@@ -90,6 +90,7 @@ var everySetting = []setting{
 	{"outbox.notify_channel", "", "", "orders_wakeups", func(_ Config, o relay.Options) bool { return o.NotifyChannel == "orders_wakeups" }},
 	{"outbox.log_standby_retry", "", "", "3s", func(_ Config, o relay.Options) bool { return o.Log.StandbyRetry == 3*time.Second }},
 	{"outbox.log_confirm_interval", "", "", "2s", func(_ Config, o relay.Options) bool { return o.Log.ConfirmInterval == 2*time.Second }},
+	{"outbox.log_linger", "", "", "5ms", func(_ Config, o relay.Options) bool { return o.Log.Linger == 5*time.Millisecond }},
 	{"outbox.retention", "OUTBOX_RETENTION_SECONDS", "3600", "1h", func(_ Config, o relay.Options) bool { return o.Retention == time.Hour && !o.RetentionOff }},
 	{"outbox.retention", "OUTBOX_RETENTION_SECONDS", "0", "", func(_ Config, o relay.Options) bool { return o.RetentionOff }},
 	{"outbox.retention_interval", "OUTBOX_RETENTION_INTERVAL_SECONDS", "30", "30s", func(_ Config, o relay.Options) bool { return o.RetentionInterval == 30*time.Second }},
