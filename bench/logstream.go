@@ -14,10 +14,11 @@ import (
 )
 
 // logStream is the log mode's stream alone: pg_recvlogical reads the
-// bench's slot through the relay's publication (pgoutput, protocol 1) and
-// confirms what it read every second, as the relay confirms its watermark
-// (Log.ConfirmInterval), with no publisher and no Pub/Sub: what reading
-// the log costs the database by itself, the log mode's "relay SQL only".
+// bench's slot through the relay's publication (pgoutput, protocol 1,
+// binary columns, as the relay asks) and confirms what it read every
+// second, as the relay confirms its watermark (Log.ConfirmInterval), with
+// no publisher and no Pub/Sub: what reading the log costs the database by
+// itself, the log mode's "relay SQL only".
 type logStream struct {
 	cmd  *exec.Cmd
 	done chan error
@@ -53,7 +54,7 @@ func (d *DB) startLogStream(ctx context.Context, logDir string) (*logStream, err
 		return nil, err
 	}
 	cmd := exec.Command(bin, "--dbname", d.URL, "--slot", d.logSlot(), "--start", "--file", os.DevNull,
-		"--option", "proto_version=1", "--option", "publication_names="+d.logSlot(),
+		"--option", "proto_version=1", "--option", "publication_names="+d.logSlot(), "--option", "binary=true",
 		"--status-interval", "1", "--fsync-interval", "0", "--no-loop")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -151,8 +151,11 @@ func (d *decoder) column(r *relation, t *pglogrepl.TupleData, name string, dst a
 		return fmt.Errorf("outbox_events column %s missing from the stream", name)
 	}
 	c := t.Columns[i]
+	format := int16(pgtype.BinaryFormatCode)
 	switch c.DataType {
+	case pglogrepl.TupleDataTypeBinary:
 	case pglogrepl.TupleDataTypeText:
+		format = pgtype.TextFormatCode
 	case pglogrepl.TupleDataTypeNull:
 		return d.types.Scan(r.oids[i], pgtype.TextFormatCode, nil, dst)
 	case pglogrepl.TupleDataTypeToast:
@@ -160,7 +163,7 @@ func (d *decoder) column(r *relation, t *pglogrepl.TupleData, name string, dst a
 	default:
 		return fmt.Errorf("outbox_events column %s: unexpected tuple data type %q", name, c.DataType)
 	}
-	if err := d.types.Scan(r.oids[i], pgtype.TextFormatCode, c.Data, dst); err != nil {
+	if err := d.types.Scan(r.oids[i], format, c.Data, dst); err != nil {
 		return fmt.Errorf("decoding outbox_events column %s: %w", name, err)
 	}
 	return nil

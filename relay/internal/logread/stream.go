@@ -102,11 +102,14 @@ func (s *Stream) Create(ctx context.Context) (Created, error) {
 
 // Start streams the slot from its confirmed position, the changes of
 // publication's tables (protocol 1: committed transactions only, so a
-// rolled-back insert is never read).
+// rolled-back insert is never read), their columns in binary (PostgreSQL
+// 14 and later): the server copies the payload's bytes rather than
+// writing them as hex, and formats no timestamp or uuid for the relay to
+// parse back.
 func (s *Stream) Start(ctx context.Context, publication string) error {
 	err := pglogrepl.StartReplication(ctx, s.conn, s.Slot, 0, pglogrepl.StartReplicationOptions{
 		Mode:       pglogrepl.LogicalReplication,
-		PluginArgs: []string{"proto_version '1'", "publication_names '" + publication + "'"},
+		PluginArgs: []string{"proto_version '1'", "publication_names '" + publication + "'", "binary 'true'"},
 	})
 	if err != nil {
 		return fmt.Errorf("starting replication from slot %s: %w", s.Slot, err)
