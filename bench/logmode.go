@@ -252,6 +252,8 @@ func (r *Runner) drainLogOnce(ctx context.Context, bin string, b *Backend, run i
 		Backend: b.Name, Unit: "events/s", Note: cost.String() + "; " + use.String()}, ev)
 	cost.record(r, id, "publisher drain, log mode, 1 instance", b.Name)
 	r.recordDrainPostgres(id, "log mode", b.Name, use, cfg.Events)
+	r.addRun(Measurement{ID: "memory.publisher.log." + b.Name, Scenario: "memory",
+		Name: "publisher, log mode (" + b.Name + ", drain)", Backend: b.Name, Unit: "MB"}, peak)
 	r.logf("  run %d: drain %s, log mode x1: %.0f events/s, peak RSS %.0f MB; %s; %s", run, b.Name, ev, peak, cost, use)
 	return nil
 }
