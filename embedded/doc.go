@@ -34,9 +34,9 @@
 //	func main() {
 //		os.Exit(embedded.Main(os.Args[1:], embedded.Options{
 //			Name:        "orders",
-//			Codec:       codec, // envelope.New(envelope.Type[*ordersv1.OrderPlaced]("orders.order.placed"), ...)
+//			Codec:       codec, // envelope.New(envelope.Aggregate("orders.order", "orders.order.events", envelope.Type[*ordersv1.OrderPlaced]("orders.order.placed"), ...))
 //			Projections: []projector.Projection{summaries.Projection},
-//			Writer:      &outbox.Config{DefaultTopic: "orders.order.events", Notify: true},
+//			Writer:      &outbox.Config{Notify: true}, // its events carry their topic (codec.Event)
 //			Admin:       relayctl.Hooks{Verifier: admin.Verifier, Migrations: admin.Migrations},
 //			Servers: func(e *embedded.Engines) ([]transport.Server, error) {
 //				... // the service's HTTP and gRPC servers on e.Pool, e.Writer, e.Health, e.Metrics

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -38,7 +39,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Relay shapes the embedded relay (Config.EmbedRelay); its Schema,
 	// Logger, Health and Registerer are the engines', an empty
-	// Publish.ReadyTopic is Writer.DefaultTopic.
+	// Publish.ReadyTopic is Writer.DefaultTopic, else the first (by name)
+	// of the topics Codec declares (envelope.Aggregate).
 	Relay relay.Options
 	// Projector shapes the projector; its Schema, Logger, Health and
 	// Registerer are the engines'.
@@ -149,6 +151,23 @@ type Engines struct {
 	App *kratos.App
 }
 
+// readyTopic is the topic the embedded relay's readiness probes:
+// Writer.DefaultTopic, else the first (by name) of Codec's topics, else
+// none.
+func readyTopic(o Options) string {
+	if o.Writer != nil && o.Writer.DefaultTopic != "" {
+		return o.Writer.DefaultTopic
+	}
+	if o.Codec == nil {
+		return ""
+	}
+	topics := slices.Sorted(maps.Values(o.Codec.Topics()))
+	if len(topics) == 0 {
+		return ""
+	}
+	return topics[0]
+}
+
 // New builds the engines and the app of service o on pool (whose
 // search_path starts with o.Config.Schema: relay.PoolConfig) and client.
 // It contacts neither Postgres nor Pub/Sub, nor the stores of
@@ -199,8 +218,8 @@ func New(pool *pgxpool.Pool, client *pubsub.Client, o Options) (_ *Engines, err 
 	if c.EmbedRelay {
 		ro := o.Relay
 		ro.Schema, ro.Logger, ro.Registerer, ro.Health = c.Schema, e.Logger, e.Metrics, engineHealth
-		if ro.Publish.ReadyTopic == "" && o.Writer != nil {
-			ro.Publish.ReadyTopic = o.Writer.DefaultTopic // GetTopic needs no project-wide list permission
+		if ro.Publish.ReadyTopic == "" {
+			ro.Publish.ReadyTopic = readyTopic(o) // GetTopic needs no project-wide list permission
 		}
 		r, err := relay.New(pool, client, ro)
 		if err != nil {

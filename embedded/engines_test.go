@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-kratos/kratos/v2/transport"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/eventrelay/eventrelay/consistency"
 	"github.com/eventrelay/eventrelay/embedded"
@@ -78,21 +79,30 @@ func TestNewStopTimeoutAndErrors(t *testing.T) {
 
 // TestEnginesChecksDoNotFailTheServicesReadiness: with the writer's topic
 // missing on Pub/Sub, the embedded relay's "pubsub" check (probing that
-// topic) is degraded, not failing: the service stays ready while Postgres
-// answers, and is not ready when it does not.
+// topic, or the topic the codec declares) is degraded, not failing: the
+// service stays ready while Postgres answers, and is not ready when it
+// does not.
 func TestEnginesChecksDoNotFailTheServicesReadiness(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t, testdb.Options{Schema: "shop", Migrations: []migrations.Set{migrations.Eventrelay}})
 	client := gpubsubtest.New(t).Client
 	o := embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true},
 		Writer: &outbox.Config{Encoder: testevent.Encode, DefaultTopic: "shop.missing"}}
+	declared := embedded.Options{Name: "shop", Config: embedded.Config{EmbedRelay: true}, Writer: &outbox.Config{},
+		Codec: envelope.Must(envelope.Aggregate("shop.order", "shop.order.missing", envelope.Type[*wrapperspb.StringValue]("shop.order.placed")))}
+	for topic, o := range map[string]embedded.Options{"shop.missing": o, "shop.order.missing": declared} {
+		e, err := embedded.New(db.Pool, client, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.Health.Ready(context.Background())
+		if !r.OK || !strings.Contains(r.Degraded["pubsub"], topic) {
+			t.Fatalf("ready with the writer's topic missing: %+v, want OK with pubsub degraded naming %s", r, topic)
+		}
+	}
 	e, err := embedded.New(db.Pool, client, o)
 	if err != nil {
 		t.Fatal(err)
-	}
-	r := e.Health.Ready(context.Background())
-	if !r.OK || !strings.Contains(r.Degraded["pubsub"], "shop.missing") {
-		t.Fatalf("ready with the writer's topic missing: %+v, want OK with pubsub degraded naming shop.missing", r)
 	}
 	pc, err := relay.PoolConfig("postgres://nobody@127.0.0.1:1/none", "shop")
 	if err != nil {

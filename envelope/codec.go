@@ -3,9 +3,11 @@ package envelope
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -13,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	envelopev1 "github.com/eventrelay/eventrelay/api/eventrelay/envelope/v1"
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/projection"
 )
@@ -21,19 +24,27 @@ import (
 // `relayctl dlq show --message-type`.
 const MessageType = "eventrelay.envelope.v1.Envelope"
 
-// Declaration binds an event type name to its payload message; make one with
-// Type.
+// Declaration binds an event type name to its payload message, and to the
+// aggregate type and topic of its events when it is declared in an
+// Aggregate; make one with Type (or a group with Aggregate).
 type Declaration struct {
 	name     string
 	versions []int32
 	message  protoreflect.MessageType
 	goType   reflect.Type
+	// aggregate and topic are set on the types of an Aggregate.
+	aggregate, topic string
+	// group holds an Aggregate's types (then name and message are unset).
+	group []Declaration
 }
 
 // Type declares the event type name whose payload is a P, e.g.
 // Type[*ordersv1.OrderPaid]("orders.order.paid"). versions lists the
 // payload schema versions the service writes and reads (default 1); the
-// projector dead-letters other versions as schema_unsupported.
+// projector dead-letters other versions as schema_unsupported. A type
+// declared outside an Aggregate is encoded and decoded, but Codec.Event
+// cannot build its events: that is a codec that reads another service's
+// events.
 func Type[P proto.Message](name string, versions ...int32) Declaration {
 	var zero P
 	if len(versions) == 0 {
@@ -42,42 +53,126 @@ func Type[P proto.Message](name string, versions ...int32) Declaration {
 	return Declaration{name: name, versions: slices.Clone(versions), message: zero.ProtoReflect().Type(), goType: reflect.TypeFor[P]()}
 }
 
+// Aggregate declares types as the events of the aggregate type
+// aggregateType (e.g. "orders.order"), written to the Pub/Sub topic topic
+// (e.g. "orders.order.events"): Codec.Event fills an event's aggregate type
+// and topic from its payload's declaration, Codec.Encode refuses an event
+// of these types for another aggregate type, and Codec.AggregateType,
+// Codec.Topic and Codec.Topics return them to the service.
+//
+//	var Codec = envelope.Must(envelope.Aggregate("orders.order", "orders.order.events",
+//		envelope.Type[*ordersv1.OrderPlaced]("orders.order.placed"),
+//		envelope.Type[*ordersv1.OrderPaid]("orders.order.paid"),
+//	))
+//
+// New checks the declaration: a non-empty aggregate type without '|', a
+// newline or a NUL byte (a consistency token carries it), a valid topic id,
+// at least one type, no Aggregate inside another, and one topic per
+// aggregate type.
+func Aggregate(aggregateType, topic string, types ...Declaration) Declaration {
+	group := make([]Declaration, len(types))
+	for i, d := range types {
+		if d.group == nil {
+			d.aggregate, d.topic = aggregateType, topic
+		}
+		group[i] = d
+	}
+	return Declaration{aggregate: aggregateType, topic: topic, group: group}
+}
+
 // Codec encodes and decodes the envelopes of a fixed set of event types.
 // It is safe for concurrent use.
 type Codec struct {
 	byName    map[string]Declaration
 	byMessage map[protoreflect.FullName]Declaration
 	byGo      map[reflect.Type]Declaration
+	// topics routes each declared aggregate type to its topic.
+	topics map[string]string
 	// legacy, when set, reads the bodies that are not Envelopes.
 	legacy *LegacyFormat
 }
 
-// New returns the codec of decls. It fails on an empty name, a name declared
-// twice, or a payload message declared for two names (the payload's type
-// must identify its event type).
+// New returns the codec of decls: event types (Type), alone or grouped by
+// aggregate (Aggregate). It fails on an empty name, a name declared twice,
+// a payload message declared for two names (the payload's type must
+// identify its event type), and on an Aggregate that is not well formed:
+// an empty or malformed aggregate type, an invalid topic id, no types, an
+// Aggregate nested in another, or an aggregate type declared twice with
+// different topics.
 func New(decls ...Declaration) (*Codec, error) {
 	c := &Codec{
 		byName:    map[string]Declaration{},
 		byMessage: map[protoreflect.FullName]Declaration{},
 		byGo:      map[reflect.Type]Declaration{},
+		topics:    map[string]string{},
 	}
 	if len(decls) == 0 {
 		return nil, errors.New("envelope: no event types declared")
 	}
 	for _, d := range decls {
-		if d.name == "" || d.message == nil {
-			return nil, errors.New("envelope: a declaration has no name (use envelope.Type)")
+		add := c.add
+		if d.group != nil {
+			add = c.addAggregate
 		}
-		if _, dup := c.byName[d.name]; dup {
-			return nil, fmt.Errorf("envelope: event type %s declared twice", d.name)
+		if err := add(d); err != nil {
+			return nil, err
 		}
-		full := d.message.Descriptor().FullName()
-		if o, dup := c.byMessage[full]; dup {
-			return nil, fmt.Errorf("envelope: message %s declared for both %s and %s", full, o.name, d.name)
-		}
-		c.byName[d.name], c.byMessage[full], c.byGo[d.goType] = d, d, d
 	}
 	return c, nil
+}
+
+// addAggregate checks the Aggregate d and adds its types.
+func (c *Codec) addAggregate(d Declaration) error {
+	if err := checkAggregateType(d.aggregate); err != nil {
+		return err
+	}
+	if err := contract.CheckTopicID(d.topic); err != nil {
+		return fmt.Errorf("envelope: aggregate %s: %w", d.aggregate, err)
+	}
+	if len(d.group) == 0 {
+		return fmt.Errorf("envelope: aggregate %s declares no event types", d.aggregate)
+	}
+	if t, dup := c.topics[d.aggregate]; dup && t != d.topic {
+		return fmt.Errorf("envelope: aggregate %s declared with two topics, %s and %s", d.aggregate, t, d.topic)
+	}
+	c.topics[d.aggregate] = d.topic
+	for _, t := range d.group {
+		if t.group != nil {
+			return fmt.Errorf("envelope: aggregate %s holds aggregate %s: declare each aggregate in New", d.aggregate, t.aggregate)
+		}
+		if err := c.add(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add adds the event type d.
+func (c *Codec) add(d Declaration) error {
+	if d.name == "" || d.message == nil {
+		return errors.New("envelope: a declaration has no name (use envelope.Type)")
+	}
+	if _, dup := c.byName[d.name]; dup {
+		return fmt.Errorf("envelope: event type %s declared twice", d.name)
+	}
+	full := d.message.Descriptor().FullName()
+	if o, dup := c.byMessage[full]; dup {
+		return fmt.Errorf("envelope: message %s declared for both %s and %s", full, o.name, d.name)
+	}
+	c.byName[d.name], c.byMessage[full], c.byGo[d.goType] = d, d, d
+	return nil
+}
+
+// checkAggregateType refuses an aggregate type that the outbox or a
+// consistency token cannot carry.
+func checkAggregateType(at string) error {
+	switch {
+	case strings.TrimSpace(at) == "":
+		return fmt.Errorf("envelope: aggregate type %q is empty or white space", at)
+	case strings.ContainsAny(at, "|\n\x00"):
+		return fmt.Errorf("envelope: aggregate type %q contains '|', a newline or a NUL byte", at)
+	}
+	return nil
 }
 
 // Must is New that panics on an error, for package-level codecs.
@@ -87,6 +182,39 @@ func Must(decls ...Declaration) *Codec {
 		panic(err)
 	}
 	return c
+}
+
+// Topics routes each aggregate type c declares (Aggregate) to its topic:
+// a new map, empty for a codec without aggregates. It is what
+// outbox.Config.Topics takes where a service routes events it builds by
+// hand.
+func (c *Codec) Topics() map[string]string { return maps.Clone(c.topics) }
+
+// AggregateType is the aggregate type of a codec that declares one
+// Aggregate, e.g. for its consistency tokens. It panics for a codec that
+// declares none or several: use Topics.
+func (c *Codec) AggregateType() string {
+	at, _ := c.only("AggregateType")
+	return at
+}
+
+// Topic is the topic of a codec that declares one Aggregate. It panics
+// for a codec that declares none or several: use Topics.
+func (c *Codec) Topic() string {
+	_, t := c.only("Topic")
+	return t
+}
+
+// only returns the aggregate type and topic of a codec that declares one
+// aggregate, and panics naming method otherwise.
+func (c *Codec) only(method string) (aggregateType, topic string) {
+	if len(c.topics) != 1 {
+		panic(fmt.Sprintf("envelope: Codec.%s of a codec that declares %d aggregates, want 1 (use Codec.Topics)", method, len(c.topics)))
+	}
+	for at, t := range c.topics {
+		aggregateType, topic = at, t
+	}
+	return aggregateType, topic
 }
 
 // Types lists the declared event type names, sorted.
@@ -129,6 +257,9 @@ func (c *Codec) Encode(meta outbox.Metadata, payload proto.Message) ([]byte, err
 	}
 	if meta.EventType != want {
 		return nil, fmt.Errorf("envelope: event type %q does not match payload %T (declared for %s)", meta.EventType, payload, want)
+	}
+	if at := c.byName[want].aggregate; at != "" && meta.AggregateType != at {
+		return nil, fmt.Errorf("envelope: event type %s is declared for aggregate type %s, not %q", want, at, meta.AggregateType)
 	}
 	anyp, err := anypb.New(payload)
 	if err != nil {

@@ -2,6 +2,7 @@ package envelope_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,97 @@ func TestNewRefuses(t *testing.T) {
 	}
 	if _, err := envelope.New(envelope.Declaration{}); err == nil {
 		t.Fatal("zero declaration accepted")
+	}
+	empty := envelope.Type[*emptypb.Empty]("test.item.deleted")
+	str := envelope.Type[*wrapperspb.StringValue]("test.item.renamed")
+	for want, decls := range map[string][]envelope.Declaration{
+		`aggregate type "" is empty`:                  {envelope.Aggregate("", "test.item.events", empty)},
+		`aggregate type " " is empty`:                 {envelope.Aggregate(" ", "test.item.events", empty)},
+		`aggregate type "a|b" contains '|'`:           {envelope.Aggregate("a|b", "test.item.events", empty)},
+		`aggregate type "a\nb" contains '|'`:          {envelope.Aggregate("a\nb", "test.item.events", empty)},
+		`aggregate test.item: topic id ""`:            {envelope.Aggregate("test.item", "", empty)},
+		`aggregate test.item: topic id "goog`:         {envelope.Aggregate("test.item", "goog.events", empty)},
+		`topic id "no spaces" has ' '`:                {envelope.Aggregate("test.item", "no spaces", empty)},
+		"aggregate test.item declares no":             {envelope.Aggregate("test.item", "test.item.events")},
+		"holds aggregate test.other":                  {envelope.Aggregate("test.item", "test.item.events", envelope.Aggregate("test.other", "test.other.events", empty))},
+		"declared with two topics":                    {envelope.Aggregate("test.item", "test.item.events", empty), envelope.Aggregate("test.item", "test.item.other", str)},
+		"event type test.item.deleted declared twice": {envelope.Aggregate("test.item", "test.item.events", empty), envelope.Aggregate("test.other", "test.other.events", empty)},
+		"a declaration has no name":                   {envelope.Aggregate("test.item", "test.item.events", envelope.Declaration{})},
+	} {
+		if _, err := envelope.New(decls...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New: %v, want an error containing %q", err, want)
+		}
+	}
+	// One aggregate declared in two groups, with the same topic.
+	c, err := envelope.New(envelope.Aggregate("test.item", "test.item.events", empty), envelope.Aggregate("test.item", "test.item.events", str))
+	if err != nil || c.Topic() != "test.item.events" || len(c.Types()) != 2 {
+		t.Fatalf("one aggregate in two groups: %v", err)
+	}
+}
+
+func TestAggregate(t *testing.T) {
+	c := envelope.Must(
+		envelope.Aggregate("test.item", "test.item.events",
+			envelope.Type[*wrapperspb.StringValue]("test.item.renamed"),
+			envelope.Type[*emptypb.Empty]("test.item.deleted", 1, 2)),
+		envelope.Type[*wrapperspb.Int64Value]("other.thing.counted"), // read only
+	)
+	if c.AggregateType() != "test.item" || c.Topic() != "test.item.events" {
+		t.Fatalf("AggregateType, Topic = %q, %q", c.AggregateType(), c.Topic())
+	}
+	topics := c.Topics()
+	if len(topics) != 1 || topics["test.item"] != "test.item.events" {
+		t.Fatalf("Topics = %v", topics)
+	}
+	topics["x"] = "y" // a copy
+	if len(c.Topics()) != 1 {
+		t.Fatal("Topics returned the codec's map")
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ev, err := c.Event("i-1", 4, &emptypb.Empty{}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.AggregateType != "test.item" || ev.Topic != "test.item.events" || ev.AggregateID != "i-1" || ev.AggregateVersion != 4 ||
+		ev.EventType != "test.item.deleted" || ev.SchemaVersion != 2 || !ev.OccurredAt.Equal(at) {
+		t.Fatalf("Event = %+v", ev)
+	}
+	if _, err := c.Event("o-1", 1, wrapperspb.Int64(1), at); err == nil || !strings.Contains(err.Error(), "outside an Aggregate") {
+		t.Fatalf("Event of a type outside an Aggregate: %v", err)
+	}
+
+	// Encode refuses an event of a declared aggregate written for another.
+	m := meta("test.item.renamed") // aggregate type "item"
+	if _, err := c.Encode(m, wrapperspb.String("x")); err == nil || !strings.Contains(err.Error(), `declared for aggregate type test.item, not "item"`) {
+		t.Fatalf("Encode for another aggregate type: %v", err)
+	}
+	m.AggregateType = "test.item"
+	if _, err := c.Encode(m, wrapperspb.String("x")); err != nil {
+		t.Fatal(err)
+	}
+	m.EventType, m.AggregateType = "other.thing.counted", "anything" // no Aggregate: any aggregate type
+	if _, err := c.Encode(m, wrapperspb.Int64(1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSingleAggregateAccessorsPanic(t *testing.T) {
+	for name, c := range map[string]*envelope.Codec{
+		"none": codec(t),
+		"two": envelope.Must(
+			envelope.Aggregate("test.item", "test.item.events", envelope.Type[*emptypb.Empty]("test.item.deleted")),
+			envelope.Aggregate("test.other", "test.other.events", envelope.Type[*wrapperspb.StringValue]("test.other.renamed"))),
+	} {
+		for method, call := range map[string]func() string{"AggregateType": c.AggregateType, "Topic": c.Topic} {
+			func() {
+				defer func() {
+					if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "Codec."+method) {
+						t.Errorf("%s: %s did not panic naming itself: %v", name, method, r)
+					}
+				}()
+				call()
+			}()
+		}
 	}
 }
 

@@ -1,13 +1,17 @@
 // Package envelope is the message body of a service's events, declared once:
 //
-//	codec, err := envelope.New(
+//	codec, err := envelope.New(envelope.Aggregate("orders.order", "orders.order.events",
 //		envelope.Type[*ordersv1.OrderPlaced]("orders.order.placed"),
 //		envelope.Type[*ordersv1.OrderPaid]("orders.order.paid"),
-//	)
+//	))
 //
-// gives the outbox.Encoder (Codec.Encode), the projection decoder
-// (Codec.Decode, Codec.EventType), the event-type names (Codec.Types,
-// Codec.TypeOf) and typed handler registration (Handle).
+// gives the outbox.Encoder (Codec.Encode), the outbox event of a write
+// (Codec.Event: its event type, schema version, aggregate type and topic
+// from the payload's declaration), the projection decoder (Codec.Decode,
+// Codec.EventType), the names (Codec.Types, Codec.TypeOf,
+// Codec.AggregateType, Codec.Topic, Codec.Topics) and typed handler
+// registration (Handle). A codec that only reads another service's events
+// may declare its types without an Aggregate.
 //
 // # The envelope
 //
@@ -25,7 +29,8 @@
 //   - the Any's type URL names the payload message, so Decode checks that
 //     event_type and payload agree without a per-service switch;
 //   - adding an event type is one Type line, not a oneof field plus cases in
-//     Encode, Decode and an accessor.
+//     Encode, Decode and an accessor; its aggregate type and topic come
+//     with the Aggregate it is declared in.
 //
 // The cost is the type URL in every body (about 40 bytes) and a payload
 // that protobuf tooling sees as Any until it is unpacked; both are small

@@ -32,8 +32,11 @@ type Event struct {
 	EventID     uuid.UUID // default: a new UUIDv7
 	OccurredAt  time.Time // default: now
 	OrderingKey string    // default: AggregateID
-	Topic       string    // default: the Writer's routing
-	Headers     map[string]string
+	// Topic routes the event, whatever the Writer's routing (envelope's
+	// Codec.Event sets it from the event type's declaration); empty: the
+	// Writer's Topics, then its DefaultTopic.
+	Topic   string
+	Headers map[string]string
 	// Restatement marks an event that re-states the current state of an
 	// aggregate (rebuild) rather than recording a change: it gets a new
 	// event id at an existing version and is exempt from the one-event-per-
@@ -86,7 +89,10 @@ type Config struct {
 	// Producer is copied into every envelope.
 	Producer Producer
 	// Topics routes aggregate types to topics; DefaultTopic is used for
-	// aggregate types not listed. One of the two must name a topic.
+	// aggregate types not listed. They route the events whose Topic is
+	// empty: a writer whose events all carry their topic (envelope's
+	// Codec.Event) needs neither, and InsertTx refuses an event that
+	// neither the event nor the writer routes.
 	Topics       map[string]string
 	DefaultTopic string
 	// Notify issues pg_notify in the transaction so an idle publisher wakes
@@ -133,9 +139,6 @@ func NewWriter(cfg Config) (*Writer, error) {
 		if err := contract.CheckTopicID(t); err != nil {
 			return nil, fmt.Errorf("outbox: Config.Topics[%q]: %w", at, err)
 		}
-	}
-	if cfg.DefaultTopic == "" && len(cfg.Topics) == 0 {
-		return nil, errors.New("outbox: Config.DefaultTopic or Config.Topics is required")
 	}
 	if cfg.NotifyChannel != "" {
 		if err := CheckNotifyChannel(cfg.NotifyChannel); err != nil {
@@ -268,7 +271,7 @@ func (w *Writer) metadata(ctx context.Context, e *Event) (Metadata, error) {
 			m.Topic = w.cfg.DefaultTopic
 		}
 		if m.Topic == "" {
-			return Metadata{}, fmt.Errorf("%w: no topic routes aggregate type %q", ErrInvalidEvent, e.AggregateType)
+			return Metadata{}, fmt.Errorf("%w: the event has no Topic and the writer routes no topic for aggregate type %q (Config.Topics, Config.DefaultTopic)", ErrInvalidEvent, e.AggregateType)
 		}
 	} else if err := contract.CheckTopicID(m.Topic); err != nil {
 		return Metadata{}, fmt.Errorf("%w: Topic: %w", ErrInvalidEvent, err)

@@ -275,9 +275,9 @@ func TestInsertTxRefusesInvalidEvents(t *testing.T) {
 		"Payload":                func(e *outbox.Event) { e.Payload = nil },
 		"does not match":         func(e *outbox.Event) { e.EventType = "test.item.renamed" },
 		`Topic: topic id "!bad"`: func(e *outbox.Event) { e.Topic = "!bad" },
-		"no topic routes":        func(e *outbox.Event) { e.AggregateType = "other.thing" },
-		"bytes, limit 200":       func(e *outbox.Event) { e.Payload = withPadding(id, 1, 300).Payload },
-		"SchemaVersion must be":  func(e *outbox.Event) { e.SchemaVersion = -1 },
+		"routes no topic for aggregate type \"other.thing\"": func(e *outbox.Event) { e.AggregateType = "other.thing" },
+		"bytes, limit 200":      func(e *outbox.Event) { e.Payload = withPadding(id, 1, 300).Payload },
+		"SchemaVersion must be": func(e *outbox.Event) { e.SchemaVersion = -1 },
 	}
 	for want, mutate := range cases {
 		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
@@ -480,7 +480,6 @@ func TestNewWriterValidatesConfig(t *testing.T) {
 	enc := outbox.Encoder(encode)
 	cases := map[string]outbox.Config{
 		"Encoder is required":               {DefaultTopic: "topic-a"},
-		"DefaultTopic or Config":            {Encoder: enc},
 		"DefaultTopic: topic id \"x\"":      {Encoder: enc, DefaultTopic: "x"},
 		`Topics["a"]: topic id "no spaces"`: {Encoder: enc, Topics: map[string]string{"a": "no spaces"}},
 		"MaxPayloadBytes":                   {Encoder: enc, DefaultTopic: "topic-a", MaxPayloadBytes: -1},
@@ -493,5 +492,8 @@ func TestNewWriterValidatesConfig(t *testing.T) {
 	}
 	if _, err := outbox.NewWriter(outbox.Config{Encoder: enc, DefaultTopic: "topic-a"}); err != nil {
 		t.Errorf("valid config: %v", err)
+	}
+	if _, err := outbox.NewWriter(outbox.Config{Encoder: enc}); err != nil {
+		t.Errorf("config without routing (events carry their topic): %v", err)
 	}
 }

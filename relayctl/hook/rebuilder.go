@@ -41,7 +41,9 @@ type Subject struct {
 	// Tombstone is how a deleted aggregate is restated, in the plan:
 	// "(1 deleted, as OrderDeleted)".
 	Tombstone string
-	// Topic is the default --topic of the restatement events.
+	// Topic is the default --topic: the topic every restatement is
+	// written to. Empty: each restatement's own Topic, which
+	// envelope's Codec.Event sets from its event type's Aggregate.
 	Topic string
 	// Encoder encodes the events (the service's outbox encoder).
 	Encoder outbox.Encoder

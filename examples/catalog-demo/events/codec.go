@@ -25,15 +25,17 @@ const (
 )
 
 // Codec is the catalog's envelope codec: Codec.Encode is the outbox
-// writer's Encoder, Codec.Decode the projections' decoder, the payloads
-// the VideoCreated, VideoUpdated and VideoDeleted messages. It also reads
-// the catalog.v1.Event envelope the catalog wrote before it moved onto
-// eventrelay.envelope.v1.Envelope (docs/decisions/0016-catalog-envelope-codec.md).
-var Codec = envelope.Must(
+// writer's Encoder, Codec.Event a write's outbox event, Codec.Decode the
+// projections' decoder, the payloads the VideoCreated, VideoUpdated and
+// VideoDeleted messages, events of the catalog.video aggregate on Topic.
+// It also reads the catalog.v1.Event envelope the catalog wrote before it
+// moved onto eventrelay.envelope.v1.Envelope
+// (docs/decisions/0016-catalog-envelope-codec.md).
+var Codec = envelope.Must(envelope.Aggregate(AggregateType, Topic,
 	envelope.Type[*catalogv1.VideoCreated](TypeVideoCreated, SchemaVersion),
 	envelope.Type[*catalogv1.VideoUpdated](TypeVideoUpdated, SchemaVersion),
 	envelope.Type[*catalogv1.VideoDeleted](TypeVideoDeleted, SchemaVersion),
-).WithLegacy(envelope.Legacy(readEvent))
+)).WithLegacy(envelope.Legacy(readEvent))
 
 // readEvent returns the identity and the payload of a catalog.v1.Event;
 // the payload case must match event_type.

@@ -113,7 +113,7 @@ func (itemRebuilder) Restate(ctx context.Context, tx pgx.Tx, after string, ids [
 			return nil, err
 		}
 		ev := itemEvent(id, name, version, deleted)
-		ev.Restatement = true
+		ev.Restatement, ev.Topic = true, "items.events" // as envelope's Codec.Event sets it
 		out = append(out, ev)
 	}
 	return out, rows.Err()

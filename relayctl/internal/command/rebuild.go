@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eventrelay/eventrelay/contract"
 	"github.com/eventrelay/eventrelay/internal/postgres"
 	"github.com/eventrelay/eventrelay/outbox"
 	"github.com/eventrelay/eventrelay/relayctl/hook"
@@ -60,7 +61,7 @@ func runRebuild(ctx context.Context, c *cli, args []string) error {
 	}
 	ids := fs.String("ids", "", "only these aggregate ids (comma-separated)")
 	batch := fs.Int("batch", 500, "aggregates per transaction")
-	topic := fs.String("topic", subject.Topic, "topic of the restatement events")
+	topic := fs.String("topic", subject.Topic, "topic of every restatement event; empty: each event's own (envelope's Codec.Event sets it)")
 	dryRun := fs.Bool("dry-run", false, "count what would be restated; change nothing")
 	reindex := fs.Bool("reindex", false, "also rebuild the external read model through the service's Reindexer hook (the plan says what it does)")
 	restate := fs.Bool("restate", true, "emit restatement events (--restate=false with --reindex: only reindex)")
@@ -84,6 +85,11 @@ func runRebuild(ctx context.Context, c *cli, args []string) error {
 		return usageErr("--batch must be >= 1")
 	case !*restate && !*reindex:
 		return usageErr("rebuild: --restate=false leaves nothing to do without --reindex")
+	}
+	if *restate && *topic != "" {
+		if err := contract.CheckTopicID(*topic); err != nil {
+			return usageErr("--topic: %v", err)
+		}
 	}
 	var only []string
 	for _, s := range strings.Split(*ids, ",") {
@@ -130,7 +136,11 @@ func runRebuild(ctx context.Context, c *cli, args []string) error {
 	// The plan, printed the same way by a dry run and a real run: a dry run
 	// shows exactly what the run does.
 	if *restate {
-		fmt.Fprintf(c.stdout, "rebuild plan: restate %d %s(s) (%d deleted, as %s) to %s in transactions of %d\n", n.Total, subject.Noun, n.Deleted, subject.Tombstone, *topic, *batch)
+		to := *topic
+		if to == "" {
+			to = "the topic each event declares"
+		}
+		fmt.Fprintf(c.stdout, "rebuild plan: restate %d %s(s) (%d deleted, as %s) to %s in transactions of %d\n", n.Total, subject.Noun, n.Deleted, subject.Tombstone, to, *batch)
 	}
 	if *reindex {
 		fmt.Fprintf(c.stdout, "rebuild plan: %s\n", reindexPlan)
@@ -160,15 +170,16 @@ func runRebuild(ctx context.Context, c *cli, args []string) error {
 	return rec.finish(ctx, err)
 }
 
-// restateAll writes one restatement per aggregate, a page per transaction.
+// restateAll writes one restatement per aggregate, a page per transaction:
+// to topic, or ("") to each event's own.
 func restateAll(ctx context.Context, c *cli, pool *pgxpool.Pool, rb hook.Rebuilder, count int64, only []string, topic string, batch int) error {
 	subject := rb.Subject()
 	w, err := outbox.NewWriter(outbox.Config{
-		Encoder: subject.Encoder, DefaultTopic: topic, Notify: true,
+		Encoder: subject.Encoder, Notify: true,
 		Producer: outbox.Producer{Service: "relayctl", Instance: "rebuild"},
 	})
 	if err != nil {
-		return usageErr("--topic: %v", err)
+		return fmt.Errorf("the rebuilder's outbox writer (hook.Subject.Encoder): %w", err)
 	}
 	start := time.Now()
 	after := ""
@@ -179,6 +190,11 @@ func restateAll(ctx context.Context, c *cli, pool *pgxpool.Pool, rb hook.Rebuild
 			evs, err := rb.Restate(ctx, tx, after, only, batch)
 			if err != nil {
 				return fmt.Errorf("reading %ss after %q: %w", subject.Noun, after, postgres.Classify(err))
+			}
+			if topic != "" {
+				for i := range evs {
+					evs[i].Topic = topic
+				}
 			}
 			if _, err := w.InsertTx(ctx, tx, evs...); err != nil {
 				return fmt.Errorf("writing restatements: %w", postgres.Classify(err))

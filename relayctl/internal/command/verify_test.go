@@ -53,4 +53,15 @@ func TestVerifyAndRebuildPrintWhatTheHooksReport(t *testing.T) {
 	if r := relayctl(t, env, "rebuild", "--ids", "42", "--dry-run"); r.code != ExitUsage || !strings.Contains(r.stderr, `"42" is not an item id`) {
 		t.Fatalf("rebuild --ids 42: exit %d, stderr %q; want the Rebuilder's refusal", r.code, r.stderr)
 	}
+	// --topic sends every restatement there, whatever topic the event carries.
+	r = relayctl(t, env, "rebuild", "--ids", ids[0], "--topic", "items.replay", "--by", "alice", "--why", "to another topic")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "restated 1 item(s)") {
+		t.Fatalf("rebuild --topic: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if n := count(t, db, `SELECT count(*) FROM outbox_events WHERE origin = 'rebuild' AND aggregate_id = $1 AND topic = 'items.replay'`, ids[0]); n != 1 {
+		t.Fatalf("restatements of %s on items.replay: %d, want 1", ids[0], n)
+	}
+	if r := relayctl(t, env, "rebuild", "--topic", "goog.x", "--dry-run"); r.code != ExitUsage || !strings.Contains(r.stderr, "--topic: topic id") {
+		t.Fatalf("rebuild --topic goog.x: exit %d, stderr %q; want a usage error", r.code, r.stderr)
+	}
 }

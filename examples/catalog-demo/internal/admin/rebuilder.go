@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -23,7 +24,7 @@ type Rebuilder struct{}
 
 // Subject implements hook.Rebuilder.
 func (Rebuilder) Subject() hook.Subject {
-	return hook.Subject{Noun: "video", Source: "catalog.videos", Tombstone: "VideoDeleted", Topic: events.Topic, Encoder: events.Codec.Encode}
+	return hook.Subject{Noun: "video", Source: "catalog.videos", Tombstone: "VideoDeleted", Encoder: events.Codec.Encode}
 }
 
 // CheckID implements hook.Rebuilder: a video id is a UUID.
@@ -110,12 +111,7 @@ func restatement(r catalogdb.Video) (outbox.Event, error) {
 	default:
 		payload = &catalogv1.VideoUpdated{Video: v, ChangedFields: &fieldmaskpb.FieldMask{Paths: restatementMask}}
 	}
-	typ, err := events.Codec.TypeOf(payload)
-	if err != nil {
-		return outbox.Event{}, err
-	}
-	return outbox.Event{
-		AggregateType: events.AggregateType, AggregateID: r.ID.String(), AggregateVersion: r.Version,
-		EventType: typ, SchemaVersion: events.SchemaVersion, Payload: payload, Restatement: true,
-	}, nil
+	ev, err := events.Codec.Event(r.ID.String(), r.Version, payload, time.Time{}) // occurred now
+	ev.Restatement = true
+	return ev, err
 }

@@ -162,25 +162,17 @@ func (r *videoRepo) record(ctx context.Context, tx pgx.Tx, stored catalogdb.Vide
 	if err != nil {
 		return nil, err
 	}
-	msg := payload(v)
-	eventType, err := events.Codec.TypeOf(msg)
+	ev, err := events.Codec.Event(v.GetId(), stored.Version, payload(v), stored.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
-	written, err := r.data.writer.InsertTx(ctx, tx, outbox.Event{
-		AggregateType:    events.AggregateType,
-		AggregateID:      v.GetId(),
-		AggregateVersion: stored.Version,
-		EventType:        eventType,
-		SchemaVersion:    events.SchemaVersion,
-		Payload:          msg,
-		OccurredAt:       stored.UpdatedAt,
-	})
+	ev.Topic = "" // the writer routes it: outbox.topic (OUTBOX_TOPIC)
+	written, err := r.data.writer.InsertTx(ctx, tx, ev)
 	if errors.Is(err, outbox.ErrInvalidEvent) {
-		return nil, fmt.Errorf("appending %s: %w", eventType, projection.Permanent(projection.PayloadInvalid, err))
+		return nil, fmt.Errorf("appending %s: %w", ev.EventType, projection.Permanent(projection.PayloadInvalid, err))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("appending %s: %w", eventType, projection.PostgresError(err))
+		return nil, fmt.Errorf("appending %s: %w", ev.EventType, projection.PostgresError(err))
 	}
 	w := written[0]
 	return &biz.Change{Video: v, Event: biz.EventRef{ID: w.EventID, Type: w.EventType, Version: w.AggregateVersion, OccurredAt: w.OccurredAt}}, nil

@@ -72,7 +72,7 @@ func TestOrdersEndToEnd(t *testing.T) {
 	ps.Redeliver(t, first)
 	bad := &pubsub.Message{Data: []byte("not an envelope"), OrderingKey: first.OrderingKey, Attributes: maps.Clone(first.Message().Attributes)}
 	bad.Attributes[contract.AttrEventID] = uuid.NewString()
-	ps.Publish(t, events.Topic, bad)
+	ps.Publish(t, events.Codec.Topic(), bad)
 	dead := ps.WaitDeadLetters(t, orderproj.Summaries.DeadLetterTopic, 1, time.Minute)[0]
 	if dead.Reason != projection.PayloadInvalid || string(dead.Data) != "not an envelope" {
 		t.Errorf("dead letter %q with reason %q, want the bad body as payload_invalid", dead.Data, dead.Reason)

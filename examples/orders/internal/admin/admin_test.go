@@ -90,15 +90,16 @@ func TestVerifyAndRebuildThroughRelayctl(t *testing.T) {
 	want := map[string]struct {
 		typ     string
 		version int64
-	}{ids[0]: {events.TypeOrderPlaced, 1}, ids[1]: {events.TypeOrderPaid, 2}, ids[2]: {events.TypeOrderCancelled, 2}}
+	}{ids[0]: {"orders.order.placed", 1}, ids[1]: {"orders.order.paid", 2}, ids[2]: {"orders.order.cancelled", 2}}
 	restated := relaytest.Rows(t, db.Pool)[len(written):]
 	if len(restated) != len(want) {
 		t.Fatalf("rebuild wrote %d outbox rows, want %d", len(restated), len(want))
 	}
 	for _, e := range restated {
 		w := want[e.AggregateID]
-		if e.Origin != "rebuild" || e.EventType != w.typ || e.AggregateVersion != w.version {
-			t.Errorf("restatement of %s: %s v%d origin %s, want %s v%d origin rebuild", e.AggregateID, e.EventType, e.AggregateVersion, e.Origin, w.typ, w.version)
+		if e.Origin != "rebuild" || e.EventType != w.typ || e.AggregateVersion != w.version || e.Topic != "orders.order.events" {
+			t.Errorf("restatement of %s: %s v%d origin %s on %s, want %s v%d origin rebuild on orders.order.events",
+				e.AggregateID, e.EventType, e.AggregateVersion, e.Origin, e.Topic, w.typ, w.version)
 		}
 		if _, err := events.Codec.Decode(e.Payload); err != nil {
 			t.Errorf("restatement of %s: %v", e.AggregateID, err)

@@ -26,7 +26,7 @@ var _ hook.Rebuilder = Rebuilder{}
 
 // Subject implements hook.Rebuilder.
 func (Rebuilder) Subject() hook.Subject {
-	return hook.Subject{Noun: "order", Source: "orders.orders", Tombstone: "none", Topic: events.Topic, Encoder: events.Codec.Encode}
+	return hook.Subject{Noun: "order", Source: "orders.orders", Tombstone: "none", Encoder: events.Codec.Encode}
 }
 
 // CheckID implements hook.Rebuilder: an order id is a UUID.
@@ -95,7 +95,7 @@ func restatement(r ordersdb.Order) (outbox.Event, error) {
 	default:
 		payload = &ordersv1.OrderPlaced{Order: o}
 	}
-	ev, err := events.Codec.Event(events.AggregateType, o.GetId(), r.Version, payload, time.Time{}) // occurred now
+	ev, err := events.Codec.Event(o.GetId(), r.Version, payload, time.Time{}) // occurred now
 	ev.Restatement = true
 	return ev, err
 }

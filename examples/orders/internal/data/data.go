@@ -20,9 +20,9 @@ type Data struct {
 }
 
 // WriterConfig is the outbox writer of the orders service: its envelope
-// encoder, its topic, NOTIFY on the schema's channel so relays wake at
-// commit (the producer is the app's).
-var WriterConfig = outbox.Config{Encoder: events.Codec.Encode, DefaultTopic: events.Topic, Notify: true}
+// encoder (whose events carry their topic), NOTIFY on the schema's channel
+// so relays wake at commit (the producer is the app's).
+var WriterConfig = outbox.Config{Encoder: events.Codec.Encode, Notify: true}
 
 // NewData returns the data layer over pool, writing events with w.
 func NewData(pool *pgxpool.Pool, w *outbox.Writer) *Data {

@@ -122,7 +122,7 @@ func (r *orderRepo) record(ctx context.Context, tx pgx.Tx, stored ordersdb.Order
 	if err != nil {
 		return nil, err
 	}
-	ev, err := events.Codec.Event(events.AggregateType, o.GetId(), stored.Version, payload(o), stored.UpdatedAt)
+	ev, err := events.Codec.Event(o.GetId(), stored.Version, payload(o), stored.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}

@@ -84,5 +84,5 @@ func SummaryFromOrder(o *ordersv1.Order) (ordersdb.UpsertOrderSummaryParams, err
 
 // TokenOf is the consistency token of a write that left o at its version.
 func TokenOf(o *ordersv1.Order) consistency.Token {
-	return consistency.Token{AggregateType: AggregateType, AggregateID: o.GetId(), AggregateVersion: o.GetVersion()}
+	return consistency.Token{AggregateType: Codec.AggregateType(), AggregateID: o.GetId(), AggregateVersion: o.GetVersion()}
 }

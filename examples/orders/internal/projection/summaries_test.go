@@ -25,13 +25,13 @@ import (
 func event(t *testing.T, reg *projection.Registry[projection.TxHandler], typ string, o *ordersv1.Order) (*projection.Event, projection.TxHandler) {
 	t.Helper()
 	m := outbox.Metadata{
-		EventID: uuid.Must(uuid.NewV7()), EventType: typ, AggregateType: events.AggregateType, AggregateID: o.GetId(),
+		EventID: uuid.Must(uuid.NewV7()), EventType: typ, AggregateType: events.Codec.AggregateType(), AggregateID: o.GetId(),
 		AggregateVersion: o.GetVersion(), SchemaVersion: 1, OccurredAt: time.Now().UTC(),
 	}
 	payload := map[string]proto.Message{
-		events.TypeOrderPlaced:    &ordersv1.OrderPlaced{Order: o},
-		events.TypeOrderPaid:      &ordersv1.OrderPaid{Order: o},
-		events.TypeOrderCancelled: &ordersv1.OrderCancelled{Order: o},
+		"orders.order.placed":    &ordersv1.OrderPlaced{Order: o},
+		"orders.order.paid":      &ordersv1.OrderPaid{Order: o},
+		"orders.order.cancelled": &ordersv1.OrderCancelled{Order: o},
 	}[typ]
 	body, err := events.Codec.Encode(m, payload)
 	if err != nil {
@@ -75,10 +75,10 @@ func TestSummariesApplyIfNewer(t *testing.T) {
 	now := timestamppb.Now()
 	o := &ordersv1.Order{Id: uuid.NewString(), CustomerId: "c-9", AmountCents: 990, Currency: "EUR",
 		Status: ordersv1.OrderStatus_ORDER_STATUS_PLACED, Version: 1, PlacedAt: now, UpdatedAt: now}
-	placed, placedH := event(t, reg, events.TypeOrderPlaced, o)
+	placed, placedH := event(t, reg, "orders.order.placed", o)
 	paidOrder := &ordersv1.Order{Id: o.Id, CustomerId: o.CustomerId, AmountCents: o.AmountCents, Currency: o.Currency,
 		Status: ordersv1.OrderStatus_ORDER_STATUS_PAID, Version: 2, PlacedAt: now, UpdatedAt: timestamppb.Now()}
-	paid, h := event(t, reg, events.TypeOrderPaid, paidOrder)
+	paid, h := event(t, reg, "orders.order.paid", paidOrder)
 
 	if got := apply(t, db.Pool, h, paid); got != projection.Applied {
 		t.Fatalf("v2 first: %v, want applied", got)
@@ -114,9 +114,9 @@ func TestRegistryClassifiesBadMessages(t *testing.T) {
 		ev   projection.Event
 		want projection.Reason
 	}{
-		"garbage body":   {projection.Event{ID: id, Type: events.TypeOrderPlaced, AggregateID: "x", AggregateVersion: 1, SchemaVersion: 1, Body: []byte("garbage")}, projection.PayloadInvalid},
+		"garbage body":   {projection.Event{ID: id, Type: "orders.order.placed", AggregateID: "x", AggregateVersion: 1, SchemaVersion: 1, Body: []byte("garbage")}, projection.PayloadInvalid},
 		"unknown type":   {projection.Event{ID: id, Type: "orders.order.shipped", AggregateID: "x", AggregateVersion: 1, SchemaVersion: 1}, projection.EventTypeUnknown},
-		"schema version": {projection.Event{ID: id, Type: events.TypeOrderPaid, AggregateID: "x", AggregateVersion: 1, SchemaVersion: 2}, projection.SchemaUnsupported},
+		"schema version": {projection.Event{ID: id, Type: "orders.order.paid", AggregateID: "x", AggregateVersion: 1, SchemaVersion: 2}, projection.SchemaUnsupported},
 	} {
 		_, err := reg.Resolve(&tc.ev)
 		reason, permanent := projection.Classify(err)

@@ -49,17 +49,17 @@ func TestEveryWriteAppendsItsEventInTheSameTransaction(t *testing.T) {
 		eventID, typ string
 		status       ordersv1.OrderStatus
 	}{
-		{placed.GetEventId(), events.TypeOrderPlaced, ordersv1.OrderStatus_ORDER_STATUS_PLACED},
-		{paid.GetEventId(), events.TypeOrderPaid, ordersv1.OrderStatus_ORDER_STATUS_PAID},
-		{cancelled.GetEventId(), events.TypeOrderCancelled, ordersv1.OrderStatus_ORDER_STATUS_CANCELLED},
+		{placed.GetEventId(), "orders.order.placed", ordersv1.OrderStatus_ORDER_STATUS_PLACED},
+		{paid.GetEventId(), "orders.order.paid", ordersv1.OrderStatus_ORDER_STATUS_PAID},
+		{cancelled.GetEventId(), "orders.order.cancelled", ordersv1.OrderStatus_ORDER_STATUS_CANCELLED},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("%d outbox rows, want %d", len(rows), len(want))
 	}
 	for i, w := range want {
 		r := rows[i]
-		if r.EventID.String() != w.eventID || r.EventType != w.typ || r.AggregateID != id || r.AggregateVersion != int64(i+1) || r.Topic != events.Topic {
-			t.Errorf("outbox row %d: %+v, want event %s %s v%d on %s", i, r, w.eventID, w.typ, i+1, events.Topic)
+		if r.EventID.String() != w.eventID || r.EventType != w.typ || r.AggregateID != id || r.AggregateVersion != int64(i+1) || r.Topic != events.Codec.Topic() {
+			t.Errorf("outbox row %d: %+v, want event %s %s v%d on %s", i, r, w.eventID, w.typ, i+1, events.Codec.Topic())
 		}
 		env, err := events.Codec.Decode(r.Payload)
 		if err != nil {
