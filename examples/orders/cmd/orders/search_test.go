@@ -70,6 +70,8 @@ func TestSearchReadModel(t *testing.T) {
 		t.Errorf("another customer's search found %v", got)
 	}
 	p.WaitStats(t, orderproj.Search.Projection.Name, "6 events in the index", time.Minute, func(s projector.Stats) bool { return s.Applied+s.Stale == 6 })
+	// verify compares order_summaries too: its projection must have caught up as well.
+	p.WaitStats(t, orderproj.Summaries.Name, "6 events in order_summaries", time.Minute, func(s projector.Stats) bool { return s.Applied+s.Stale == 6 })
 
 	// orders relayctl: verify the index, rebuild it behind the alias, verify again.
 	relayctlOK := func(args ...string) string {
