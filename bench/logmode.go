@@ -44,39 +44,30 @@ func (d *DB) resetLog(ctx context.Context) error {
 // waitStreamed waits until the log mode's slot is streamed (the publisher
 // created it and recovered the table: it reads the WAL from here on).
 func (d *DB) waitStreamed(ctx context.Context, daemon *Daemon) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if err := daemon.Exited(); err != nil {
-			return err
-		}
-		n, err := d.count(ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, d.logSlot())
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("slot %s not streamed a minute after %s started (log %s)", d.logSlot(), daemon.Name, daemon.LogPath)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return d.waitRow(ctx, daemon, time.Minute, "streamed",
+		`SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, d.logSlot())
 }
 
 // waitRecovered waits until the log mode's slot is past its recovery
 // (the rows not known to be published, republished and acknowledged,
 // recorded in outbox_log_slots): from then on its reader only streams.
 func (d *DB) waitRecovered(ctx context.Context, daemon *Daemon) error {
-	deadline := time.Now().Add(5 * time.Minute)
+	return d.waitRow(ctx, daemon, 5*time.Minute, "past its recovery",
+		`SELECT count(*) FROM outbox_log_slots WHERE slot_name = $1 AND NOT recovering AND published_xmin IS NOT NULL`, d.logSlot())
+}
+
+// waitRow polls the count query every 50ms until it is above 0, failing
+// when daemon (if any) exits or after timeout: the slot is then not yet
+// what.
+func (d *DB) waitRow(ctx context.Context, daemon *Daemon, timeout time.Duration, what, sql string, args ...any) error {
+	deadline := time.Now().Add(timeout)
 	for {
-		if err := daemon.Exited(); err != nil {
-			return err
+		if daemon != nil {
+			if err := daemon.Exited(); err != nil {
+				return err
+			}
 		}
-		n, err := d.count(ctx, `SELECT count(*) FROM outbox_log_slots WHERE slot_name = $1 AND NOT recovering AND published_xmin IS NOT NULL`, d.logSlot())
+		n, err := d.count(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
@@ -84,7 +75,10 @@ func (d *DB) waitRecovered(ctx context.Context, daemon *Daemon) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("slot %s still recovering 5 minutes after %s started (log %s)", d.logSlot(), daemon.Name, daemon.LogPath)
+			if daemon == nil {
+				return fmt.Errorf("slot %s not %s after %s", d.logSlot(), what, timeout)
+			}
+			return fmt.Errorf("slot %s not %s %s after %s started (log %s)", d.logSlot(), what, timeout, daemon.Name, daemon.LogPath)
 		}
 		select {
 		case <-ctx.Done():

@@ -103,24 +103,8 @@ func (d *DB) waitConfirmed(ctx context.Context, timeout time.Duration) error {
 	if err := d.Pool.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&end); err != nil {
 		return fmt.Errorf("reading the WAL's end: %w", err)
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		n, err := d.count(ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND confirmed_flush_lsn >= $2::pg_lsn`, d.logSlot(), end)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("slot %s not confirmed up to %s %s after the step", d.logSlot(), end, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return d.waitRow(ctx, nil, timeout, "confirmed up to "+end,
+		`SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND confirmed_flush_lsn >= $2::pg_lsn`, d.logSlot(), end)
 }
 
 // pgRecvLogical finds pg_recvlogical: PG_BINDIR, pg_config's bindir, the
